@@ -1,0 +1,15 @@
+"""dfrank: direct maximization of rank-based metrics.
+
+Learn linear rankers and tune few-parameter retrieval models by maximizing exactly the
+metric you report (MAP, NDCG@k, P@k, MRR, ERR@k, ...), over Metzler's multinomial manifold.
+"""
+
+from . import metrics
+from .api import evaluate
+from .data import RankingData
+from .errors import DataFormatError
+from .io import load_svmlight
+
+__version__ = "0.1.0"
+
+__all__ = ["evaluate", "metrics", "RankingData", "DataFormatError", "load_svmlight", "__version__"]

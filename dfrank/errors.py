@@ -1,0 +1,35 @@
+"""Exceptions raised by dfrank.
+
+Every error names what the user gave and what would have been right.
+"""
+
+__all__ = ["DataFormatError"]
+
+
+class DataFormatError(ValueError):
+    """A data file or array does not follow the expected format.
+
+    Parameters
+    ----------
+    message : str
+        What was wrong.
+    path : str, optional
+        The file being read.
+    line : int, optional
+        The 1-based line number of the offending line.
+    token : str, optional
+        The offending token as written in the file.
+    """
+
+    def __init__(self, message, *, path=None, line=None, token=None):
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.token = token
+        where = []
+        if self.path is not None:
+            where.append(self.path)
+        if line is not None:
+            where.append(f"line {line}")
+        prefix = ":".join(where[:1]) + (f", {where[1]}" if len(where) > 1 else "")
+        text = message if token is None else f"{message} (token {token!r})"
+        super().__init__(f"{prefix}: {text}" if prefix else text)

@@ -1,0 +1,406 @@
+"""Numba kernel that parses a block of SVMlight/LETOR lines straight into arrays.
+
+A block is a ``uint8`` buffer holding whole lines. Numbers are parsed in place (no Python
+string per token); a value whose decimal mantissa does not fit the exact fast path is
+flagged for Python's ``float`` so every value is correctly rounded. Errors come back as a
+code with the relative line number and the byte span of the offending token; the Python
+layer turns them into :class:`dfrank.DataFormatError`.
+"""
+
+import numpy as np
+from numba import njit
+
+# error codes (see _MESSAGES in svmlight.py)
+OK = 0
+BAD_LABEL = 1
+BAD_LABEL_VALUE = 2
+QID_MISSING = 3
+QID_UNEXPECTED = 4
+BAD_QID = 5
+BAD_FEATURE_TOKEN = 6
+BAD_FEATURE_ID = 7
+BAD_VALUE = 8
+NONFINITE_VALUE = 9
+DUPLICATE_FEATURE = 10
+FEATURE_TOO_LARGE = 11
+
+# _parse_float status
+F_OK = 0
+F_BAD = 1
+F_SLOW = 2
+F_NONFINITE = 3
+
+_POW10 = np.array([10.0 ** i for i in range(23)])
+_SPACE, _TAB, _CR, _NL, _HASH, _COLON = 32, 9, 13, 10, 35, 58
+
+
+@njit(cache=True, inline="always")
+def _is_space(c):
+    return c == _SPACE or c == _TAB or c == _CR
+
+
+@njit(cache=True)
+def _lower(c):
+    return c + 32 if 65 <= c <= 90 else c
+
+
+@njit(cache=True)
+def _word_is(buf, s, e, word):
+    if e - s != len(word):
+        return False
+    for i in range(e - s):
+        if _lower(buf[s + i]) != word[i]:
+            return False
+    return True
+
+
+_NAN = np.frombuffer(b"nan", dtype=np.uint8).copy()
+_INF = np.frombuffer(b"inf", dtype=np.uint8).copy()
+_INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).copy()
+_QID = np.frombuffer(b"qid:", dtype=np.uint8).copy()
+_DOCID = np.frombuffer(b"docid", dtype=np.uint8).copy()
+
+
+@njit(cache=True)
+def _parse_float(buf, s, e):
+    """Parse buf[s:e] as a decimal float. Returns (status, value).
+
+    Fast path: mantissa < 2**53 and |decimal exponent| <= 22, where one IEEE multiply or
+    divide of two exact doubles is correctly rounded. Anything else valid is F_SLOW.
+    """
+    i = s
+    neg = False
+    if i < e and (buf[i] == 43 or buf[i] == 45):
+        neg = buf[i] == 45
+        i += 1
+    if i >= e:
+        return F_BAD, 0.0
+    # nan / inf spelled out
+    c = _lower(buf[i])
+    if c == 110 or c == 105:
+        if _word_is(buf, i, e, _NAN) or _word_is(buf, i, e, _INF) or \
+                _word_is(buf, i, e, _INFINITY):
+            return F_NONFINITE, 0.0
+        return F_BAD, 0.0
+    mant = 0
+    ndig = 0
+    frac = 0
+    seen_digit = False
+    slow = False
+    while i < e and 48 <= buf[i] <= 57:
+        seen_digit = True
+        if mant == 0 and buf[i] == 48:
+            i += 1
+            continue
+        if ndig < 18:
+            mant = mant * 10 + (buf[i] - 48)
+            ndig += 1
+        else:
+            slow = True
+        i += 1
+    if i < e and buf[i] == 46:
+        i += 1
+        while i < e and 48 <= buf[i] <= 57:
+            seen_digit = True
+            if mant == 0 and buf[i] == 48:
+                frac += 1
+                i += 1
+                continue
+            if ndig < 18:
+                mant = mant * 10 + (buf[i] - 48)
+                ndig += 1
+                frac += 1
+            else:
+                slow = True
+            i += 1
+    if not seen_digit:
+        return F_BAD, 0.0
+    exp = 0
+    if i < e and (buf[i] == 101 or buf[i] == 69):
+        i += 1
+        eneg = False
+        if i < e and (buf[i] == 43 or buf[i] == 45):
+            eneg = buf[i] == 45
+            i += 1
+        if i >= e:
+            return F_BAD, 0.0
+        while i < e and 48 <= buf[i] <= 57:
+            if exp < 100000:
+                exp = exp * 10 + (buf[i] - 48)
+            i += 1
+        if eneg:
+            exp = -exp
+    if i != e:
+        return F_BAD, 0.0
+    if slow:
+        return F_SLOW, 0.0
+    e10 = exp - frac
+    if mant == 0:
+        v = 0.0
+    elif mant >= 9007199254740992 or e10 > 22 or e10 < -22:
+        return F_SLOW, 0.0
+    elif e10 >= 0:
+        v = float(mant) * _POW10[e10]
+    else:
+        v = float(mant) / _POW10[-e10]
+    return F_OK, -v if neg else v
+
+
+@njit(cache=True)
+def _parse_int(buf, s, e):
+    """Parse buf[s:e] as a signed decimal integer. Returns (ok, value)."""
+    i = s
+    neg = False
+    if i < e and (buf[i] == 43 or buf[i] == 45):
+        neg = buf[i] == 45
+        i += 1
+    if i >= e or e - i > 18:
+        return False, 0
+    v = 0
+    while i < e:
+        c = buf[i]
+        if c < 48 or c > 57:
+            return False, 0
+        v = v * 10 + (c - 48)
+        i += 1
+    return True, -v if neg else v
+
+
+@njit(cache=True)
+def _docid_span(buf, s, e):
+    """Docid from a comment buf[s:e] (after '#'): the token after ``docid =`` if present,
+    else the first token of the comment. Returns (start, end), (-1, -1) if none."""
+    i = s
+    while i < e:
+        # look for "docid"
+        if i + 5 <= e and _word_is(buf, i, i + 5, _DOCID):
+            j = i + 5
+            while j < e and _is_space(buf[j]):
+                j += 1
+            if j < e and buf[j] == 61:  # '='
+                j += 1
+                while j < e and _is_space(buf[j]):
+                    j += 1
+                k = j
+                while k < e and not _is_space(buf[k]):
+                    k += 1
+                if k > j:
+                    return j, k
+        i += 1
+    i = s
+    while i < e and _is_space(buf[i]):
+        i += 1
+    k = i
+    while k < e and not _is_space(buf[k]):
+        k += 1
+    if k > i:
+        return i, k
+    return -1, -1
+
+
+@njit(cache=True)
+def parse_block(buf, expect_qid, n_features_cap):
+    """Parse whole lines in ``buf``.
+
+    Parameters
+    ----------
+    buf : uint8 array of whole lines.
+    expect_qid : -1 (decide on the first data line), 0 (no qid allowed), 1 (qid required).
+    n_features_cap : largest allowed feature id, or 0 for no limit.
+
+    Returns
+    -------
+    tuple: (n_rows, labels, qids, row_line, indptr, cols, vals, doc_start, doc_end,
+    slow_idx, slow_start, slow_end, n_slow, qid_mode, n_lines,
+    err_code, err_line, err_start, err_end, max_fid)
+    ``slow_idx`` is the position in ``vals`` (or ``-1 - row`` for a label) of each value
+    that needs Python's float. Line numbers are 0-based within the block.
+    """
+    n = len(buf)
+    n_nl = 0
+    n_colon = 0
+    for i in range(n):
+        c = buf[i]
+        if c == _NL:
+            n_nl += 1
+        elif c == _COLON:
+            n_colon += 1
+    cap_rows = n_nl + 1
+    labels = np.empty(cap_rows, np.float64)
+    qids = np.empty(cap_rows, np.int64)
+    row_line = np.empty(cap_rows, np.int64)
+    indptr = np.zeros(cap_rows + 1, np.int64)
+    cols = np.empty(max(n_colon, 1), np.int32)
+    vals = np.empty(max(n_colon, 1), np.float64)
+    doc_start = np.full(cap_rows, -1, np.int64)
+    doc_end = np.full(cap_rows, -1, np.int64)
+    slow_idx = np.empty(16, np.int64)
+    slow_start = np.empty(16, np.int64)
+    slow_end = np.empty(16, np.int64)
+    n_slow = 0
+    seen = np.zeros(1024, np.int64)  # line stamp per feature id, for duplicates
+    qid_mode = expect_qid
+    max_fid = 0
+    nnz = 0
+    row = 0
+    line = 0
+    pos = 0
+    err_code = OK
+    err_line = 0
+    err_start = 0
+    err_end = 0
+    while pos < n:
+        # bounds of this line and of its data part (before '#')
+        le = pos
+        while le < n and buf[le] != _NL:
+            le += 1
+        de = pos
+        while de < le and buf[de] != _HASH:
+            de += 1
+        i = pos
+        while i < de and _is_space(buf[i]):
+            i += 1
+        if i == de:  # blank or comment-only line
+            pos = le + 1
+            line += 1
+            continue
+        # ---- label
+        ts = i
+        while i < de and not _is_space(buf[i]):
+            i += 1
+        st, v = _parse_float(buf, ts, i)
+        if st == F_BAD:
+            return _fail(BAD_LABEL, line, ts, i, qid_mode)
+        if st == F_NONFINITE or (st == F_OK and v < 0):
+            return _fail(BAD_LABEL_VALUE, line, ts, i, qid_mode)
+        if st == F_SLOW:
+            if buf[ts] == 45:
+                return _fail(BAD_LABEL_VALUE, line, ts, i, qid_mode)
+            if n_slow == len(slow_idx):
+                slow_idx = _grow(slow_idx)
+                slow_start = _grow(slow_start)
+                slow_end = _grow(slow_end)
+            slow_idx[n_slow] = -1 - row
+            slow_start[n_slow] = ts
+            slow_end[n_slow] = i
+            n_slow += 1
+            v = 0.0
+        labels[row] = v
+        row_line[row] = line
+        while i < de and _is_space(buf[i]):
+            i += 1
+        # ---- qid
+        has_qid = i + 4 <= de and _word_is(buf, i, i + 4, _QID)
+        if qid_mode == -1:
+            qid_mode = 1 if has_qid else 0
+        if has_qid and qid_mode == 0:
+            ts = i
+            while i < de and not _is_space(buf[i]):
+                i += 1
+            return _fail(QID_UNEXPECTED, line, ts, i, qid_mode)
+        if not has_qid and qid_mode == 1:
+            return _fail(QID_MISSING, line, pos, de, qid_mode)
+        if has_qid:
+            ts = i + 4
+            i = ts
+            while i < de and not _is_space(buf[i]):
+                i += 1
+            ok, q = _parse_int(buf, ts, i)
+            if not ok:
+                return _fail(BAD_QID, line, ts - 4, i, qid_mode)
+            qids[row] = q
+        else:
+            qids[row] = 0
+        # ---- features
+        while True:
+            while i < de and _is_space(buf[i]):
+                i += 1
+            if i >= de:
+                break
+            ts = i
+            colon = -1
+            while i < de and not _is_space(buf[i]):
+                if buf[i] == _COLON and colon < 0:
+                    colon = i
+                i += 1
+            if colon < 0:
+                return _fail(BAD_FEATURE_TOKEN, line, ts, i, qid_mode)
+            ok, fid = _parse_int(buf, ts, colon)
+            if not ok or fid <= 0:
+                return _fail(BAD_FEATURE_ID, line, ts, i, qid_mode)
+            if n_features_cap > 0 and fid > n_features_cap:
+                return _fail(FEATURE_TOO_LARGE, line, ts, i, qid_mode)
+            if fid >= len(seen):
+                bigger = np.zeros(max(2 * len(seen), fid + 1), np.int64)
+                bigger[:len(seen)] = seen
+                seen = bigger
+            if seen[fid] == row + 1:
+                return _fail(DUPLICATE_FEATURE, line, ts, i, qid_mode)
+            seen[fid] = row + 1
+            st, v = _parse_float(buf, colon + 1, i)
+            if st == F_BAD:
+                return _fail(BAD_VALUE, line, ts, i, qid_mode)
+            if st == F_NONFINITE:
+                return _fail(NONFINITE_VALUE, line, ts, i, qid_mode)
+            if st == F_SLOW:
+                if n_slow == len(slow_idx):
+                    slow_idx = _grow(slow_idx)
+                    slow_start = _grow(slow_start)
+                    slow_end = _grow(slow_end)
+                slow_idx[n_slow] = nnz
+                slow_start[n_slow] = colon + 1
+                slow_end[n_slow] = i
+                n_slow += 1
+                v = 0.0
+            if fid > max_fid:
+                max_fid = fid
+            cols[nnz] = fid - 1
+            vals[nnz] = v
+            nnz += 1
+        indptr[row + 1] = nnz
+        if de < le:
+            a, b = _docid_span(buf, de + 1, le)
+            doc_start[row] = a
+            doc_end[row] = b
+        row += 1
+        pos = le + 1
+        line += 1
+    return (row, labels, qids, row_line, indptr, cols, vals, doc_start, doc_end,
+            slow_idx, slow_start, slow_end, n_slow, qid_mode, line,
+            err_code, err_line, err_start, err_end, max_fid)
+
+
+@njit(cache=True)
+def _grow(a):
+    b = np.empty(2 * len(a), a.dtype)
+    b[:len(a)] = a
+    return b
+
+
+@njit(cache=True)
+def _fail(code, line, s, e, qid_mode):
+    z = np.zeros(1, np.int64)
+    zf = np.zeros(1, np.float64)
+    zi = np.zeros(1, np.int32)
+    return (0, zf, z, z, z, zi, zf, z, z, z, z, z, 0, qid_mode, line,
+            code, line, s, e, 0)
+
+
+@njit(cache=True)
+def fill_dense(X, row0, indptr, cols, vals, n_rows):
+    """Scatter CSR rows into dense rows ``X[row0:row0+n_rows]`` (missing features stay 0)."""
+    for r in range(n_rows):
+        for p in range(indptr[r], indptr[r + 1]):
+            X[row0 + r, cols[p]] = vals[p]
+
+
+@njit(cache=True)
+def gather_docids(buf, doc_start, doc_end, n_rows, width, out, row0):
+    """Copy docid bytes into a fixed-width byte matrix (rows without docid stay empty)."""
+    for r in range(n_rows):
+        a = doc_start[r]
+        if a < 0:
+            continue
+        m = doc_end[r] - a
+        for j in range(m):
+            out[row0 + r, j] = buf[a + j]

@@ -1,0 +1,219 @@
+"""LETOR / SVMlight ranking files: ``label qid:Q fid:val ... # comment``.
+
+The file is read in blocks of whole lines; a numba kernel parses each block straight into
+arrays, so memory peaks at about twice the final arrays and no Python object is made per
+number. Every malformed line raises :class:`dfrank.DataFormatError` with the path, the line
+number and the offending token.
+"""
+
+import gzip
+import os
+
+import numpy as np
+
+from ..data import RankingData, group_runs
+from ..errors import DataFormatError
+from . import _svmlight_kernel as K
+
+__all__ = ["load_svmlight", "read_query_file", "open_maybe_gzip"]
+
+_MESSAGES = {
+    K.BAD_LABEL: "the label is not a number",
+    K.BAD_LABEL_VALUE: "the label must be a finite number >= 0",
+    K.QID_MISSING: "this line has no 'qid:' but earlier lines do (every line needs one)",
+    K.QID_UNEXPECTED: "this line has a 'qid:' but the file's first line has none "
+                      "(or a query file was given); use one or the other",
+    K.BAD_QID: "the qid is not an integer",
+    K.BAD_FEATURE_TOKEN: "expected 'feature_id:value'",
+    K.BAD_FEATURE_ID: "the feature id must be an integer >= 1",
+    K.BAD_VALUE: "the feature value is not a number",
+    K.NONFINITE_VALUE: "the feature value is NaN or infinite",
+    K.DUPLICATE_FEATURE: "the feature id appears twice on this line",
+    K.FEATURE_TOO_LARGE: "the feature id exceeds n_features",
+}
+
+
+def open_maybe_gzip(path):
+    """Open ``path`` for binary reading, decompressing gzip transparently (by magic bytes)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _blocks(f, block_size):
+    """Yield uint8 arrays of whole lines (the last one may lack a final newline)."""
+    rest = b""
+    while True:
+        chunk = f.read(block_size)
+        if not chunk:
+            if rest:
+                yield np.frombuffer(rest, dtype=np.uint8)
+            return
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            rest = data
+            continue
+        rest = data[cut + 1:]
+        yield np.frombuffer(data, dtype=np.uint8, count=cut + 1)
+
+
+class _Block:
+    __slots__ = ("X", "labels", "qids", "lines", "docids")
+
+
+def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
+                  docids=True, block_size=1 << 25):
+    """Load a LETOR/SVMlight ranking file into :class:`RankingData`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A text file, plain or gzip-compressed (detected from its first bytes). Each line is
+        ``label qid:Q fid:val fid:val ... # comment``; blank lines and lines that start with
+        ``#`` are skipped. Feature ids are 1-based; a missing feature is 0. The docid is taken
+        from ``#docid = X`` in the comment, else the comment's first token.
+    n_features : int, optional
+        Number of feature columns. Defaults to the largest feature id in the file; give it
+        to make train and test files agree (a larger id in the file is an error).
+    dtype : numpy dtype, default float64
+        ``float64`` or ``float32`` (half the memory; the metric kernels accumulate in float64).
+    query_file : str or path-like, optional
+        For SVMlight files without ``qid:`` (LightGBM style): a file with one integer per
+        line, the number of consecutive rows of each query. The queries get ids 0, 1, ...
+    docids : bool, default True
+        Keep the docids from the comments (``RankingData.docids``, or None when the file has
+        none).
+    block_size : int
+        Bytes read per block.
+
+    Returns
+    -------
+    RankingData
+
+    Raises
+    ------
+    DataFormatError
+        A malformed line (with path, line number and token), an empty file, a qid that is
+        not contiguous, or a query file whose sizes do not add up to the number of rows.
+    """
+    path = os.fspath(path)
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float64, np.float32):
+        raise ValueError(f"dtype must be float64 or float32, got {dtype}")
+    if n_features is not None and (int(n_features) != n_features or n_features < 1):
+        raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    cap = 0 if n_features is None else int(n_features)
+    expect_qid = -1 if query_file is None else 0
+    blocks = []
+    line_offset = 0
+    width = cap
+    with open_maybe_gzip(path) as f:
+        for buf in _blocks(f, block_size):
+            (n_rows, labels, qids, row_line, indptr, cols, vals, doc_start, doc_end,
+             slow_idx, slow_start, slow_end, n_slow, expect_qid, n_lines,
+             err, err_line, err_s, err_e, max_fid) = K.parse_block(buf, expect_qid, cap)
+            if err != K.OK:
+                token = bytes(buf[err_s:err_e]).decode("utf-8", "replace")
+                raise DataFormatError(_MESSAGES[err], path=path,
+                                      line=line_offset + err_line + 1, token=token)
+            for j in range(n_slow):  # values outside the exact fast path
+                text = bytes(buf[slow_start[j]:slow_end[j]])
+                v = float(text)
+                if slow_idx[j] < 0:
+                    labels[-1 - slow_idx[j]] = v
+                else:
+                    vals[slow_idx[j]] = v
+            if n_rows:
+                width = max(width, int(max_fid))
+                b = _Block()
+                b.X = np.zeros((n_rows, max(width, 1)), dtype=dtype)
+                K.fill_dense(b.X, 0, indptr, cols, vals, n_rows)
+                b.labels = labels[:n_rows].copy()
+                b.qids = qids[:n_rows].copy()
+                b.lines = row_line[:n_rows] + (line_offset + 1)
+                b.docids = _docids_of(buf, doc_start[:n_rows], doc_end[:n_rows]) \
+                    if docids else None
+                blocks.append(b)
+            line_offset += n_lines
+            del labels, qids, row_line, indptr, cols, vals
+    if not blocks:
+        raise DataFormatError("the file holds no data line", path=path)
+    width = max(width, 1)
+    n = sum(len(b.labels) for b in blocks)
+    X = np.empty((n, width), dtype=dtype)
+    r = 0
+    for b in blocks:
+        m = len(b.labels)
+        w = b.X.shape[1]
+        X[r:r + m, :w] = b.X
+        if w < width:
+            X[r:r + m, w:] = 0
+        b.X = None
+        r += m
+    y = np.concatenate([b.labels for b in blocks])
+    lines = np.concatenate([b.lines for b in blocks])
+    doc = _merge_docids([b.docids for b in blocks]) if docids else None
+    if query_file is not None:
+        sizes = read_query_file(query_file, n_rows=n, data_path=path)
+        qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        qid_out = np.arange(len(sizes), dtype=np.int64)
+    else:
+        qid = np.concatenate([b.qids for b in blocks])
+        qptr, qid_out = group_runs(qid, row_name="line", row_numbers=lines, path=path)
+    return RankingData(X, y, qptr, qid_out, docids=doc, source=path)
+
+
+def _docids_of(buf, start, end):
+    has = start >= 0
+    if not has.any():
+        return None
+    width = int((end - start)[has].max())
+    out = np.zeros((len(start), max(width, 1)), dtype=np.uint8)
+    K.gather_docids(buf, start, end, len(start), width, out, 0)
+    return out.view(f"S{max(width, 1)}").ravel()
+
+
+def _merge_docids(parts):
+    if all(p is None for p in parts):
+        return None
+    width = max(p.dtype.itemsize for p in parts if p is not None)
+    full = [np.zeros(0, dtype=f"S{width}") if p is None else p.astype(f"S{width}")
+            for p in parts]
+    return np.concatenate(full).astype(f"U{width}")
+
+
+def read_query_file(path, n_rows=None, data_path=None):
+    """Read a LightGBM-style query file: one positive integer (a group size) per line.
+
+    If ``n_rows`` is given the sizes must add up to it.
+    """
+    path = os.fspath(path)
+    sizes = []
+    with open_maybe_gzip(path) as f:
+        for lineno, raw in enumerate(f, 1):
+            text = raw.strip()
+            if not text:
+                continue
+            try:
+                v = int(text)
+            except ValueError:
+                raise DataFormatError("a query size must be an integer", path=path,
+                                      line=lineno, token=text.decode("utf-8", "replace"))
+            if v < 1:
+                raise DataFormatError("a query size must be >= 1", path=path, line=lineno,
+                                      token=text.decode("utf-8", "replace"))
+            sizes.append(v)
+    if not sizes:
+        raise DataFormatError("the query file is empty", path=path)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if n_rows is not None and int(sizes.sum()) != n_rows:
+        raise DataFormatError(
+            f"the query sizes add up to {int(sizes.sum())} rows but "
+            f"{data_path or 'the data file'} has {n_rows}", path=path)
+    return sizes

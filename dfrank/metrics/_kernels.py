@@ -1,0 +1,436 @@
+"""Per-query metric kernels and their parallel drivers.
+
+Every kernel reads the flat layout (``s`` scores, ``y`` labels, rows ``lo:hi`` of one query)
+and returns one float. Positions are 0-based inside the kernels (rank = position + 1).
+
+Built-in metrics are selected by an integer code inside one dispatch function rather than
+passed as first-class functions: numba's ``cache=True`` does not persist a function that
+takes another jitted function as an argument (measured: it recompiles in every process),
+and a cold compile is what users notice first. User-registered metrics do go through a
+first-class-function driver (:func:`eval_custom`), compiled once per process.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ._rank import EXPECTED, STABLE, better, full_rank, sort_rows, top_k
+
+# metric family codes
+NDCG = 0
+DCG = 1
+AP = 2
+PREC = 3
+RECALL = 4
+RR = 5
+ERR = 6
+RPREC = 7
+KTAU = 8
+
+GAIN_EXP = 0
+GAIN_LINEAR = 1
+
+
+@njit(cache=True, inline="always")
+def gain(label, gain_type):
+    """Graded gain: 2**label - 1 (``exp``) or label (``linear``)."""
+    if gain_type == GAIN_EXP:
+        return 2.0 ** label - 1.0
+    return label
+
+
+@njit(cache=True, inline="always")
+def discount(pos):
+    """DCG discount of 0-based position ``pos``: 1 / log2(2 + pos)."""
+    return 1.0 / np.log2(pos + 2.0)
+
+
+@njit(cache=True)
+def _cutoff(k, m):
+    return m if k <= 0 else min(k, m)
+
+
+# ---------------------------------------------------------------------------- deterministic
+@njit(cache=True)
+def _dcg(s, y, lo, hi, kk, ties, gain_type, ibuf):
+    n = top_k(s, y, lo, hi, kk, ties, ibuf)
+    v = 0.0
+    for p in range(n):
+        v += gain(y[ibuf[p]], gain_type) * discount(p)
+    return v
+
+
+@njit(cache=True)
+def _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf):
+    n = top_k(s, y, lo, hi, kk, ties, ibuf)
+    c = 0
+    for p in range(n):
+        if y[ibuf[p]] >= thr:
+            c += 1
+    return c
+
+
+@njit(cache=True)
+def _rr(s, y, lo, hi, kk, ties, thr):
+    """Reciprocal rank of the best-ranked relevant document (0 if beyond the cut-off).
+
+    O(m): find the best relevant row, then count the rows ranked above it.
+    """
+    best = -1
+    for d in range(lo, hi):
+        if y[d] >= thr and (best < 0 or better(s, y, d, best, ties)):
+            best = d
+    if best < 0:
+        return 0.0
+    above = 0
+    for d in range(lo, hi):
+        if d != best and better(s, y, d, best, ties):
+            above += 1
+    if above + 1 > kk:
+        return 0.0
+    return 1.0 / (above + 1.0)
+
+
+@njit(cache=True)
+def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, fbuf):
+    """Average precision without a full sort.
+
+    Sort only the relevant rows, then for each non-relevant row binary-search how many
+    relevant rows it precedes. AP = (1/R) sum_i i / (i + above_i), above_i = number of
+    non-relevant rows ranked above the i-th relevant one.
+    """
+    r = 0
+    for d in range(lo, hi):
+        if y[d] >= thr:
+            ibuf[r] = d
+            r += 1
+    if r == 0:
+        return 0.0
+    rel = ibuf[:r]
+    sort_rows(s, y, rel, ties)
+    hist = fbuf[:r + 1]
+    hist[:] = 0.0
+    for d in range(lo, hi):
+        if y[d] >= thr:
+            continue
+        a, b = 0, r  # first j with better(d, rel[j])
+        while a < b:
+            mid = (a + b) // 2
+            if better(s, y, d, rel[mid], ties):
+                b = mid
+            else:
+                a = mid + 1
+        hist[a] += 1.0
+    above = 0.0
+    v = 0.0
+    for i in range(r):
+        above += hist[i]
+        v += (i + 1.0) / (i + 1.0 + above)
+    return v / n_rel
+
+
+@njit(cache=True)
+def _ap_cut(s, y, lo, hi, kk, ties, thr, n_rel, ibuf):
+    """AP@k as trec_eval's map_cut: (1/R) sum over relevant rows at rank <= k of precision."""
+    n = top_k(s, y, lo, hi, kk, ties, ibuf)
+    c = 0
+    v = 0.0
+    for p in range(n):
+        if y[ibuf[p]] >= thr:
+            c += 1
+            v += c / (p + 1.0)
+    return v / n_rel
+
+
+@njit(cache=True)
+def _err(s, y, lo, hi, kk, ties, gain_type, gmax, ibuf):
+    """Expected reciprocal rank: sum_r R_r / r prod_{i<r} (1 - R_i), R = gain(l)/gain(gmax+)."""
+    n = top_k(s, y, lo, hi, kk, ties, ibuf)
+    if gain_type == GAIN_EXP:
+        norm = 2.0 ** gmax
+    else:
+        norm = gmax if gmax > 0 else 1.0
+    v = 0.0
+    stay = 1.0
+    for p in range(n):
+        rp = gain(y[ibuf[p]], gain_type) / norm
+        v += stay * rp / (p + 1.0)
+        stay *= 1.0 - rp
+    return v
+
+
+@njit(cache=True)
+def _discordant(lab, tmp):
+    """Number of pairs i < j with lab[i] < lab[j] (a lower label ranked above a higher one).
+
+    Bottom-up merge sort into descending order, counting inversions. ``lab`` is sorted.
+    """
+    n = len(lab)
+    count = 0
+    width = 1
+    src = lab
+    dst = tmp
+    while width < n:
+        for a in range(0, n, 2 * width):
+            mid = min(a + width, n)
+            b = min(a + 2 * width, n)
+            i, j, t = a, mid, a
+            while i < mid and j < b:
+                if src[i] >= src[j]:
+                    dst[t] = src[i]
+                    i += 1
+                else:  # src[j] > every remaining src[i..mid)
+                    dst[t] = src[j]
+                    count += mid - i
+                    j += 1
+                t += 1
+            while i < mid:
+                dst[t] = src[i]
+                i += 1
+                t += 1
+            while j < b:
+                dst[t] = src[j]
+                j += 1
+                t += 1
+        src, dst = dst, src
+        width *= 2
+    if src is not lab:
+        lab[:] = src
+    return count
+
+
+@njit(cache=True)
+def _ktau(s, y, lo, hi, ties, n_pairs, ibuf, fbuf):
+    m = full_rank(s, y, lo, hi, ties, ibuf)
+    lab = fbuf[:m]
+    for p in range(m):
+        lab[p] = y[ibuf[p]]
+    tied = 0.0
+    if ties == EXPECTED:  # tied pairs count half concordant, half discordant
+        a = 0
+        while a < m:
+            b = a + 1
+            while b < m and s[ibuf[b]] == s[ibuf[a]]:
+                b += 1
+            if b - a > 1:
+                grp = lab[a:b]
+                grp[:] = -np.sort(-grp)
+                g = b - a
+                same = 0.0
+                t = 0
+                while t < g:
+                    u = t + 1
+                    while u < g and grp[u] == grp[t]:
+                        u += 1
+                    same += (u - t) * (u - t - 1) / 2.0
+                    t = u
+                tied += g * (g - 1) / 2.0 - same
+            a = b
+    disc = _discordant(lab, np.empty(m))
+    return (n_pairs - tied - 2.0 * disc) / n_pairs
+
+
+# ---------------------------------------------------------------------------- expected ties
+@njit(cache=True)
+def _expected(code, s, y, lo, hi, k, kk, thr, gain_type, c0, ibuf):
+    """Metric value averaged exactly over all orderings of each group of tied scores.
+
+    McSherry & Najork (ECIR 2008). A group at 0-based positions a..b-1 spreads each member
+    uniformly over its positions, so a gain meets the mean discount of those positions,
+    a relevant document counts in the top k with probability overlap/size, and the first
+    relevant document of a group lands at offset j with a hypergeometric probability.
+    """
+    m = full_rank(s, y, lo, hi, STABLE, ibuf)
+    v = 0.0
+    rel_above = 0.0
+    a = 0
+    while a < m:
+        b = a + 1
+        while b < m and s[ibuf[b]] == s[ibuf[a]]:
+            b += 1
+        g = b - a
+        r = 0
+        gs = 0.0
+        for p in range(a, b):
+            lab = y[ibuf[p]]
+            if lab >= thr:
+                r += 1
+            gs += gain(lab, gain_type)
+        end = min(b, kk)
+        if code == NDCG or code == DCG:
+            if a < kk:
+                dsum = 0.0
+                for p in range(a, end):
+                    dsum += discount(p)
+                v += gs * dsum / g
+        elif code == PREC or code == RECALL or code == RPREC:
+            if a < kk:
+                v += r * (end - a) / g
+        elif code == RR:
+            if r > 0:
+                stay = 1.0  # P(none of the first j-1 slots of the group is relevant)
+                for j in range(1, g - r + 2):
+                    if a + j > kk:
+                        break
+                    v += stay * r / (g - j + 1.0) / (a + j)
+                    stay *= (g - r - j + 1.0) / (g - j + 1.0)
+                return v
+        elif code == AP:
+            if r > 0 and a < kk:
+                tot = 0.0
+                for j in range(1, end - a + 1):
+                    extra = 0.0 if g == 1 else (j - 1.0) * (r - 1.0) / (g - 1.0)
+                    tot += (rel_above + 1.0 + extra) / (a + j)
+                v += r * tot / g
+        rel_above += r
+        a = b
+    if code == NDCG:
+        return v / c0
+    if code == PREC:
+        return v / k  # P@k divides by k even when the list is shorter (trec_eval)
+    if code == RECALL or code == AP or code == RPREC:
+        return v / c0
+    return v
+
+
+# ---------------------------------------------------------------------------- dispatch
+@njit(cache=True)
+def query_value(code, s, y, lo, hi, k, ties, gain_type, thr, gmax, c0, ibuf, fbuf):
+    """Metric ``code`` of the query at rows ``lo:hi`` under scores ``s``.
+
+    ``k`` is the cut-off (0 = whole list), ``c0`` the query's constant (ideal DCG for
+    NDCG, the number of relevant rows for the binary metrics, the number of pairs with
+    different labels for Kendall's tau).
+    """
+    m = hi - lo
+    kk = _cutoff(k, m)
+    if code == RPREC:
+        kk = min(int(c0), m)
+    if ties == EXPECTED and code != KTAU:
+        return _expected(code, s, y, lo, hi, k, kk, thr, gain_type, c0, ibuf)
+    if code == NDCG:
+        return _dcg(s, y, lo, hi, kk, ties, gain_type, ibuf) / c0
+    if code == DCG:
+        return _dcg(s, y, lo, hi, kk, ties, gain_type, ibuf)
+    if code == PREC:
+        return _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf) / k
+    if code == RECALL:
+        return _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf) / c0
+    if code == RPREC:
+        return _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf) / c0
+    if code == RR:
+        return _rr(s, y, lo, hi, kk, ties, thr)
+    if code == AP:
+        if k <= 0:
+            return _ap_full(s, y, lo, hi, ties, thr, c0, ibuf, fbuf)
+        return _ap_cut(s, y, lo, hi, kk, ties, thr, c0, ibuf)
+    if code == ERR:
+        return _err(s, y, lo, hi, kk, ties, gain_type, gmax, ibuf)
+    if code == KTAU:
+        return _ktau(s, y, lo, hi, ties, c0, ibuf, fbuf)
+    return np.nan
+
+
+@njit(cache=True)
+def _n_chunks(n_tasks):
+    return max(1, min(n_tasks, 512))
+
+
+@njit(cache=True, parallel=True)
+def eval_queries(code, s, y, qptr, k, ties, gain_type, thr, gmax, c0, empty, empty_value,
+                 max_m, out):
+    """Per-query values of one score vector ``s`` into ``out[n_queries]``."""
+    nq = len(qptr) - 1
+    nc = _n_chunks(nq)
+    for c in prange(nc):
+        ibuf = np.empty(max_m, np.int64)
+        fbuf = np.empty(max_m + 1, np.float64)
+        for q in range(c * nq // nc, (c + 1) * nq // nc):
+            if empty[q]:
+                out[q] = empty_value
+            else:
+                out[q] = query_value(code, s, y, qptr[q], qptr[q + 1], k, ties, gain_type,
+                                     thr, gmax, c0[q], ibuf, fbuf)
+
+
+@njit(cache=True, parallel=True)
+def eval_batch(code, S, y, qptr, k, ties, gain_type, thr, gmax, c0, empty, empty_value,
+               max_m, out):
+    """Per-query values of P score vectors ``S[P, n_docs]`` into ``out[P, n_queries]``;
+    the (point, query) pairs are spread over the threads."""
+    nq = len(qptr) - 1
+    total = S.shape[0] * nq
+    nc = _n_chunks(total)
+    for c in prange(nc):
+        ibuf = np.empty(max_m, np.int64)
+        fbuf = np.empty(max_m + 1, np.float64)
+        for t in range(c * total // nc, (c + 1) * total // nc):
+            p = t // nq
+            q = t - p * nq
+            if empty[q]:
+                out[p, q] = empty_value
+            else:
+                out[p, q] = query_value(code, S[p], y, qptr[q], qptr[q + 1], k, ties,
+                                        gain_type, thr, gmax, c0[q], ibuf, fbuf)
+
+
+# ---------------------------------------------------------------------------- constants
+@njit(cache=True, parallel=True)
+def query_constants(code, y, qptr, k, gain_type, thr, c0, empty):
+    """Per-query constants, computed once per dataset and metric.
+
+    NDCG: ideal DCG@k (labels sorted descending); binary metrics: number of relevant rows
+    (label >= thr); Kendall's tau: number of pairs with different labels; ERR and DCG: 1.
+    ``empty[q]`` marks queries the metric cannot score (no gain, no relevant row, no pair).
+    """
+    nq = len(qptr) - 1
+    for q in prange(nq):
+        lo, hi = qptr[q], qptr[q + 1]
+        m = hi - lo
+        if code == NDCG or code == DCG or code == ERR:
+            lab = -np.sort(-y[lo:hi])
+            kk = _cutoff(k, m)
+            ideal = 0.0
+            for p in range(kk):
+                ideal += gain(lab[p], gain_type) * discount(p)
+            c0[q] = ideal if code == NDCG else 1.0
+            empty[q] = lab[0] <= 0.0
+        elif code == KTAU:
+            lab = np.sort(y[lo:hi])
+            same = 0.0
+            a = 0
+            while a < m:
+                b = a + 1
+                while b < m and lab[b] == lab[a]:
+                    b += 1
+                same += (b - a) * (b - a - 1) / 2.0
+                a = b
+            pairs = m * (m - 1) / 2.0 - same
+            c0[q] = pairs
+            empty[q] = pairs == 0.0
+        else:
+            r = 0
+            for d in range(lo, hi):
+                if y[d] >= thr:
+                    r += 1
+            c0[q] = r
+            empty[q] = r == 0
+
+
+# ---------------------------------------------------------------------------- custom metrics
+@njit(parallel=True)
+def eval_custom(fn, s, y, qptr, k, ties, max_m, out):
+    """User metric ``fn(labels_in_rank_order, k)`` per query (``k`` = 0: no cut-off).
+
+    Not cached: numba cannot cache a function that takes another jitted function.
+    """
+    nq = len(qptr) - 1
+    nc = _n_chunks(nq)
+    for c in prange(nc):
+        ibuf = np.empty(max_m, np.int64)
+        lab = np.empty(max_m, np.float64)
+        for q in range(c * nq // nc, (c + 1) * nq // nc):
+            lo, hi = qptr[q], qptr[q + 1]
+            n = top_k(s, y, lo, hi, hi - lo, ties, ibuf)
+            for p in range(n):
+                lab[p] = y[ibuf[p]]
+            out[q] = fn(lab[:n], k)

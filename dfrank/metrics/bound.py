@@ -1,0 +1,99 @@
+"""A metric bound to the labels and query offsets of one dataset.
+
+Binding computes the per-query constants (ideal DCG, relevant counts) once; afterwards
+every call is one parallel kernel over queries, or over (point, query) pairs for a batch.
+"""
+
+import numpy as np
+
+from . import _kernels as K
+from .registry import GAINS, get, tie_code
+
+__all__ = ["BoundMetric"]
+
+_EMPTY_VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
+
+
+class BoundMetric:
+    """Metric + labels + query offsets + tie policy, ready to score.
+
+    Parameters
+    ----------
+    metric : str, Metric or numba function
+    y : ndarray (n_docs,) float64 labels
+    qptr : ndarray (n_queries + 1,) int64 offsets
+    ties : {"pessimistic", "optimistic", "stable", "expected"}
+    """
+
+    def __init__(self, metric, y, qptr, ties="pessimistic"):
+        self.metric = get(metric)
+        self.ties = ties
+        self.tie_code = tie_code(ties)
+        if not self.metric.supports_ties(ties):
+            raise ValueError(f"ties='expected' is not available for {self.metric.name!r}; "
+                             "use 'pessimistic', 'optimistic' or 'stable'")
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.qptr = np.ascontiguousarray(qptr, dtype=np.int64)
+        nq = len(self.qptr) - 1
+        self.n_queries = nq
+        self.max_m = int(np.diff(self.qptr).max())
+        m = self.metric
+        self.gain_code = GAINS[m.gain]
+        self.gmax = float(m.max_grade if m.max_grade is not None else max(self.y.max(), 0.0))
+        self.empty_value = _EMPTY_VALUE[m.empty]
+        self.c0 = np.ones(nq)
+        self.empty = np.zeros(nq, dtype=np.bool_)
+        if not m.is_custom:
+            K.query_constants(m.code, self.y, self.qptr, m.k, self.gain_code,
+                              float(m.rel_threshold), self.c0, self.empty)
+
+    @property
+    def name(self):
+        return self.metric.name
+
+    def per_query(self, scores):
+        """Per-query values for one score vector (NaN marks a skipped query)."""
+        out = np.empty(self.n_queries)
+        m = self.metric
+        if m.is_custom:
+            K.eval_custom(m.fn, scores, self.y, self.qptr, m.k, self.tie_code, self.max_m, out)
+        else:
+            K.eval_queries(m.code, scores, self.y, self.qptr, m.k, self.tie_code,
+                           self.gain_code, float(m.rel_threshold), self.gmax, self.c0,
+                           self.empty, self.empty_value, self.max_m, out)
+        return out
+
+    def per_query_batch(self, S):
+        """Per-query values for P score vectors ``S[P, n_docs]`` → ``[P, n_queries]``."""
+        P = S.shape[0]
+        out = np.empty((P, self.n_queries))
+        m = self.metric
+        if m.is_custom:
+            for p in range(P):
+                out[p] = self.per_query(S[p])
+        else:
+            K.eval_batch(m.code, S, self.y, self.qptr, m.k, self.tie_code, self.gain_code,
+                         float(m.rel_threshold), self.gmax, self.c0, self.empty,
+                         self.empty_value, self.max_m, out)
+        return out
+
+    def mean(self, values):
+        """Mean over queries of per-query values, leaving out skipped (NaN) queries.
+
+        Works on the last axis; a fixed-order numpy sum, so the result does not depend on
+        the number of threads. NaN if every query is skipped.
+        """
+        values = np.asarray(values)
+        if self.metric.empty != "skip":
+            return values.sum(axis=-1) / values.shape[-1]
+        keep = ~np.isnan(values)
+        n = keep.sum(axis=-1)
+        total = np.where(keep, values, 0.0).sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return total / n
+
+    def __call__(self, scores):
+        return float(self.mean(self.per_query(scores)))
+
+    def __repr__(self):
+        return f"BoundMetric({self.metric.name!r}, n_queries={self.n_queries}, ties={self.ties!r})"

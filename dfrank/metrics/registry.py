@@ -1,0 +1,261 @@
+"""Metric names → :class:`Metric` specifications.
+
+Names are case-insensitive, ``family`` or ``family@k``: ``ndcg@10``, ``map``, ``p@5``...
+Users add metrics with :func:`register`; they then work everywhere a built-in name does.
+"""
+
+import difflib
+import re
+from dataclasses import dataclass, field, replace
+
+from . import _kernels as K
+from ._rank import TIES
+
+__all__ = ["Metric", "get", "available", "register", "describe"]
+
+GAINS = {"exp": K.GAIN_EXP, "linear": K.GAIN_LINEAR}
+EMPTY = ("zero", "one", "skip")
+
+
+@dataclass(frozen=True)
+class _Family:
+    code: int
+    cutoff: str          # "required", "optional" or "none"
+    binary: bool         # relevance = label >= rel_threshold
+    expected: bool       # supports ties="expected"
+    doc: str
+    fn: object = None    # user metric: njit function (labels_in_rank_order, k) -> float
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric with its options, ready to be bound to data.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name, e.g. ``"ndcg@10"``.
+    family : str
+        ``"ndcg"``, ``"map"``, ... or a user-registered name.
+    k : int
+        Cut-off; 0 means the whole list.
+    gain : {"exp", "linear"}
+        Graded gain 2**rel - 1 (LETOR/RankLib) or rel (trec_eval).
+    rel_threshold : float
+        Binary metrics count a document relevant when its label >= rel_threshold.
+    empty : {"zero", "one", "skip"}
+        Value of a query the metric cannot score (no relevant document; for Kendall's tau
+        no pair of different labels). ``"skip"`` leaves it out of the mean (NaN per query).
+    max_grade : float or None
+        ERR's top grade (default: the largest label in the data).
+    """
+
+    name: str
+    family: str
+    k: int = 0
+    gain: str = "exp"
+    rel_threshold: float = 1.0
+    empty: str = "zero"
+    max_grade: float = None
+    _fam: _Family = field(default=None, repr=False, compare=False)
+
+    @property
+    def code(self):
+        return self._fam.code
+
+    @property
+    def binary(self):
+        return self._fam.binary
+
+    @property
+    def is_custom(self):
+        return self._fam.fn is not None
+
+    @property
+    def fn(self):
+        return self._fam.fn
+
+    def supports_ties(self, ties):
+        return ties != "expected" or self._fam.expected
+
+    @property
+    def key(self):
+        """Hashable identity of the computation (used to cache per-query constants)."""
+        return (self.family, self.k, self.gain, self.rel_threshold, self.empty,
+                self.max_grade, id(self._fam.fn) if self._fam.fn is not None else None)
+
+    @property
+    def doc(self):
+        """The family's formula and conventions."""
+        return self._fam.doc
+
+
+_FAMILIES = {}
+_ALIASES = {}
+
+
+def _add(name, fam, aliases=()):
+    _FAMILIES[name] = fam
+    for a in aliases:
+        _ALIASES[a] = name
+
+
+_add("ndcg", _Family(K.NDCG, "optional", False, True,
+     "NDCG@k = DCG@k / IDCG@k, DCG@k = sum_{r<=k} gain(l_r) / log2(1 + r), gain = 2^l - 1 "
+     "(or l with gain='linear'); IDCG from the query's own labels (Jarvelin & Kekalainen "
+     "2002; the LETOR/RankLib convention). 'ndcg' without @k uses the whole list."))
+_add("dcg", _Family(K.DCG, "optional", False, True,
+     "DCG@k = sum_{r<=k} gain(l_r) / log2(1 + r), not normalized."))
+_add("map", _Family(K.AP, "optional", True, True,
+     "AP = (1/R) sum_{relevant d} P@rank(d), R = number of relevant documents of the query; "
+     "the mean over queries is MAP. AP@k (map@k, ap@k) keeps the relevant documents ranked "
+     "<= k and still divides by R, as trec_eval's map_cut."), aliases=("ap",))
+_add("p", _Family(K.PREC, "required", True, True,
+     "P@k = (relevant documents in the top k) / k; divides by k even when the list is "
+     "shorter (trec_eval; RankLib divides by min(k, m))."), aliases=("precision", "prec"))
+_add("recall", _Family(K.RECALL, "required", True, True,
+     "recall@k = (relevant documents in the top k) / R."))
+_add("rr", _Family(K.RR, "optional", True, True,
+     "RR@k = 1 / rank of the first relevant document if it is <= k, else 0; 'mrr' is RR "
+     "over the whole list, averaged over queries (Voorhees 1999)."), aliases=("mrr",))
+_add("err", _Family(K.ERR, "optional", False, False,
+     "ERR@k = sum_{r<=k} (R_r / r) prod_{i<r} (1 - R_i), R = (2^l - 1) / 2^g_max "
+     "(Chapelle et al., CIKM 2009); g_max defaults to the largest label in the data."))
+_add("rprec", _Family(K.RPREC, "none", True, True,
+     "R-precision = P@R, R = number of relevant documents of the query."),
+     aliases=("r-precision",))
+_add("kendall_tau", _Family(K.KTAU, "none", False, True,
+     "Kendall's tau between the ranking and the labels over pairs with different labels: "
+     "(concordant - discordant) / pairs; with ties='expected' a tied pair counts 0."),
+     aliases=("tau", "ktau"))
+
+_NAME = re.compile(r"^\s*([a-z_][a-z0-9_\-]*)\s*(?:@\s*(\d+))?\s*$")
+
+
+def available():
+    """Names of all metrics, built-in and registered, with ``@k`` where a cut-off applies."""
+    out = []
+    for name, fam in sorted(_FAMILIES.items()):
+        if fam.cutoff == "required":
+            out.append(f"{name}@k")
+        elif fam.cutoff == "optional":
+            out.extend([name, f"{name}@k"])
+        else:
+            out.append(name)
+    return out
+
+
+def _unknown(text):
+    known = sorted(set(_FAMILIES) | set(_ALIASES))
+    close = difflib.get_close_matches(text.split("@")[0], known, n=3)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return ValueError(f"unknown metric {text!r}.{hint} Known metrics: {', '.join(available())} "
+                      "(names are case-insensitive; register your own with "
+                      "dfrank.metrics.register).")
+
+
+def get(name, *, gain="exp", rel_threshold=1.0, empty="zero", max_grade=None):
+    """The :class:`Metric` for a name such as ``"ndcg@10"`` with the given options.
+
+    A :class:`Metric` passes through (options given explicitly override its own).
+    """
+    if isinstance(name, Metric):
+        return _validated(name)
+    if hasattr(name, "py_func"):  # an @njit function fn(labels, k) used directly
+        fam = _Family(-1, "none", False, False, name.__doc__ or name.__name__, name)
+        return _validated(Metric(name.__name__, name.__name__, 0, gain, rel_threshold, empty,
+                                 max_grade, fam))
+    if not isinstance(name, str):
+        raise TypeError(f"a metric is a name like 'ndcg@10' or a Metric, got {name!r}")
+    m = _NAME.match(name.lower())
+    if not m:
+        raise _unknown(name)
+    family, k = m.group(1), m.group(2)
+    family = _ALIASES.get(family, family)
+    if family not in _FAMILIES:
+        raise _unknown(name)
+    fam = _FAMILIES[family]
+    if k is None:
+        if fam.cutoff == "required":
+            raise ValueError(f"metric {name!r} needs a cut-off, e.g. '{family}@10'")
+        k = 0
+    else:
+        if fam.cutoff == "none":
+            raise ValueError(f"metric {family!r} takes no cut-off, got {name!r}")
+        k = int(k)
+        if k < 1:
+            raise ValueError(f"the cut-off of {name!r} must be >= 1")
+    canon = family if k == 0 else f"{family}@{k}"
+    if family == "rr" and k == 0:
+        canon = "mrr"
+    return _validated(Metric(canon, family, k, gain, rel_threshold, empty, max_grade, fam))
+
+
+def _validated(m):
+    if m.gain not in GAINS:
+        raise ValueError(f"gain must be one of {sorted(GAINS)}, got {m.gain!r}")
+    if m.empty not in EMPTY:
+        raise ValueError(f"empty must be one of {EMPTY}, got {m.empty!r}")
+    if not (m.rel_threshold > 0):
+        raise ValueError(f"rel_threshold must be > 0, got {m.rel_threshold!r}")
+    if m.max_grade is not None and not (m.max_grade > 0):
+        raise ValueError(f"max_grade must be > 0, got {m.max_grade!r}")
+    return m
+
+
+def with_options(metric, **options):
+    """A copy of ``metric`` with some options changed (unknown options are an error)."""
+    allowed = {"gain", "rel_threshold", "empty", "max_grade"}
+    bad = set(options) - allowed
+    if bad:
+        raise TypeError(f"unknown metric option(s) {sorted(bad)}; known: {sorted(allowed)}")
+    return _validated(replace(metric, **options))
+
+
+def register(name, fn, *, cutoff=False, doc=None):
+    """Register a user metric written as a numba ``@njit`` function.
+
+    Parameters
+    ----------
+    name : str
+        Lower-case name (letters, digits, ``_``), not already taken.
+    fn : numba dispatcher
+        ``fn(labels, k) -> float``: ``labels`` holds the query's labels in ranked order
+        (best first, ties ordered by the tie policy), ``k`` the cut-off (0 if none).
+        It sees every query, including those without relevant documents.
+    cutoff : bool
+        Whether ``name@k`` is accepted (``name`` alone then passes k = 0).
+    doc : str, optional
+        Formula and conventions, shown by :func:`describe`.
+
+    ``ties="expected"`` is not available for user metrics.
+    """
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+        raise ValueError(f"a metric name is lower-case letters, digits and '_', got {name!r}")
+    if name in _FAMILIES or name in _ALIASES:
+        raise ValueError(f"metric {name!r} is already registered")
+    if not hasattr(fn, "py_func"):
+        raise TypeError(f"register needs a numba @njit function fn(labels, k) -> float, "
+                        f"got {fn!r}")
+    _FAMILIES[name] = _Family(-1, "optional" if cutoff else "none", False, False,
+                              doc or (fn.__doc__ or f"user metric {name}"), fn)
+    return fn
+
+
+def unregister(name):
+    """Remove a user metric (built-in metrics cannot be removed)."""
+    fam = _FAMILIES.get(name)
+    if fam is None or fam.fn is None:
+        raise ValueError(f"{name!r} is not a registered user metric")
+    del _FAMILIES[name]
+
+
+def describe(name):
+    """The formula and conventions of a metric."""
+    return get(name).doc
+
+
+def tie_code(ties):
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {sorted(TIES)}, got {ties!r}")
+    return TIES[ties]

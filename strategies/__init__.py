@@ -1,0 +1,1 @@
+"""Built-in strategies, installed as ``dfrank.strategies``."""

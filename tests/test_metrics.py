@@ -1,0 +1,190 @@
+"""Metric kernels against the pure-Python references, on generated inputs."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import dfrank
+from dfrank import metrics
+
+from . import reference as ref
+
+FAMILIES = [  # (name, family, k)
+    ("ndcg@3", "ndcg", 3), ("ndcg", "ndcg", 0), ("dcg@5", "dcg", 5), ("map", "map", 0),
+    ("map@3", "map", 3), ("p@3", "p", 3), ("p@10", "p", 10), ("recall@2", "recall", 2),
+    ("mrr", "rr", 0), ("rr@2", "rr", 2), ("err@3", "err", 3), ("err", "err", 0),
+    ("rprec", "rprec", 0), ("kendall_tau", "kendall_tau", 0),
+]
+EXPECTED_OK = {"ndcg", "dcg", "map", "p", "recall", "rr", "rprec", "kendall_tau"}
+
+
+@st.composite
+def ranking_data(draw, max_queries=4, max_docs=7, max_label=4, score_values=4):
+    """Small queries with ties in scores, graded labels, one-document queries and queries
+    without relevant documents."""
+    nq = draw(st.integers(1, max_queries))
+    sizes = [draw(st.integers(1, max_docs)) for _ in range(nq)]
+    n = sum(sizes)
+    labels = draw(st.lists(st.integers(0, max_label), min_size=n, max_size=n))
+    scores = draw(st.lists(st.integers(0, score_values - 1), min_size=n, max_size=n))
+    qid = np.repeat(np.arange(nq), sizes)
+    data = dfrank.RankingData.from_arrays(np.zeros((n, 1)), labels, qid)
+    return data, np.asarray(scores, dtype=float) * 0.5
+
+
+def _reference(data, scores, family, k, ties, empty=0.0, kind="exp", thr=1):
+    gmax = float(data.y.max())
+    out = []
+    for q in range(data.n_queries):
+        rows = data.query_rows(q)
+        out.append(ref.query_metric(family, list(scores[rows]), list(data.y[rows]), k, ties,
+                                    gmax, kind, thr, empty))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable", "expected"])
+@pytest.mark.parametrize("name,family,k", FAMILIES)
+@settings(max_examples=60, deadline=None)
+@given(case=ranking_data())
+def test_kernel_matches_reference(case, name, family, k, ties):
+    data, scores = case
+    if ties == "expected" and family not in EXPECTED_OK:
+        with pytest.raises(ValueError, match="expected"):
+            dfrank.evaluate(scores, data, name, ties=ties)
+        return
+    got = dfrank.evaluate(scores, data, name, ties=ties, per_query=True)
+    want = _reference(data, scores, family, k, ties)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    mean = dfrank.evaluate(scores, data, name, ties=ties)
+    assert math.isclose(mean, want.mean(), rel_tol=1e-12, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("name,family,k", [("ndcg@3", "ndcg", 3), ("p@2", "p", 2),
+                                           ("map", "map", 0), ("err@4", "err", 4)])
+@settings(max_examples=40, deadline=None)
+@given(case=ranking_data(max_label=3))
+def test_options_gain_threshold_empty(case, name, family, k):
+    data, scores = case
+    got = dfrank.evaluate(scores, data, name, gain="linear", rel_threshold=2, empty="one",
+                          per_query=True)
+    want = _reference(data, scores, family, k, "pessimistic", empty=1.0, kind="linear", thr=2)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=ranking_data())
+def test_empty_skip_leaves_query_out(case):
+    data, scores = case
+    per = dfrank.evaluate(scores, data, "map", empty="skip", per_query=True)
+    rel = np.array([(data.y[data.query_rows(q)] >= 1).any() for q in range(data.n_queries)])
+    assert np.array_equal(np.isnan(per), ~rel)
+    mean = dfrank.evaluate(scores, data, "map", empty="skip")
+    if rel.any():
+        assert math.isclose(mean, per[rel].mean(), rel_tol=1e-12)
+    else:
+        assert math.isnan(mean)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=ranking_data(max_docs=30, score_values=1000))
+def test_batch_equals_single(case):
+    data, scores = case
+    rng = np.random.default_rng(0)
+    S = np.vstack([scores, rng.permutation(scores), rng.normal(size=len(scores))])
+    for name in ["ndcg@10", "map", "mrr", "err@5", "kendall_tau"]:
+        bound = dfrank.api.bind_metric(data, name)
+        batch = bound.per_query_batch(np.ascontiguousarray(S))
+        for p in range(len(S)):
+            assert np.array_equal(batch[p], bound.per_query(S[p]))
+
+
+def test_long_lists_against_reference():
+    # longer queries exercise the heap selection and the AP binary search
+    rng = np.random.default_rng(1)
+    sizes = [1, 2, 50, 200, 333]
+    n = sum(sizes)
+    y = rng.integers(0, 5, n).astype(float)
+    s = np.round(rng.normal(size=n), 1)  # many ties
+    data = dfrank.RankingData.from_arrays(np.zeros((n, 1)), y, np.repeat(range(5), sizes))
+    for name, family, k in FAMILIES + [("ndcg@100", "ndcg", 100), ("p@250", "p", 250)]:
+        for ties in ["pessimistic", "optimistic", "stable"]:
+            got = dfrank.evaluate(s, data, name, ties=ties, per_query=True)
+            want = _reference(data, s, family, k, ties)
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_known_values():
+    # one query, ranked labels [2, 0, 1]: hand-computed values
+    data = dfrank.RankingData.from_arrays(np.zeros((3, 1)), [2, 0, 1], [7, 7, 7])
+    s = np.array([3.0, 2.0, 1.0])
+    dcg = 3 / math.log2(2) + 0 + 1 / math.log2(4)
+    idcg = 3 + 1 / math.log2(3)
+    assert math.isclose(dfrank.evaluate(s, data, "ndcg"), dcg / idcg)
+    assert math.isclose(dfrank.evaluate(s, data, "map"), (1 + 2 / 3) / 2)
+    assert math.isclose(dfrank.evaluate(s, data, "p@2"), 0.5)
+    assert math.isclose(dfrank.evaluate(s, data, "p@10"), 0.2)  # divides by k
+    assert math.isclose(dfrank.evaluate(s, data, "mrr"), 1.0)
+    assert math.isclose(dfrank.evaluate(s, data, "kendall_tau"), (2 - 1) / 3)
+
+
+def test_names_case_insensitive_and_aliases():
+    assert metrics.get("NDCG@10").name == "ndcg@10"
+    assert metrics.get("MAP@5").name == "map@5"
+    assert metrics.get("ap@5").name == "map@5"
+    assert metrics.get("precision@3").name == "p@3"
+    assert metrics.get("MRR").name == "mrr"
+    assert metrics.get("mrr@10").name == "rr@10"
+    assert "ndcg@k" in metrics.available()
+
+
+@pytest.mark.parametrize("bad,match", [
+    ("ndcg@0", "cut-off"), ("p", "needs a cut-off"), ("rprec@3", "no cut-off"),
+    ("ndgc@10", "Did you mean"), ("foo", "Known metrics"), ("", "unknown metric"),
+])
+def test_bad_metric_names(bad, match):
+    with pytest.raises(ValueError, match=match):
+        metrics.get(bad)
+
+
+def test_bad_options():
+    with pytest.raises(ValueError, match="gain"):
+        metrics.get("ndcg@10", gain="log")
+    with pytest.raises(ValueError, match="empty"):
+        metrics.get("map", empty="nan")
+    data = dfrank.RankingData.from_arrays(np.zeros((2, 1)), [0, 1], [1, 1])
+    with pytest.raises(ValueError, match="ties"):
+        dfrank.evaluate([1, 2], data, "map", ties="random")
+    with pytest.raises(ValueError, match="shape"):
+        dfrank.evaluate([1, 2, 3], data, "map")
+    with pytest.raises(ValueError, match="finite"):
+        dfrank.evaluate([1, np.nan], data, "map")
+    with pytest.raises(TypeError, match="metric option"):
+        dfrank.evaluate([1, 2], data, "map", gian="exp")
+
+
+def test_user_metric_works_like_builtin():
+    from numba import njit
+
+    @njit
+    def top_is_relevant(labels, k):
+        return 1.0 if labels[0] > 0 else 0.0
+
+    metrics.register("top1_rel", top_is_relevant, doc="1 if the top document is relevant")
+    try:
+        data = dfrank.RankingData.from_arrays(np.zeros((4, 1)), [0, 1, 1, 0], [1, 1, 2, 2])
+        s = np.array([1.0, 0.0, 1.0, 1.0])
+        # pessimistic: query 2's tie puts label 0 first
+        assert dfrank.evaluate(s, data, "top1_rel") == 0.0
+        assert dfrank.evaluate(s, data, "top1_rel", ties="optimistic") == 0.5
+        assert dfrank.evaluate(s, data, ["TOP1_REL", "p@1"]) == {"top1_rel": 0.0, "p@1": 0.0}
+        assert dfrank.evaluate(s, data, top_is_relevant) == 0.0  # a function directly
+        with pytest.raises(ValueError, match="already registered"):
+            metrics.register("top1_rel", top_is_relevant)
+        with pytest.raises(ValueError, match="expected"):
+            dfrank.evaluate(s, data, "top1_rel", ties="expected")
+    finally:
+        metrics.unregister("top1_rel")
+    with pytest.raises(TypeError, match="njit"):
+        metrics.register("plain", lambda labels, k: 0.0)
