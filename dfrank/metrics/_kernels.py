@@ -51,11 +51,11 @@ def _cutoff(k, m):
 
 # ---------------------------------------------------------------------------- deterministic
 @njit(cache=True)
-def _dcg(s, y, lo, hi, kk, ties, gain_type, ibuf):
+def _dcg(s, y, g, disc, lo, hi, kk, ties, ibuf):
     n = top_k(s, y, lo, hi, kk, ties, ibuf)
     v = 0.0
     for p in range(n):
-        v += gain(y[ibuf[p]], gain_type) * discount(p)
+        v += g[ibuf[p]] * disc[p]
     return v
 
 
@@ -91,13 +91,48 @@ def _rr(s, y, lo, hi, kk, ties, thr):
 
 
 @njit(cache=True)
-def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, fbuf):
-    """Average precision without a full sort.
+def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf, fbuf):
+    """Average precision without sorting the list.
 
-    Sort only the relevant rows, then for each non-relevant row binary-search how many
-    relevant rows it precedes. AP = (1/R) sum_i i / (i + above_i), above_i = number of
-    non-relevant rows ranked above the i-th relevant one.
+    AP = (1/R) sum_{relevant d} (1 + relevant above d) / (1 + all above d). Short lists
+    count "above" directly: the query's scores and relevance flags are copied to contiguous
+    scratch so the O(m R) counting loop is branch-free integer work that vectorizes; rows
+    tied with d fall back to the tie policy. Long lists use :func:`_ap_sorted`.
     """
+    m = hi - lo
+    if m > 256:
+        return _ap_sorted(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf)
+    sq = fbuf[:m]
+    relq = jbuf[:m]
+    for t in range(m):
+        sq[t] = s[lo + t]
+        relq[t] = 1 if y[lo + t] >= thr else 0
+    v = 0.0
+    for r in range(m):
+        if relq[r] == 0:
+            continue
+        sr = sq[r]
+        above = 0
+        above_rel = 0
+        tied = 0
+        for t in range(m):
+            gt = sq[t] > sr
+            above += gt
+            above_rel += gt & (relq[t] != 0)
+            tied += sq[t] == sr
+        if tied > 1:  # rows with the same score: the tie policy decides
+            for t in range(m):
+                if t != r and sq[t] == sr and better(s, y, lo + t, lo + r, ties):
+                    above += 1
+                    above_rel += relq[t]
+        v += (1.0 + above_rel) / (1.0 + above)
+    return v / n_rel
+
+
+@njit(cache=True)
+def _ap_sorted(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf):
+    """AP for long lists: sort only the relevant rows, then binary-search how many relevant
+    rows each non-relevant row precedes; AP = (1/R) sum_i i / (i + above_i)."""
     r = 0
     for d in range(lo, hi):
         if y[d] >= thr:
@@ -106,9 +141,9 @@ def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, fbuf):
     if r == 0:
         return 0.0
     rel = ibuf[:r]
-    sort_rows(s, y, rel, ties)
-    hist = fbuf[:r + 1]
-    hist[:] = 0.0
+    sort_rows(s, y, rel, ties, jbuf)
+    hist = jbuf[:r + 1]
+    hist[:] = 0
     for d in range(lo, hi):
         if y[d] >= thr:
             continue
@@ -119,8 +154,8 @@ def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, fbuf):
                 b = mid
             else:
                 a = mid + 1
-        hist[a] += 1.0
-    above = 0.0
+        hist[a] += 1
+    above = 0
     v = 0.0
     for i in range(r):
         above += hist[i]
@@ -142,17 +177,13 @@ def _ap_cut(s, y, lo, hi, kk, ties, thr, n_rel, ibuf):
 
 
 @njit(cache=True)
-def _err(s, y, lo, hi, kk, ties, gain_type, gmax, ibuf):
-    """Expected reciprocal rank: sum_r R_r / r prod_{i<r} (1 - R_i), R = gain(l)/gain(gmax+)."""
+def _err(s, y, g, lo, hi, kk, ties, norm, ibuf):
+    """Expected reciprocal rank: sum_r R_r / r prod_{i<r} (1 - R_i), R = gain / norm."""
     n = top_k(s, y, lo, hi, kk, ties, ibuf)
-    if gain_type == GAIN_EXP:
-        norm = 2.0 ** gmax
-    else:
-        norm = gmax if gmax > 0 else 1.0
     v = 0.0
     stay = 1.0
     for p in range(n):
-        rp = gain(y[ibuf[p]], gain_type) / norm
+        rp = g[ibuf[p]] / norm
         v += stay * rp / (p + 1.0)
         stay *= 1.0 - rp
     return v
@@ -199,8 +230,8 @@ def _discordant(lab, tmp):
 
 
 @njit(cache=True)
-def _ktau(s, y, lo, hi, ties, n_pairs, ibuf, fbuf):
-    m = full_rank(s, y, lo, hi, ties, ibuf)
+def _ktau(s, y, lo, hi, ties, n_pairs, ibuf, jbuf, fbuf):
+    m = full_rank(s, y, lo, hi, ties, ibuf, jbuf)
     lab = fbuf[:m]
     for p in range(m):
         lab[p] = y[ibuf[p]]
@@ -225,13 +256,13 @@ def _ktau(s, y, lo, hi, ties, n_pairs, ibuf, fbuf):
                     t = u
                 tied += g * (g - 1) / 2.0 - same
             a = b
-    disc = _discordant(lab, np.empty(m))
+    disc = _discordant(lab, fbuf[m:2 * m])
     return (n_pairs - tied - 2.0 * disc) / n_pairs
 
 
 # ---------------------------------------------------------------------------- expected ties
 @njit(cache=True)
-def _expected(code, s, y, lo, hi, k, kk, thr, gain_type, c0, ibuf):
+def _expected(code, s, y, g, disc, lo, hi, k, kk, thr, c0, ibuf, jbuf):
     """Metric value averaged exactly over all orderings of each group of tied scores.
 
     McSherry & Najork (ECIR 2008). A group at 0-based positions a..b-1 spreads each member
@@ -239,7 +270,7 @@ def _expected(code, s, y, lo, hi, k, kk, thr, gain_type, c0, ibuf):
     a relevant document counts in the top k with probability overlap/size, and the first
     relevant document of a group lands at offset j with a hypergeometric probability.
     """
-    m = full_rank(s, y, lo, hi, STABLE, ibuf)
+    m = full_rank(s, y, lo, hi, STABLE, ibuf, jbuf)
     v = 0.0
     rel_above = 0.0
     a = 0
@@ -247,40 +278,39 @@ def _expected(code, s, y, lo, hi, k, kk, thr, gain_type, c0, ibuf):
         b = a + 1
         while b < m and s[ibuf[b]] == s[ibuf[a]]:
             b += 1
-        g = b - a
+        gsz = b - a
         r = 0
         gs = 0.0
         for p in range(a, b):
-            lab = y[ibuf[p]]
-            if lab >= thr:
+            if y[ibuf[p]] >= thr:
                 r += 1
-            gs += gain(lab, gain_type)
+            gs += g[ibuf[p]]
         end = min(b, kk)
         if code == NDCG or code == DCG:
             if a < kk:
                 dsum = 0.0
                 for p in range(a, end):
-                    dsum += discount(p)
-                v += gs * dsum / g
+                    dsum += disc[p]
+                v += gs * dsum / gsz
         elif code == PREC or code == RECALL or code == RPREC:
             if a < kk:
-                v += r * (end - a) / g
+                v += r * (end - a) / gsz
         elif code == RR:
             if r > 0:
                 stay = 1.0  # P(none of the first j-1 slots of the group is relevant)
-                for j in range(1, g - r + 2):
+                for j in range(1, gsz - r + 2):
                     if a + j > kk:
                         break
-                    v += stay * r / (g - j + 1.0) / (a + j)
-                    stay *= (g - r - j + 1.0) / (g - j + 1.0)
+                    v += stay * r / (gsz - j + 1.0) / (a + j)
+                    stay *= (gsz - r - j + 1.0) / (gsz - j + 1.0)
                 return v
         elif code == AP:
             if r > 0 and a < kk:
                 tot = 0.0
                 for j in range(1, end - a + 1):
-                    extra = 0.0 if g == 1 else (j - 1.0) * (r - 1.0) / (g - 1.0)
+                    extra = 0.0 if gsz == 1 else (j - 1.0) * (r - 1.0) / (gsz - 1.0)
                     tot += (rel_above + 1.0 + extra) / (a + j)
-                v += r * tot / g
+                v += r * tot / gsz
         rel_above += r
         a = b
     if code == NDCG:
@@ -294,83 +324,90 @@ def _expected(code, s, y, lo, hi, k, kk, thr, gain_type, c0, ibuf):
 
 # ---------------------------------------------------------------------------- dispatch
 @njit(cache=True)
-def query_value(code, s, y, lo, hi, k, ties, gain_type, thr, gmax, c0, ibuf, fbuf):
+def query_value(code, s, y, g, disc, lo, hi, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
     """Metric ``code`` of the query at rows ``lo:hi`` under scores ``s``.
 
-    ``k`` is the cut-off (0 = whole list), ``c0`` the query's constant (ideal DCG for
-    NDCG, the number of relevant rows for the binary metrics, the number of pairs with
-    different labels for Kendall's tau).
+    ``g`` holds each row's gain, ``disc`` the discount of each position, ``k`` the cut-off
+    (0 = whole list), ``norm`` ERR's gain normalizer, ``c0`` the query's constant (ideal
+    DCG for NDCG, the number of relevant rows for the binary metrics, the number of pairs
+    with different labels for Kendall's tau). ``ibuf``/``jbuf``/``fbuf`` are scratch.
     """
     m = hi - lo
     kk = _cutoff(k, m)
     if code == RPREC:
         kk = min(int(c0), m)
     if ties == EXPECTED and code != KTAU:
-        return _expected(code, s, y, lo, hi, k, kk, thr, gain_type, c0, ibuf)
+        return _expected(code, s, y, g, disc, lo, hi, k, kk, thr, c0, ibuf, jbuf)
     if code == NDCG:
-        return _dcg(s, y, lo, hi, kk, ties, gain_type, ibuf) / c0
+        return _dcg(s, y, g, disc, lo, hi, kk, ties, ibuf) / c0
     if code == DCG:
-        return _dcg(s, y, lo, hi, kk, ties, gain_type, ibuf)
+        return _dcg(s, y, g, disc, lo, hi, kk, ties, ibuf)
     if code == PREC:
         return _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf) / k
-    if code == RECALL:
-        return _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf) / c0
-    if code == RPREC:
+    if code == RECALL or code == RPREC:
         return _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf) / c0
     if code == RR:
         return _rr(s, y, lo, hi, kk, ties, thr)
     if code == AP:
         if k <= 0:
-            return _ap_full(s, y, lo, hi, ties, thr, c0, ibuf, fbuf)
+            return _ap_full(s, y, lo, hi, ties, thr, c0, ibuf, jbuf, fbuf)
         return _ap_cut(s, y, lo, hi, kk, ties, thr, c0, ibuf)
     if code == ERR:
-        return _err(s, y, lo, hi, kk, ties, gain_type, gmax, ibuf)
+        return _err(s, y, g, lo, hi, kk, ties, norm, ibuf)
     if code == KTAU:
-        return _ktau(s, y, lo, hi, ties, c0, ibuf, fbuf)
+        return _ktau(s, y, lo, hi, ties, c0, ibuf, jbuf, fbuf)
     return np.nan
 
 
 @njit(cache=True)
-def _n_chunks(n_tasks):
-    return max(1, min(n_tasks, 512))
+def _n_chunks(n_tasks, per_thread_chunks):
+    """Work is split into a few chunks per thread; each chunk allocates its scratch once.
+
+    The thread count comes from the caller: reading it inside a jitted function would stop
+    numba from caching the function."""
+    return max(1, min(n_tasks, per_thread_chunks))
 
 
 @njit(cache=True, parallel=True)
-def eval_queries(code, s, y, qptr, k, ties, gain_type, thr, gmax, c0, empty, empty_value,
-                 max_m, out):
+def eval_queries(code, s, y, g, disc, qptr, k, ties, thr, norm, c0, empty, empty_value,
+                 chunks, out):
     """Per-query values of one score vector ``s`` into ``out[n_queries]``."""
     nq = len(qptr) - 1
-    nc = _n_chunks(nq)
+    nc = _n_chunks(nq, chunks)
+    max_m = len(disc)
     for c in prange(nc):
         ibuf = np.empty(max_m, np.int64)
-        fbuf = np.empty(max_m + 1, np.float64)
+        jbuf = np.empty(max_m + 1, np.int64)
+        fbuf = np.empty(2 * max_m, np.float64)
         for q in range(c * nq // nc, (c + 1) * nq // nc):
             if empty[q]:
                 out[q] = empty_value
             else:
-                out[q] = query_value(code, s, y, qptr[q], qptr[q + 1], k, ties, gain_type,
-                                     thr, gmax, c0[q], ibuf, fbuf)
+                out[q] = query_value(code, s, y, g, disc, qptr[q], qptr[q + 1], k, ties, thr,
+                                     norm, c0[q], ibuf, jbuf, fbuf)
 
 
 @njit(cache=True, parallel=True)
-def eval_batch(code, S, y, qptr, k, ties, gain_type, thr, gmax, c0, empty, empty_value,
-               max_m, out):
+def eval_batch(code, S, y, g, disc, qptr, k, ties, thr, norm, c0, empty, empty_value, chunks,
+               out):
     """Per-query values of P score vectors ``S[P, n_docs]`` into ``out[P, n_queries]``;
     the (point, query) pairs are spread over the threads."""
     nq = len(qptr) - 1
     total = S.shape[0] * nq
-    nc = _n_chunks(total)
+    nc = _n_chunks(total, chunks)
+    max_m = len(disc)
     for c in prange(nc):
         ibuf = np.empty(max_m, np.int64)
-        fbuf = np.empty(max_m + 1, np.float64)
+        jbuf = np.empty(max_m + 1, np.int64)
+        fbuf = np.empty(2 * max_m, np.float64)
         for t in range(c * total // nc, (c + 1) * total // nc):
             p = t // nq
             q = t - p * nq
             if empty[q]:
                 out[p, q] = empty_value
             else:
-                out[p, q] = query_value(code, S[p], y, qptr[q], qptr[q + 1], k, ties,
-                                        gain_type, thr, gmax, c0[q], ibuf, fbuf)
+                out[p, q] = query_value(code, S[p], y, g, disc, qptr[q], qptr[q + 1], k, ties,
+                                        thr, norm, c0[q], ibuf, jbuf, fbuf)
 
 
 # ---------------------------------------------------------------------------- constants
@@ -418,13 +455,13 @@ def query_constants(code, y, qptr, k, gain_type, thr, c0, empty):
 
 # ---------------------------------------------------------------------------- custom metrics
 @njit(parallel=True)
-def eval_custom(fn, s, y, qptr, k, ties, max_m, out):
+def eval_custom(fn, s, y, qptr, k, ties, max_m, chunks, out):
     """User metric ``fn(labels_in_rank_order, k)`` per query (``k`` = 0: no cut-off).
 
     Not cached: numba cannot cache a function that takes another jitted function.
     """
     nq = len(qptr) - 1
-    nc = _n_chunks(nq)
+    nc = _n_chunks(nq, chunks)
     for c in prange(nc):
         ibuf = np.empty(max_m, np.int64)
         lab = np.empty(max_m, np.float64)

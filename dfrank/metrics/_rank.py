@@ -13,7 +13,6 @@ Within equal labels the input order decides, so every policy but ``EXPECTED`` is
 total order and the ranked label sequence is well defined.
 """
 
-import numpy as np
 from numba import njit
 
 PESSIMISTIC = 0
@@ -72,10 +71,15 @@ def top_k(s, y, lo, hi, k, ties, out):
                 break
             out[c], out[p] = out[p], out[c]
             c = p
+    worst = s[out[0]]
     for d in range(lo + n, hi):
-        if better(s, y, d, out[0], ties):
+        sd = s[d]
+        if sd < worst:  # the common case: one float comparison
+            continue
+        if sd > worst or better(s, y, d, out[0], ties):
             out[0] = d
             _sift_down(out, n, 0, s, y, ties)
+            worst = s[out[0]]
     # heap sort: repeatedly move the worst to the end
     for end in range(n - 1, 0, -1):
         out[0], out[end] = out[end], out[0]
@@ -83,43 +87,62 @@ def top_k(s, y, lo, hi, k, ties, out):
     return n
 
 
+_RUN = 12
+
+
 @njit(cache=True)
-def sort_rows(s, y, idx, ties):
+def sort_rows(s, y, idx, ties, tmp):
     """Sort the row indices ``idx`` in place by rank (best first) under ``ties``.
 
-    A stable argsort on the scores, then runs of equal scores re-ordered by label for the
-    pessimistic and optimistic policies (runs are short, insertion sort).
+    Merge sort with the ``better`` comparator (insertion sort on short runs first); ``tmp``
+    is scratch space at least as long as ``idx``. No allocation.
     """
     n = len(idx)
-    keys = np.empty(n)
-    for t in range(n):
-        keys[t] = -s[idx[t]]
-    order = np.argsort(keys, kind="mergesort")
-    tmp = idx.copy()
-    for t in range(n):
-        idx[t] = tmp[order[t]]
-    if ties == PESSIMISTIC or ties == OPTIMISTIC:
-        a = 0
-        while a < n:
-            b = a + 1
-            while b < n and s[idx[b]] == s[idx[a]]:
-                b += 1
-            if b - a > 1:
-                for t in range(a + 1, b):
-                    v = idx[t]
-                    u = t - 1
-                    while u >= a and better(s, y, v, idx[u], ties):
-                        idx[u + 1] = idx[u]
-                        u -= 1
-                    idx[u + 1] = v
-            a = b
+    for a in range(0, n, _RUN):
+        b = min(a + _RUN, n)
+        for t in range(a + 1, b):
+            v = idx[t]
+            u = t - 1
+            while u >= a and better(s, y, v, idx[u], ties):
+                idx[u + 1] = idx[u]
+                u -= 1
+            idx[u + 1] = v
+    width = _RUN
+    in_tmp = False
+    while width < n:
+        src = tmp if in_tmp else idx
+        dst = idx if in_tmp else tmp
+        for a in range(0, n, 2 * width):
+            mid = min(a + width, n)
+            b = min(a + 2 * width, n)
+            i, j, t = a, mid, a
+            while i < mid and j < b:
+                if better(s, y, src[j], src[i], ties):
+                    dst[t] = src[j]
+                    j += 1
+                else:
+                    dst[t] = src[i]
+                    i += 1
+                t += 1
+            while i < mid:
+                dst[t] = src[i]
+                i += 1
+                t += 1
+            while j < b:
+                dst[t] = src[j]
+                j += 1
+                t += 1
+        in_tmp = not in_tmp
+        width *= 2
+    if in_tmp:
+        idx[:n] = tmp[:n]
 
 
 @njit(cache=True)
-def full_rank(s, y, lo, hi, ties, out):
+def full_rank(s, y, lo, hi, ties, out, tmp):
     """All rows of ``lo:hi`` in rank order into ``out[:hi-lo]``; returns hi - lo."""
     m = hi - lo
     for t in range(m):
         out[t] = lo + t
-    sort_rows(s, y, out[:m], ties)
+    sort_rows(s, y, out[:m], ties, tmp)
     return m

@@ -4,6 +4,7 @@ Binding computes the per-query constants (ideal DCG, relevant counts) once; afte
 every call is one parallel kernel over queries, or over (point, query) pairs for a batch.
 """
 
+import numba
 import numpy as np
 
 from . import _kernels as K
@@ -12,6 +13,11 @@ from .registry import GAINS, get, tie_code
 __all__ = ["BoundMetric"]
 
 _EMPTY_VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
+
+
+def _chunks():
+    """Chunks of work per parallel kernel call: 8 per numba thread (for load balance)."""
+    return 8 * numba.get_num_threads()
 
 
 class BoundMetric:
@@ -39,7 +45,14 @@ class BoundMetric:
         self.max_m = int(np.diff(self.qptr).max())
         m = self.metric
         self.gain_code = GAINS[m.gain]
-        self.gmax = float(m.max_grade if m.max_grade is not None else max(self.y.max(), 0.0))
+        gmax = float(m.max_grade if m.max_grade is not None else max(self.y.max(), 0.0))
+        if m.gain == "exp":
+            self.gains = np.exp2(self.y) - 1.0
+            self.norm = 2.0 ** gmax          # ERR: R = (2^l - 1) / 2^gmax
+        else:
+            self.gains = self.y.copy()
+            self.norm = gmax if gmax > 0 else 1.0
+        self.disc = 1.0 / np.log2(np.arange(self.max_m) + 2.0)
         self.empty_value = _EMPTY_VALUE[m.empty]
         self.c0 = np.ones(nq)
         self.empty = np.zeros(nq, dtype=np.bool_)
@@ -56,11 +69,12 @@ class BoundMetric:
         out = np.empty(self.n_queries)
         m = self.metric
         if m.is_custom:
-            K.eval_custom(m.fn, scores, self.y, self.qptr, m.k, self.tie_code, self.max_m, out)
+            K.eval_custom(m.fn, scores, self.y, self.qptr, m.k, self.tie_code, self.max_m,
+                          _chunks(), out)
         else:
-            K.eval_queries(m.code, scores, self.y, self.qptr, m.k, self.tie_code,
-                           self.gain_code, float(m.rel_threshold), self.gmax, self.c0,
-                           self.empty, self.empty_value, self.max_m, out)
+            K.eval_queries(m.code, scores, self.y, self.gains, self.disc, self.qptr, m.k,
+                           self.tie_code, float(m.rel_threshold), self.norm, self.c0,
+                           self.empty, self.empty_value, _chunks(), out)
         return out
 
     def per_query_batch(self, S):
@@ -72,9 +86,9 @@ class BoundMetric:
             for p in range(P):
                 out[p] = self.per_query(S[p])
         else:
-            K.eval_batch(m.code, S, self.y, self.qptr, m.k, self.tie_code, self.gain_code,
-                         float(m.rel_threshold), self.gmax, self.c0, self.empty,
-                         self.empty_value, self.max_m, out)
+            K.eval_batch(m.code, S, self.y, self.gains, self.disc, self.qptr, m.k,
+                         self.tie_code, float(m.rel_threshold), self.norm, self.c0,
+                         self.empty, self.empty_value, _chunks(), out)
         return out
 
     def mean(self, values):

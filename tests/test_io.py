@@ -1,0 +1,194 @@
+"""LETOR/SVMlight loading: round trips, real files, and an error for every bad input."""
+
+import gzip
+import os
+
+import numpy as np
+import pytest
+
+import dfrank
+from dfrank import DataFormatError
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+
+GOOD = """\
+2 qid:10 1:0.5 2:1 3:-0.25 # docid = A1 inc = 1
+0 qid:10 1:0.25 3:1e-3 #docid=A2
+1 qid:11 2:3.5
+# a comment line
+
+0 qid:11 1:1 2:0 3:0 # B2 trailing words
+"""
+
+
+def write(tmp_path, text, name="f.txt", gz=False):
+    p = tmp_path / (name + (".gz" if gz else ""))
+    data = text.encode()
+    if gz:
+        with gzip.open(p, "wb") as f:
+            f.write(data)
+    else:
+        p.write_bytes(data)
+    return str(p)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_load_letor(tmp_path, gz):
+    d = dfrank.load_svmlight(write(tmp_path, GOOD, gz=gz))
+    assert d.n_docs == 4 and d.n_queries == 2 and d.n_features == 3
+    np.testing.assert_array_equal(d.qptr, [0, 2, 4])
+    np.testing.assert_array_equal(d.qids, [10, 11])
+    np.testing.assert_array_equal(d.y, [2, 0, 1, 0])
+    np.testing.assert_array_equal(d.X, [[0.5, 1, -0.25], [0.25, 0, 1e-3], [0, 3.5, 0], [1, 0, 0]])
+    assert list(d.docids) == ["A1", "A2", "", "B2"]
+    assert list(d.feature_ids) == [1, 2, 3]
+
+
+def test_n_features_and_float32(tmp_path):
+    d = dfrank.load_svmlight(write(tmp_path, GOOD), n_features=5, dtype=np.float32)
+    assert d.X.shape == (4, 5) and d.X.dtype == np.float32
+    with pytest.raises(DataFormatError, match=r"line 1.*exceeds n_features"):
+        dfrank.load_svmlight(write(tmp_path, GOOD), n_features=2)
+
+
+def test_small_blocks_give_same_result(tmp_path):
+    rng = np.random.default_rng(0)
+    lines = [f"{rng.integers(0, 3)} qid:{i // 7} " +
+             " ".join(f"{j}:{rng.random():.6f}" for j in range(1, 6) if rng.random() < 0.8) +
+             f" #docid = d{i}" for i in range(300)]
+    p = write(tmp_path, "\n".join(lines))
+    a = dfrank.load_svmlight(p)
+    b = dfrank.load_svmlight(p, block_size=97)
+    np.testing.assert_array_equal(a.X, b.X)
+    np.testing.assert_array_equal(a.y, b.y)
+    np.testing.assert_array_equal(a.qptr, b.qptr)
+    assert list(a.docids) == list(b.docids)
+
+
+def test_values_are_correctly_rounded(tmp_path):
+    vals = ["0.1", "1e-30", "123456789012345678901", "-0.000000000000000000000000123",
+            "3.14159265358979323846", ".5", "5.", "+2", "1E+5", "0.941842"]
+    text = "".join(f"1 qid:1 1:{v}\n" for v in vals)
+    d = dfrank.load_svmlight(write(tmp_path, text))
+    np.testing.assert_array_equal(d.X[:, 0], [float(v) for v in vals])
+
+
+def test_query_file(tmp_path):
+    data = write(tmp_path, "1 1:0.5\n0 2:1\n2 1:1\n")
+    q = write(tmp_path, "2\n1\n", name="f.query")
+    d = dfrank.load_svmlight(data, query_file=q)
+    np.testing.assert_array_equal(d.qptr, [0, 2, 3])
+    bad = write(tmp_path, "2\n2\n", name="bad.query")
+    with pytest.raises(DataFormatError, match="add up to 4 rows but .* has 3"):
+        dfrank.load_svmlight(data, query_file=bad)
+    with pytest.raises(DataFormatError, match=r"line 2.*integer"):
+        dfrank.load_svmlight(data, query_file=write(tmp_path, "2\nx\n", name="x.query"))
+    with pytest.raises(DataFormatError, match=r"line 1.*>= 1"):
+        dfrank.load_svmlight(data, query_file=write(tmp_path, "0\n3\n", name="z.query"))
+    with pytest.raises(DataFormatError, match=r"line 1.*qid"):
+        dfrank.load_svmlight(write(tmp_path, "1 qid:1 1:0.5\n", name="g"), query_file=q)
+
+
+BAD = [  # (file text, message pattern, line, token)
+    ("1 qid:1 1:0.5\nx qid:1 1:0.5\n", "label is not a number", 2, "x"),
+    ("1 qid:1 1:0.5\nnan qid:1 1:0.5\n", "label must be a finite number", 2, "nan"),
+    ("-1 qid:1 1:0.5\n", "label must be a finite number", 1, "-1"),
+    ("1 qid:1 1:0.5\n1 1:0.5\n", "no 'qid:'", 2, None),
+    ("1 1:0.5\n1 qid:1 1:0.5\n", "has a 'qid:'", 2, "qid:1"),
+    ("1 qid:a 1:0.5\n", "qid is not an integer", 1, "qid:a"),
+    ("1 qid:1 0:0.5\n", "feature id must be an integer >= 1", 1, "0:0.5"),
+    ("1 qid:1 -3:0.5\n", "feature id must be an integer >= 1", 1, "-3:0.5"),
+    ("1 qid:1 1.5:0.5\n", "feature id must be an integer >= 1", 1, "1.5:0.5"),
+    ("1 qid:1 1:0.5 2\n", "expected 'feature_id:value'", 1, "2"),
+    ("1 qid:1 1:abc\n", "feature value is not a number", 1, "1:abc"),
+    ("1 qid:1\n1 qid:1 1:NaN\n", "NaN or infinite", 2, "1:NaN"),
+    ("1 qid:1 1:inf\n", "NaN or infinite", 1, "1:inf"),
+    ("1 qid:1 1:-Infinity\n", "NaN or infinite", 1, "1:-Infinity"),
+    ("1 qid:1 1:0.5 2:1 1:0.7\n", "appears twice", 1, "1:0.7"),
+    ("1 qid:1 1:0.5\n1 qid:2 1:0.5\n1 qid:1 1:0.5\n", "qid 1 is not contiguous", 3, None),
+    ("", "no data line", None, None),
+    ("# only a comment\n\n", "no data line", None, None),
+]
+
+
+@pytest.mark.parametrize("text,match,line,token", BAD)
+def test_bad_input_names_line_and_token(tmp_path, text, match, line, token):
+    p = write(tmp_path, text)
+    with pytest.raises(DataFormatError, match=match) as e:
+        dfrank.load_svmlight(p)
+    err = e.value
+    assert isinstance(err, ValueError)
+    assert err.path == p and p in str(err)
+    assert err.line == line
+    if line is not None:
+        assert f"line {line}" in str(err)
+    if token is not None:
+        assert err.token == token and repr(token) in str(err)
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        dfrank.load_svmlight("/nonexistent/train.txt")
+
+
+def test_from_arrays_contiguity_and_sort():
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(DataFormatError, match=r"qid 3 is not contiguous.*row 0.*row 4"):
+        dfrank.RankingData.from_arrays(X, [0, 1, 0, 1, 0], [3, 3, 5, 5, 3])
+    d = dfrank.RankingData.from_arrays(X, [0, 1, 0, 1, 0], [3, 3, 5, 5, 3], sort=True)
+    np.testing.assert_array_equal(d.qids, [3, 5])
+    np.testing.assert_array_equal(d.X[:, 0], [0, 2, 8, 4, 6])
+    np.testing.assert_array_equal(d.qptr, [0, 3, 5])
+
+
+@pytest.mark.parametrize("X,y,q,match", [
+    (np.ones(3), [0, 1, 1], [1, 1, 1], "2-D"),
+    (np.ones((3, 1)), [0, 1], [1, 1, 1], "y has shape"),
+    (np.ones((3, 1)), [0, 1, 1], [1, 1], "qid has shape"),
+    (np.array([[1.0], [np.nan], [0]]), [0, 1, 1], [1, 1, 1], r"X\[1, 0\] is nan"),
+    (np.ones((3, 1)), [0, -1, 1], [1, 1, 1], r"y\[1\] is -1"),
+    (np.ones((3, 1)), [0, np.inf, 1], [1, 1, 1], r"y\[1\] is inf"),
+    (np.ones((0, 1)), [], [], "no rows"),
+])
+def test_from_arrays_bad(X, y, q, match):
+    with pytest.raises(DataFormatError, match=match):
+        dfrank.RankingData.from_arrays(X, y, q)
+
+
+def test_subset_and_select_features():
+    X = np.arange(12.0).reshape(6, 2)
+    d = dfrank.RankingData.from_arrays(X, [0, 1, 2, 0, 1, 2], [1, 1, 2, 2, 3, 3])
+    s = d.subset([2, 0])
+    np.testing.assert_array_equal(s.qids, [3, 1])
+    np.testing.assert_array_equal(s.X[:, 0], [8, 10, 0, 2])
+    f = d.select_features([2])
+    np.testing.assert_array_equal(f.X[:, 0], X[:, 1])
+    with pytest.raises(ValueError, match="not in this data"):
+        d.select_features([3])
+
+
+needs_shared = pytest.mark.skipif(not os.path.isdir(SHARED), reason="../shared/data absent")
+
+
+@needs_shared
+@pytest.mark.parametrize("rel,nq,n,d", [
+    ("ohsumed-letor3/QueryLevelNorm/Fold1/test.txt.gz", 22, 3383, 45),
+    ("mq2008-letor4/Fold1/test.txt.gz", 156, 2874, 46),
+])
+def test_real_letor_files(rel, nq, n, d):
+    data = dfrank.load_svmlight(os.path.join(SHARED, rel))
+    assert (data.n_queries, data.n_docs, data.n_features) == (nq, n, d)
+    assert data.docids is not None and all(len(x) > 0 for x in data.docids[:10])
+    sklearn = pytest.importorskip("sklearn.datasets")
+    X, y, q = sklearn.load_svmlight_file(os.path.join(SHARED, rel), query_id=True)
+    np.testing.assert_array_equal(data.X, X.toarray())
+    np.testing.assert_array_equal(data.y, y)
+
+
+@needs_shared
+def test_lightgbm_example():
+    base = os.path.join(SHARED, "lightgbm-lambdarank")
+    data = dfrank.load_svmlight(os.path.join(base, "rank.train.gz"),
+                                query_file=os.path.join(base, "rank.train.query"))
+    assert (data.n_queries, data.n_docs) == (201, 3005)
+    assert data.n_features == 300 and data.docids is None
