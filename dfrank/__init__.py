@@ -9,7 +9,12 @@ from .api import evaluate
 from .data import RankingData
 from .errors import DataFormatError
 from .io import load_svmlight
+from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,
+                        ScoringObjective)
+from .spaces import Box, Simplex
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "metrics", "RankingData", "DataFormatError", "load_svmlight", "__version__"]
+__all__ = ["evaluate", "metrics", "RankingData", "DataFormatError", "load_svmlight",
+           "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
+           "BudgetExhausted", "__version__"]

@@ -1,0 +1,385 @@
+"""Kernels of the exact line search: the mean metric along s(t) = s0 + t u, for every t.
+
+Along the line each query's metric is piecewise constant and changes only where two
+documents of different *classes* cross (classes: the label values for graded metrics,
+relevant / not relevant for binary ones). Documents of one class are interchangeable for
+the metric, so their crossings are never generated. For each document ``c`` the kernel keeps
+``C[c, l]``, the number of class-``l`` documents ranked above it, for every class ``l`` other
+than its own; those counts change only when ``c`` crosses a document of another class. When
+``a`` (class la) passes ``b`` (class lb) just above it, ``b`` sits at 1-based position
+``p = C[a, lb] + S[b]`` (``S`` = documents of other classes above), which is all a metric
+needs to update itself by the O(1) delta of swapping positions p and p + 1.
+
+Events that meet at one t (several lines through one point, common with quantized features)
+are applied in the order of a bubble sort of the meeting group, so every swap is between
+neighbours: the top block of identical lines first, its bottom member first, each passing
+the members below it from the top. Events closer than ``eps`` (rounding) count as one.
+
+For cut-off metrics, documents that stay below k others for every t (k documents dominate
+them on t > 0 and k on t < 0) are pruned before any crossing is generated; the top k at any
+t is unchanged by the pruning.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
+from .metrics._rank import OPTIMISTIC, PESSIMISTIC
+
+PRUNABLE = (NDCG, DCG, PREC, RECALL, RR, ERR, AP)  # when k > 0
+
+
+@njit(cache=True, inline="always")
+def _tie_above(y, i, j, ties):
+    """Among identical lines (equal score for every t), does row i rank above row j?"""
+    if ties == PESSIMISTIC and y[i] != y[j]:
+        return y[i] < y[j]
+    if ties == OPTIMISTIC and y[i] != y[j]:
+        return y[i] > y[j]
+    return i < j
+
+
+@njit(cache=True, inline="always")
+def _above_start(s0, u, y, i, j, ties):
+    """Row i ranks above row j as t -> -inf: smaller slope, then larger s0, then ties."""
+    if u[i] != u[j]:
+        return u[i] < u[j]
+    if s0[i] != s0[j]:
+        return s0[i] > s0[j]
+    return _tie_above(y, i, j, ties)
+
+
+@njit(cache=True)
+def _sort_start(s0, u, y, idx, ties, tmp):
+    """Sort rows ``idx`` into their order at t -> -inf (merge sort, no allocation)."""
+    n = len(idx)
+    width = 1
+    in_tmp = False
+    while width < n:
+        src = tmp if in_tmp else idx
+        dst = idx if in_tmp else tmp
+        for a in range(0, n, 2 * width):
+            mid = min(a + width, n)
+            b = min(a + 2 * width, n)
+            i, j, t = a, mid, a
+            while i < mid and j < b:
+                if _above_start(s0, u, y, src[j], src[i], ties):
+                    dst[t] = src[j]
+                    j += 1
+                else:
+                    dst[t] = src[i]
+                    i += 1
+                t += 1
+            while i < mid:
+                dst[t] = src[i]
+                i += 1
+                t += 1
+            while j < b:
+                dst[t] = src[j]
+                j += 1
+                t += 1
+        in_tmp = not in_tmp
+        width *= 2
+    if in_tmp:
+        idx[:n] = tmp[:n]
+
+
+@njit(cache=True)
+def _dominated(s0, u, y, lo, hi, d, kk, ties):
+    """True if at least kk rows stay above row d for all t > 0 and kk for all t < 0."""
+    pos = 0
+    neg = 0
+    for c in range(lo, hi):
+        if c == d:
+            continue
+        if s0[c] == s0[d] and u[c] == u[d]:
+            if _tie_above(y, c, d, ties):
+                pos += 1
+                neg += 1
+            continue
+        if s0[c] >= s0[d]:
+            if u[c] >= u[d]:
+                pos += 1
+            if u[c] <= u[d]:
+                neg += 1
+    return pos >= kk and neg >= kk
+
+
+@njit(cache=True)
+def _cutoff(code, k, m, c0):
+    if code == RPREC:
+        return min(int(c0), m)
+    return m if k <= 0 else min(k, m)
+
+
+@njit(cache=True, parallel=True)
+def candidates(code, s0, u, y, cls, qptr, k, ties, c0, empty, prune, keep, n_events):
+    """Mark the rows that can matter (``keep``) and count crossing events per query."""
+    nq = len(qptr) - 1
+    for q in prange(nq):
+        lo, hi = qptr[q], qptr[q + 1]
+        m = hi - lo
+        if empty[q]:
+            for d in range(lo, hi):
+                keep[d] = False
+            n_events[q] = 0
+            continue
+        kk = _cutoff(code, k, m, c0[q])
+        for d in range(lo, hi):
+            keep[d] = not (prune and kk < m and _dominated(s0, u, y, lo, hi, d, kk, ties))
+        cnt = 0
+        for i in range(lo, hi):
+            if not keep[i]:
+                continue
+            for j in range(i + 1, hi):
+                if keep[j] and cls[i] != cls[j] and u[i] != u[j]:
+                    cnt += 1
+        n_events[q] = cnt
+
+
+@njit(cache=True)
+def _seq_value(code, seq, n, kk, k, gc, rc, relc, disc, c0, L):
+    """The metric of a ranked class sequence ``seq[:n]`` (the query's candidates)."""
+    if code == NDCG or code == DCG:
+        v = 0.0
+        for p in range(min(kk, n)):
+            v += gc[seq[p]] * disc[p]
+        return v / c0 if code == NDCG else v
+    if code == PREC or code == RECALL or code == RPREC:
+        c = 0
+        for p in range(min(kk, n)):
+            c += relc[seq[p]]
+        return c / k if code == PREC else c / c0
+    if code == RR:
+        for p in range(min(kk, n)):
+            if relc[seq[p]]:
+                return 1.0 / (p + 1.0)
+        return 0.0
+    if code == AP:
+        c = 0
+        v = 0.0
+        for p in range(min(kk, n)):
+            if relc[seq[p]]:
+                c += 1
+                v += c / (p + 1.0)
+        return v / c0
+    if code == ERR:
+        v = 0.0
+        stay = 1.0
+        for p in range(min(kk, n)):
+            r = rc[seq[p]]
+            v += stay * r / (p + 1.0)
+            stay *= 1.0 - r
+        return v
+    if code == KTAU:
+        counts = np.zeros(L, np.int64)
+        disc_pairs = 0
+        for p in range(n):
+            for l2 in range(seq[p]):
+                disc_pairs += counts[l2]
+            counts[seq[p]] += 1
+        return (c0 - 2.0 * disc_pairs) / c0
+    return np.nan
+
+
+@njit(cache=True)
+def _swap_delta(code, p, la, lb, a, b, C, kk, k, gc, rc, relc, disc, c0, L):
+    """Change of the metric when ``a`` (class la, at p + 1) and ``b`` (class lb, at p)
+    swap; p is 1-based and C holds the counts before the swap."""
+    if code == NDCG or code == DCG:
+        if p + 1 <= kk:
+            d = (gc[la] - gc[lb]) * (disc[p - 1] - disc[p])
+        elif p == kk:
+            d = (gc[la] - gc[lb]) * disc[p - 1]
+        else:
+            return 0.0
+        return d / c0 if code == NDCG else d
+    if code == PREC or code == RECALL or code == RPREC:
+        if p != kk:
+            return 0.0
+        d = float(relc[la] - relc[lb])
+        return d / k if code == PREC else d / c0
+    if code == AP:
+        if p > kk:
+            return 0.0
+        if relc[la]:  # a relevant moves up from p + 1 to p
+            c = C[b, 1] + 1.0
+            if p + 1 <= kk:
+                return c * (1.0 / p - 1.0 / (p + 1.0)) / c0
+            return c / p / c0
+        c = float(C[a, 1])  # b relevant moves down; relevant at or above b
+        if p + 1 <= kk:
+            return c * (1.0 / (p + 1.0) - 1.0 / p) / c0
+        return -c / p / c0
+    if code == RR:
+        if p > kk:
+            return 0.0
+        if relc[la]:
+            if C[b, 1] != 0:
+                return 0.0
+            if p + 1 <= kk:
+                return 1.0 / p - 1.0 / (p + 1.0)
+            return 1.0 / p
+        if C[a, 1] != 1:  # b is the first relevant only if it is the only one above a
+            return 0.0
+        if p + 1 <= kk:
+            return 1.0 / (p + 1.0) - 1.0 / p
+        return -1.0 / p
+    if code == ERR:
+        if p > kk:
+            return 0.0
+        stay = 1.0  # prod of (1 - R) over the documents above position p
+        for l2 in range(L):
+            n_above = C[a, lb] - 1 if l2 == lb else C[b, l2]
+            if n_above > 0:
+                stay *= (1.0 - rc[l2]) ** n_above
+        ra = rc[la]
+        rb = rc[lb]
+        if p + 1 <= kk:
+            return stay * ((ra / p + (1.0 - ra) * rb / (p + 1.0)) -
+                           (rb / p + (1.0 - rb) * ra / (p + 1.0)))
+        return stay * (ra - rb) / p
+    if code == KTAU:
+        return (2.0 if la > lb else -2.0) / c0
+    return 0.0
+
+
+@njit(cache=True)
+def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc, c0, L,
+                 eps, out_t, out_d):
+    """Sweep one query; write its (t, delta) breakpoints; return (base value, count)."""
+    m = hi - lo
+    kk = _cutoff(code, k, m, c0)
+    idx = np.empty(m, np.int64)
+    n = 0
+    for d in range(lo, hi):
+        if keep[d]:
+            idx[n] = d
+            n += 1
+    idx = idx[:n]
+    _sort_start(s0, u, y, idx, ties, np.empty(n, np.int64))
+    # class sequence, counts of other-class documents above, u-blocks
+    seq = np.empty(n, np.int64)
+    C = np.zeros((n, L), np.int64)
+    S = np.zeros(n, np.int64)
+    block = np.empty(n, np.int64)
+    running = np.zeros(L, np.int64)
+    for p in range(n):
+        d = idx[p]
+        c = cls[d]
+        seq[p] = c
+        tot = 0
+        for l2 in range(L):
+            C[p, l2] = running[l2]
+            if l2 != c:
+                tot += running[l2]
+        S[p] = tot
+        running[c] += 1
+        block[p] = block[p - 1] if p > 0 and u[idx[p - 1]] == u[d] else p
+    base = _seq_value(code, seq, n, kk, k, gc, rc, relc, disc, c0, L)
+    # crossing events: i above j at -inf, u_i < u_j, so j passes i at t
+    n_ev = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            if seq[i] != seq[j] and u[idx[i]] != u[idx[j]]:
+                n_ev += 1
+    if n_ev == 0:
+        return base, 0
+    ev_t = np.empty(n_ev)
+    ev_down = np.empty(n_ev, np.int64)
+    ev_up = np.empty(n_ev, np.int64)
+    e = 0
+    for i in range(n):
+        di = idx[i]
+        for j in range(i + 1, n):
+            dj = idx[j]
+            if seq[i] != seq[j] and u[di] != u[dj]:
+                ev_t[e] = (s0[di] - s0[dj]) / (u[dj] - u[di])
+                ev_down[e] = i
+                ev_up[e] = j
+                e += 1
+    order = np.argsort(ev_t)
+    key = np.empty(n_ev, np.int64)
+    n_out = 0
+    g = 0
+    value = base
+    while g < n_ev:
+        # a group of (nearly) coincident events
+        t0 = ev_t[order[g]]
+        h = g + 1
+        while h < n_ev and ev_t[order[h]] - ev_t[order[h - 1]] <= eps * max(1.0, abs(t0)):
+            h += 1
+        if h - g > 1:  # bubble order inside the meeting
+            for r in range(g, h):
+                o = order[r]
+                key[r] = (block[ev_down[o]] * n + (n - 1 - ev_down[o])) * n + ev_up[o]
+            for r in range(g + 1, h):  # insertion sort of order[g:h] by key
+                kv = key[r]
+                ov = order[r]
+                w = r - 1
+                while w >= g and key[w] > kv:
+                    key[w + 1] = key[w]
+                    order[w + 1] = order[w]
+                    w -= 1
+                key[w + 1] = kv
+                order[w + 1] = ov
+        before = value
+        for r in range(g, h):
+            o = order[r]
+            a = ev_up[o]
+            b = ev_down[o]
+            la = seq[a]
+            lb = seq[b]
+            p = C[a, lb] + S[b]
+            value += _swap_delta(code, p, la, lb, a, b, C, kk, k, gc, rc, relc, disc, c0, L)
+            C[a, lb] -= 1
+            S[a] -= 1
+            C[b, la] += 1
+            S[b] += 1
+        if abs(value - before) > 1e-14:
+            out_t[n_out] = t0
+            out_d[n_out] = value - before
+            n_out += 1
+        g = h
+    return base, n_out
+
+
+@njit(cache=True, parallel=True)
+def sweep_queries(code, s0, u, y, cls, qptr, keep, offsets, k, ties, gc, rc, relc, disc,
+                  c0, empty, empty_value, L, eps, base, n_out, out_t, out_d):
+    """Per-query sweeps in parallel; query q writes its breakpoints at offsets[q]."""
+    nq = len(qptr) - 1
+    for q in prange(nq):
+        if empty[q]:
+            base[q] = empty_value
+            n_out[q] = 0
+            continue
+        a = offsets[q]
+        b = offsets[q + 1]
+        bq, cnt = _query_sweep(code, s0, u, y, cls, qptr[q], qptr[q + 1], keep, k, ties,
+                               gc, rc, relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b])
+        base[q] = bq
+        n_out[q] = cnt
+
+
+@njit(cache=True)
+def merge_profile(t, d, eps):
+    """Merge all queries' breakpoints, already sorted by t: group near-equal t (like the
+    per-query sweeps) and return (breaks, cumulative change after each break)."""
+    n = len(t)
+    breaks = np.empty(n)
+    cum = np.empty(n)
+    total = 0.0
+    g = 0
+    i = 0
+    while i < n:
+        t0 = t[i]
+        j = i
+        while j < n and (j == i or t[j] - t[j - 1] <= eps * max(1.0, abs(t0))):
+            total += d[j]
+            j += 1
+        breaks[g] = t0
+        cum[g] = total
+        g += 1
+        i = j
+    return breaks[:g], cum[:g]

@@ -1,0 +1,211 @@
+"""The exact line search: the global maximum of the mean metric along a line of scores.
+
+Scores move as s(t) = s0 + t u. Each query's metric is piecewise constant in t, so the mean
+is too; :func:`line_profile` returns it whole (every breakpoint and the value on every
+interval) from the per-query sweeps of :mod:`dfrank._linesearch`, and :func:`choose` picks a
+point from it. See DESIGN.md, "Exact line search".
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _linesearch as K
+
+__all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "choose", "RULES"]
+
+EPS = 1e-12        # crossings closer than this (relative) are one event (rounding)
+MIN_WIDTH = 1e-9   # intervals narrower than this (relative) are never chosen
+
+
+@dataclass(frozen=True)
+class LineClasses:
+    """How a metric sees labels along a line: a class per document, per-class constants."""
+    cls: np.ndarray     # (n_docs,) int64 class of each row
+    n_classes: int
+    gain: np.ndarray    # (L,) graded gain of each class (DCG family)
+    err_r: np.ndarray   # (L,) ERR stopping probability of each class
+    rel: np.ndarray     # (L,) int64: 1 if the class counts as relevant (binary metrics)
+
+    @classmethod
+    def of(cls, bound):
+        """Classes for a :class:`~dfrank.metrics.BoundMetric`."""
+        m = bound.metric
+        y = bound.y
+        if m.is_custom:
+            raise ValueError(f"the exact line search needs a built-in metric; "
+                             f"{m.name!r} is user-defined (use line_search='steps')")
+        if m.binary:
+            c = (y >= m.rel_threshold).astype(np.int64)
+            return cls(c, 2, np.zeros(2), np.zeros(2), np.array([0, 1], dtype=np.int64))
+        values, c = np.unique(y, return_inverse=True)
+        gain = (np.exp2(values) - 1.0) if m.gain == "exp" else values.copy()
+        return cls(c.astype(np.int64).ravel(), len(values), gain, gain / bound.norm,
+                   (values >= m.rel_threshold).astype(np.int64))
+
+
+@dataclass(frozen=True)
+class LineProfile:
+    """The mean metric on each interval of the line: ``values[i]`` on
+    ``(lower[i], upper[i])``; the first interval starts at -inf, the last ends at +inf."""
+    lower: np.ndarray
+    upper: np.ndarray
+    values: np.ndarray
+
+    def value_at(self, t):
+        """The mean metric at ``t`` (inside an interval)."""
+        i = int(np.searchsorted(self.upper, t, side="left"))
+        return float(self.values[min(i, len(self.values) - 1)])
+
+
+@dataclass(frozen=True)
+class LineResult:
+    """Outcome of an exact line search.
+
+    Attributes
+    ----------
+    value : float
+        The mean metric on the chosen interval.
+    t : float
+        The chosen step: the middle of the chosen interval, or past the finite end of an
+        unbounded one by the median interval width.
+    lower, upper : float
+        The chosen interval (±inf when unbounded).
+    n_crossings : int
+        Crossings of differently labelled documents swept (after pruning).
+    profile : LineProfile
+        The whole piecewise-constant profile, for other choice rules.
+    """
+    value: float
+    t: float
+    lower: float
+    upper: float
+    n_crossings: int
+    profile: LineProfile
+
+    @property
+    def width(self):
+        return self.upper - self.lower
+
+
+def line_profile(bound, classes, s0, u):
+    """The profile of ``bound``'s mean metric along s0 + t u (all t in R).
+
+    Returns ``(LineProfile, n_crossings)``.
+    """
+    m = bound.metric
+    code = m.code
+    n = len(s0)
+    keep = np.empty(n, dtype=np.bool_)
+    n_events = np.empty(bound.n_queries, dtype=np.int64)
+    prune = code in K.PRUNABLE and m.k > 0
+    K.candidates(code, s0, u, bound.y, classes.cls, bound.qptr, m.k, bound.tie_code,
+                 bound.c0, bound.empty, prune, keep, n_events)
+    offsets = np.zeros(bound.n_queries + 1, dtype=np.int64)
+    np.cumsum(n_events, out=offsets[1:])
+    total = int(offsets[-1])
+    out_t = np.empty(total)
+    out_d = np.empty(total)
+    base = np.empty(bound.n_queries)
+    n_out = np.empty(bound.n_queries, dtype=np.int64)
+    K.sweep_queries(code, s0, u, bound.y, classes.cls, bound.qptr, keep, offsets, m.k,
+                    bound.tie_code, classes.gain, classes.err_r, classes.rel, bound.disc,
+                    bound.c0, bound.empty, bound.empty_value, classes.n_classes, EPS, base,
+                    n_out, out_t, out_d)
+    # gather each query's breakpoints (query order), then a stable sort by t
+    starts = offsets[:-1]
+    sel = np.repeat(starts - np.concatenate([[0], np.cumsum(n_out)[:-1]]), n_out) + \
+        np.arange(int(n_out.sum()))
+    t_all = out_t[sel]
+    d_all = out_d[sel]
+    order = np.argsort(t_all, kind="stable")
+    breaks, cum = K.merge_profile(t_all[order], d_all[order], EPS)
+    if m.empty == "skip":
+        live = ~bound.empty
+        n_eff = int(live.sum())
+        base_sum = float(base[live].sum())
+    else:
+        n_eff = bound.n_queries
+        base_sum = float(base.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = (base_sum + np.concatenate([[0.0], cum])) / n_eff
+    lower = np.concatenate([[-np.inf], breaks])
+    upper = np.concatenate([breaks, [np.inf]])
+    return LineProfile(lower, upper, values), total
+
+
+def _eligible(profile, min_width):
+    lo, hi = profile.lower, profile.upper
+    scale = np.maximum(1.0, np.maximum(np.abs(np.where(np.isfinite(lo), lo, 0.0)),
+                                       np.abs(np.where(np.isfinite(hi), hi, 0.0))))
+    return ~np.isfinite(hi - lo) | ((hi - lo) > min_width * scale)
+
+
+def _window_min(profile, window):
+    """For each interval, the lowest value within ``window`` (in t) of its middle."""
+    lo, hi, v = profile.lower, profile.upper, profile.values
+    mid = _middles(profile)
+    out = np.empty(len(v))
+    for i in range(len(v)):  # profiles are short for the rules that use this
+        a = np.searchsorted(hi, mid[i] - window, side="left")
+        b = np.searchsorted(lo, mid[i] + window, side="right")
+        out[i] = v[a:b].min()
+    return out
+
+
+def _middles(profile):
+    lo, hi = profile.lower, profile.upper
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    widths = (hi - lo)[bounded]
+    step = float(np.median(widths)) if widths.size else None
+    mid = np.zeros(len(lo))
+    mid[bounded] = 0.5 * (lo[bounded] + hi[bounded])
+    for i in np.flatnonzero(~bounded):
+        if np.isfinite(lo[i]):
+            mid[i] = lo[i] + (step if step is not None else max(abs(lo[i]), 1.0))
+        elif np.isfinite(hi[i]):
+            mid[i] = hi[i] - (step if step is not None else max(abs(hi[i]), 1.0))
+    return mid
+
+
+def choose(profile, n_crossings=0, rule="best", window=None, min_width=MIN_WIDTH, tol=1e-12):
+    """Pick a point of a :class:`LineProfile` and return a :class:`LineResult`.
+
+    Rules
+    -----
+    ``"best"``
+        The highest value; among equal values the interval nearest t = 0 (an interval
+        containing 0 is at distance 0); its middle.
+    ``"plateau"``
+        The interval whose worst value within ``window`` of its middle is highest (ties:
+        higher own value, then nearest 0): prefers wide plateaus over narrow peaks, which
+        generalize poorly and strand the next line search. ``window`` defaults to the
+        median interval width.
+
+    Intervals narrower than ``min_width`` (relative to |t|) are never chosen: they are
+    rounding artefacts where crossings coincide.
+    """
+    if rule not in RULES:
+        raise ValueError(f"unknown line-search rule {rule!r}; known: {sorted(RULES)}")
+    lo, hi, v = profile.lower, profile.upper, profile.values
+    mid = _middles(profile)
+    ok = _eligible(profile, min_width)
+    if rule == "plateau" and len(v) > 2:
+        bounded = np.isfinite(lo) & np.isfinite(hi)
+        w = window if window is not None else float(np.median((hi - lo)[bounded])) \
+            if bounded.any() else 1.0
+        score = _window_min(profile, w)
+    else:
+        score = v
+    best = np.max(score[ok])
+    cand = ok & (score >= best - tol)
+    if rule == "plateau":
+        vbest = np.max(v[cand])
+        cand &= v >= vbest - tol
+    dist = np.where(lo > 0, lo, np.where(hi < 0, -hi, 0.0))
+    i = int(np.flatnonzero(cand)[np.argmin(dist[cand])])
+    t = 0.0 if (len(v) == 1) else float(mid[i])
+    return LineResult(float(v[i]), t, float(lo[i]), float(hi[i]), int(n_crossings), profile)
+
+
+RULES = ("best", "plateau")

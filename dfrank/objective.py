@@ -1,0 +1,317 @@
+"""Objectives: what every strategy maximizes, with evaluation counting and budgets.
+
+An objective owns the count of evaluations, the best point so far and the anytime trace,
+so strategies can neither miscount nor lose the best point: when a budget runs out the
+objective raises :class:`BudgetExhausted`, which carries that best point.
+
+* :class:`LinearObjective` — the mean metric of the linear ranker at a simplex point, batched
+  through one parallel scoring pass, with the exact line search.
+* :class:`ScoringObjective` — a retrieval model ``score_fn(x)`` with a few parameters (BM25
+  k1 and b) on a :class:`~dfrank.Box`.
+* :class:`FunctionObjective` — any black-box ``fn(x) -> float``.
+"""
+
+import time
+
+import numpy as np
+
+from ._scoring import linear_scores, transpose_features
+from .data import RankingData
+from .linesearch import LineClasses, choose, line_profile
+from .spaces import Box, Simplex
+
+__all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
+           "FunctionObjective"]
+
+
+class BudgetExhausted(Exception):
+    """The evaluation or time budget ran out; carries the best point found so far."""
+
+    def __init__(self, reason, best_point, best_value, n_evals):
+        super().__init__(f"budget exhausted ({reason}) after {n_evals} evaluations; "
+                         f"best value {best_value}")
+        self.reason = reason
+        self.best_point = best_point
+        self.best_value = best_value
+        self.n_evals = n_evals
+
+
+def _check_budget(max_evals, max_seconds):
+    if max_evals is not None:
+        if int(max_evals) != max_evals or max_evals < 0:
+            raise ValueError(f"max_evals must be an integer >= 0, got {max_evals!r}")
+        max_evals = int(max_evals)
+    if max_seconds is not None:
+        if not (max_seconds >= 0) or not np.isfinite(max_seconds):
+            raise ValueError(f"max_seconds must be a finite number >= 0, got {max_seconds!r}")
+        max_seconds = float(max_seconds)
+    return max_evals, max_seconds
+
+
+class Objective:
+    """Base class: a function of a point of ``space`` to maximize, counted and budgeted.
+
+    Subclasses implement ``_values(points) -> ndarray`` for a (P, dim) array of valid points.
+
+    Attributes
+    ----------
+    space : Simplex or Box
+    n_evals : int
+        Points evaluated so far, plus one per exact line search.
+    best_point, best_value
+        The best evaluated point (first one wins among equals) and its value.
+    """
+
+    is_linear = False  # has the exact line search (LinearObjective)
+
+    def __init__(self, space, *, max_evals=None, max_seconds=None):
+        self.space = space
+        self.max_evals, self.max_seconds = _check_budget(max_evals, max_seconds)
+        self.reset()
+
+    # ------------------------------------------------------------------ bookkeeping
+    def reset(self):
+        """Forget the count, best point and trace (the budget stays)."""
+        self.n_evals = 0
+        self.n_lines = 0
+        self.best_point = None
+        self.best_value = -np.inf
+        self._t0 = None
+        self._trace = [(0, 0.0, -np.inf)]
+
+    def set_budget(self, max_evals=None, max_seconds=None):
+        self.max_evals, self.max_seconds = _check_budget(max_evals, max_seconds)
+
+    def start_clock(self):
+        if self._t0 is None:
+            self._t0 = time.perf_counter()
+
+    @property
+    def elapsed(self):
+        return 0.0 if self._t0 is None else time.perf_counter() - self._t0
+
+    @property
+    def trace(self):
+        """Best value after each improvement: dict of arrays ``evals``, ``seconds``,
+        ``values`` (a step function of the evaluation count and of time)."""
+        tr = np.array(self._trace, dtype=float)
+        return {"evals": tr[:, 0].astype(np.int64), "seconds": tr[:, 1], "values": tr[:, 2]}
+
+    def _exhausted(self, reason):
+        return BudgetExhausted(reason, None if self.best_point is None else
+                               self.best_point.copy(), self.best_value, self.n_evals)
+
+    def _allowance(self, n):
+        """How many of ``n`` evaluations the budget allows now (raises if none)."""
+        self.start_clock()
+        if self.max_seconds is not None and self.elapsed >= self.max_seconds:
+            raise self._exhausted("time")
+        if self.max_evals is None:
+            return n
+        left = self.max_evals - self.n_evals
+        if left <= 0:
+            raise self._exhausted("evaluations")
+        return min(n, left)
+
+    def _record(self, points, values):
+        self.n_evals += len(values)
+        if len(values):
+            i = int(np.argmax(values))
+            if values[i] > self.best_value:
+                self.best_value = float(values[i])
+                self.best_point = np.array(points[i], dtype=np.float64)
+                self._trace.append((self.n_evals - len(values) + i + 1, self.elapsed,
+                                    self.best_value))
+
+    # ------------------------------------------------------------------ evaluation
+    def check_points(self, points):
+        pts = np.asarray(points, dtype=np.float64)
+        if pts.ndim == 1:
+            pts = pts[None, :]
+        if pts.ndim != 2:
+            raise ValueError(f"points must be a (P, {self.space.dim}) array, got {pts.shape}")
+        return self.space.check(pts)
+
+    def batch(self, points):
+        """Values of the rows of ``points`` (P, dim). Stops exactly at the budget: the
+        allowed prefix is evaluated and recorded, then BudgetExhausted is raised."""
+        pts = self.check_points(points)
+        n = self._allowance(len(pts))
+        values = self._values(pts[:n]) if n else np.empty(0)
+        self._record(pts[:n], values)
+        if n < len(pts):
+            raise self._exhausted("evaluations")
+        return values
+
+    def __call__(self, point):
+        """Value at one point."""
+        return float(self.batch(np.asarray(point, dtype=np.float64)[None, :])[0])
+
+    def _values(self, pts):
+        raise NotImplementedError
+
+
+class LinearObjective(Objective):
+    """Mean metric of the linear ranker ``w = Simplex.to_weights(lambda)`` on ``data``.
+
+    Parameters
+    ----------
+    data : RankingData
+    metric : str, Metric or numba function
+    ties : tie policy of the metric (default "pessimistic": an optimizer cannot profit
+        from ties)
+    max_evals, max_seconds : optional budget
+    **metric_options : gain, rel_threshold, empty, max_grade
+    """
+
+    is_linear = True
+
+    def __init__(self, data, metric="ndcg@10", *, ties="pessimistic", max_evals=None,
+                 max_seconds=None, **metric_options):
+        if not isinstance(data, RankingData):
+            raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
+        from .api import bind_metric
+
+        self.data = data
+        self.bound = bind_metric(data, metric, ties, **metric_options)
+        self.metric = self.bound.metric
+        self.ties = ties
+        XT = data._cache.get("XT")
+        if XT is None:
+            XT = data._cache["XT"] = transpose_features(data.X)
+        self.XT = XT
+        self._classes = None
+        super().__init__(Simplex(data.n_features), max_evals=max_evals, max_seconds=max_seconds)
+
+    def __repr__(self):
+        return (f"LinearObjective({self.metric.name!r}, n_queries={self.data.n_queries}, "
+                f"n_features={self.data.n_features}, ties={self.ties!r})")
+
+    # ------------------------------------------------------------------ scores and values
+    def scores(self, points):
+        """Scores of one simplex point (n_docs,) or of a batch (P, n_docs)."""
+        pts = np.asarray(points, dtype=np.float64)
+        return linear_scores(self.XT, self.space.to_weights(pts))
+
+    def _values(self, pts):
+        # score matrices of at most ~64 MB at a time
+        step = max(1, (64 << 20) // (8 * self.data.n_docs))
+        out = np.empty(len(pts))
+        for a in range(0, len(pts), step):
+            S = linear_scores(self.XT, self.space.to_weights(pts[a:a + step]))
+            out[a:a + step] = self.bound.mean(self.bound.per_query_batch(S))
+        return out
+
+    def per_query(self, point):
+        """Per-query metric values at one point (not counted as an evaluation)."""
+        lam = self.space.check(np.asarray(point, dtype=np.float64))
+        return self.bound.per_query(self.scores(lam))
+
+    def value_of_scores(self, scores):
+        """Mean metric of a score vector (not counted)."""
+        return float(self.bound.mean(self.bound.per_query(scores)))
+
+    # ------------------------------------------------------------------ line search
+    @property
+    def classes(self):
+        if self._classes is None:
+            self._classes = LineClasses.of(self.bound)
+        return self._classes
+
+    def line_scores(self, s0, u, *, rule="best", window=None):
+        """Exact line search along s0 + t u (scores); counts one evaluation.
+
+        Returns a :class:`~dfrank.linesearch.LineResult`. The caller records the point.
+        """
+        self._allowance(1)
+        profile, n_cross = line_profile(self.bound, self.classes, s0, u)
+        self.n_evals += 1
+        self.n_lines += 1
+        return choose(profile, n_cross, rule=rule, window=window)
+
+    def line(self, point, direction, *, rule="best", window=None):
+        """Exact line search from simplex point ``point`` along ``direction`` (d + 1
+        coordinates): scores move along X . to_weights(point + t direction), over all
+        t in R. The new point is ``Simplex.project(point + t direction)``; it is recorded
+        as evaluated with the line's value. Counts one evaluation.
+        """
+        lam = self.space.check(np.asarray(point, dtype=np.float64))
+        delta = np.asarray(direction, dtype=np.float64)
+        if delta.shape != (self.space.dim,) or not np.all(np.isfinite(delta)):
+            raise ValueError(f"direction must have {self.space.dim} finite coordinates, "
+                             f"got shape {delta.shape}")
+        W = np.vstack([self.space.to_weights(lam), self.space.direction_to_weights(delta)])
+        s0, u = linear_scores(self.XT, W)
+        res = self.line_scores(s0, u, rule=rule, window=window)
+        new = lam if res.t == 0 else self.space.project(lam + res.t * delta)
+        self.n_evals -= 1  # _record counts it again
+        self._record(new[None, :], np.array([res.value]))
+        return res
+
+
+class ScoringObjective(Objective):
+    """A retrieval model with a few parameters: ``score_fn(x)`` gives one score per
+    document of ``data`` and the objective is the mean metric of those scores.
+
+    Parameters
+    ----------
+    score_fn : callable x -> array (n_docs,)
+    data : RankingData (only labels and queries are used)
+    space : Box (or Simplex)
+    metric, ties, max_evals, max_seconds, **metric_options : as :class:`LinearObjective`
+    """
+
+    def __init__(self, score_fn, data, space, metric="ndcg@10", *, ties="pessimistic",
+                 max_evals=None, max_seconds=None, **metric_options):
+        if not callable(score_fn):
+            raise TypeError("score_fn must be callable: x -> one score per document")
+        if not isinstance(space, (Box, Simplex)):
+            raise TypeError(f"space must be a Box or a Simplex, got {type(space).__name__}")
+        from .api import bind_metric
+
+        self.score_fn = score_fn
+        self.data = data
+        self.bound = bind_metric(data, metric, ties, **metric_options)
+        self.metric = self.bound.metric
+        self.ties = ties
+        super().__init__(space, max_evals=max_evals, max_seconds=max_seconds)
+
+    def scores(self, x):
+        s = np.asarray(self.score_fn(np.array(x, dtype=np.float64)))
+        if s.shape != (self.data.n_docs,):
+            raise ValueError(f"score_fn returned shape {s.shape}; expected "
+                             f"({self.data.n_docs},), one score per document")
+        s = np.ascontiguousarray(s, dtype=np.float64)
+        if not np.all(np.isfinite(s)):
+            i = int(np.flatnonzero(~np.isfinite(s))[0])
+            raise ValueError(f"score_fn returned {s[i]} for document {i} at x = {x}; "
+                             "scores must be finite")
+        return s
+
+    def _values(self, pts):
+        S = np.vstack([self.scores(x) for x in pts])
+        return self.bound.mean(self.bound.per_query_batch(S))
+
+    def per_query(self, x):
+        return self.bound.per_query(self.scores(self.space.check(np.asarray(x, float))))
+
+
+class FunctionObjective(Objective):
+    """Any black-box ``fn(x) -> float`` to maximize over ``space``."""
+
+    def __init__(self, fn, space, *, max_evals=None, max_seconds=None):
+        if not callable(fn):
+            raise TypeError("fn must be callable: x -> float")
+        if not isinstance(space, (Box, Simplex)):
+            raise TypeError(f"space must be a Box or a Simplex, got {type(space).__name__}")
+        self.fn = fn
+        super().__init__(space, max_evals=max_evals, max_seconds=max_seconds)
+
+    def _values(self, pts):
+        out = np.empty(len(pts))
+        for i, x in enumerate(pts):
+            v = float(self.fn(np.array(x)))
+            if not np.isfinite(v):
+                raise ValueError(f"fn returned {v} at x = {x}; values must be finite")
+            out[i] = v
+        return out

@@ -1,0 +1,136 @@
+"""The exact line search against brute force on small generated datasets."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import dfrank
+from dfrank._scoring import linear_scores
+
+METRICS = ["ndcg@3", "ndcg", "dcg@2", "map", "map@3", "p@2", "recall@2", "mrr", "rr@2",
+           "err@3", "rprec", "kendall_tau"]
+
+
+def crossing_midpoints(data, s0, u):
+    """Every t where two documents of one query cross (rounding-level duplicates merged),
+    and one point inside each interval between them."""
+    ts = []
+    for q in range(data.n_queries):
+        r = data.query_rows(q)
+        a, b = np.triu_indices(r.stop - r.start, 1)
+        a, b = a + r.start, b + r.start
+        ok = u[a] != u[b]
+        ts.append((s0[b[ok]] - s0[a[ok]]) / (u[a[ok]] - u[b[ok]]))
+    ts = np.unique(np.concatenate(ts)) if ts else np.empty(0)
+    merged = []
+    for t in ts:
+        if not merged or t - merged[-1] > 1e-9 * max(1.0, abs(t)):
+            merged.append(t)
+    ts = np.array(merged)
+    if len(ts) == 0:
+        return np.array([0.0])
+    return np.concatenate([[ts[0] - 1.0], (ts[1:] + ts[:-1]) / 2, [ts[-1] + 1.0]])
+
+
+@st.composite
+def line_case(draw):
+    nq = draw(st.integers(1, 4))
+    sizes = [draw(st.integers(1, 8)) for _ in range(nq)]
+    n = sum(sizes)
+    d = draw(st.integers(1, 4))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    # small integer features: identical rows (identical lines) and coincident crossings
+    X = rng.integers(0, 3, (n, d)).astype(float)
+    y = rng.integers(0, draw(st.integers(2, 5)), n).astype(float)
+    data = dfrank.RankingData.from_arrays(X, y, np.repeat(np.arange(nq), sizes))
+    lam = dfrank.Simplex(d).sample(rng)
+    kind = draw(st.sampled_from(["random", "coordinate"]))
+    delta = rng.normal(size=d + 1) if kind == "random" else np.eye(d + 1)[rng.integers(d + 1)]
+    return data, lam, delta
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable"])
+@pytest.mark.parametrize("metric", METRICS)
+@settings(max_examples=40, deadline=None)
+@given(case=line_case())
+def test_line_search_matches_brute_force(case, metric, ties):
+    data, lam, delta = case
+    obj = dfrank.LinearObjective(data, metric, ties=ties)
+    res = obj.line(lam, delta)
+    sp = obj.space
+    s0, u = linear_scores(obj.XT, np.vstack([sp.to_weights(lam), sp.direction_to_weights(delta)]))
+    mids = crossing_midpoints(data, s0, u)
+    brute = np.array([obj.value_of_scores(s0 + t * u) for t in mids])
+    assert res.value == pytest.approx(brute.max(), abs=1e-9)
+    # the profile is right on every interval
+    prof = res.profile
+    for t, v in zip(mids, brute):
+        assert prof.value_at(t) == pytest.approx(v, abs=1e-9)
+    # the objective at the returned t (and at the projected point) equals the value
+    assert obj.value_of_scores(s0 + res.t * u) == pytest.approx(res.value, abs=1e-9)
+    if res.t != 0:
+        new = sp.project(lam + res.t * delta)
+        fresh = dfrank.LinearObjective(data, metric, ties=ties)
+        assert fresh(new) == pytest.approx(res.value, abs=1e-9)
+    assert res.lower < res.t < res.upper or (res.t == 0 and len(prof.values) == 1)
+
+
+def test_chooses_nearest_zero_among_equals_and_steps_past_unbounded_end():
+    # one query, two documents: the relevant one wins for t > 1 (unbounded best interval)
+    X = np.array([[0.0, 1.0], [1.0, 0.0]])
+    data = dfrank.RankingData.from_arrays(X, [0, 1], [1, 1])
+    obj = dfrank.LinearObjective(data, "p@1")
+    s0 = np.array([1.0, 0.0])
+    u = np.array([0.0, 1.0])
+    res = obj.line_scores(s0, u)
+    assert res.value == 1.0 and res.lower == pytest.approx(1.0) and res.upper == np.inf
+    assert res.t > 1.0
+    # a line that never changes the ranking: t = 0
+    flat = obj.line_scores(s0, np.zeros(2))
+    assert flat.t == 0.0 and flat.value == 0.0 and flat.n_crossings == 0
+
+
+def test_plateau_rule_prefers_wide_intervals():
+    from dfrank.linesearch import LineProfile, choose
+    prof = LineProfile(np.array([-np.inf, 0.0, 0.01, 1.0, 3.0]),
+                       np.array([0.0, 0.01, 1.0, 3.0, np.inf]),
+                       np.array([0.2, 0.9, 0.5, 0.85, 0.1]))
+    assert choose(prof, rule="best").t == pytest.approx(0.005)
+    wide = choose(prof, rule="plateau", window=0.5)
+    assert wide.t == pytest.approx(2.0) and wide.value == 0.85
+    with pytest.raises(ValueError, match="rule"):
+        choose(prof, rule="steepest")
+
+
+def test_pruning_keeps_top_k_exact_on_long_queries():
+    rng = np.random.default_rng(3)
+    sizes = [60, 90, 5]
+    n = sum(sizes)
+    X = np.round(rng.random((n, 4)), 2)
+    y = rng.integers(0, 3, n).astype(float)
+    data = dfrank.RankingData.from_arrays(X, y, np.repeat(range(3), sizes))
+    for metric in ["ndcg@5", "p@3", "err@4", "map@5", "rr@3"]:
+        obj = dfrank.LinearObjective(data, metric)
+        for j in range(5):
+            lam = obj.space.sample(rng)
+            res = obj.line(lam, np.eye(5)[j])
+            sp = obj.space
+            s0, u = linear_scores(obj.XT, np.vstack([sp.to_weights(lam),
+                                                      sp.direction_to_weights(np.eye(5)[j])]))
+            mids = crossing_midpoints(data, s0, u)
+            brute = max(obj.value_of_scores(s0 + t * u) for t in mids)
+            assert res.value == pytest.approx(brute, abs=1e-9), metric
+
+
+def test_user_metric_has_no_exact_line_search():
+    from numba import njit
+
+    @njit
+    def top(labels, k):
+        return labels[0]
+
+    data = dfrank.RankingData.from_arrays(np.eye(2), [0, 1], [1, 1])
+    obj = dfrank.LinearObjective(data, top)
+    with pytest.raises(ValueError, match="steps"):
+        obj.line(obj.space.center(), [1.0, 0.0, 0.0])

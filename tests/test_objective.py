@@ -1,0 +1,142 @@
+"""Objectives: batch == loop of singles, exact budgets, best-so-far, bad input."""
+
+import time
+
+import numpy as np
+import pytest
+
+import dfrank
+from dfrank import Box, BudgetExhausted, FunctionObjective, LinearObjective, ScoringObjective
+
+
+def planted(nq=20, m=15, d=5, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    n = nq * m
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=d)
+    s = X @ w + 0.5 * rng.normal(size=n)
+    y = np.digitize(s, np.quantile(s, [0.6, 0.85, 0.95])).astype(float)
+    return dfrank.RankingData.from_arrays(X.astype(dtype), y, np.repeat(np.arange(nq), m))
+
+
+@pytest.mark.parametrize("metric", ["ndcg@10", "map", "p@5", "mrr", "err@5"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_batch_equals_loop_of_singles_exactly(metric, dtype):
+    data = planted(dtype=dtype)
+    obj = LinearObjective(data, metric)
+    pts = obj.space.sample(np.random.default_rng(1), 37)
+    batch = obj.batch(pts)
+    singles = np.array([LinearObjective(data, metric)(p) for p in pts])
+    assert np.array_equal(batch, singles)
+    assert obj.n_evals == 37
+    # and equals the metric of the weights' scores
+    w = obj.space.to_weights(pts[3])
+    assert batch[3] == pytest.approx(dfrank.evaluate(data.X.astype(float) @ w, data, metric),
+                                     abs=1e-12 if dtype == np.float64 else 1e-2)
+
+
+def test_budget_stops_exactly():
+    data = planted()
+    obj = LinearObjective(data, "ndcg@10", max_evals=10)
+    pts = obj.space.sample(np.random.default_rng(0), 7)
+    obj.batch(pts)
+    with pytest.raises(BudgetExhausted) as e:
+        obj.batch(pts)
+    assert obj.n_evals == 10 and e.value.n_evals == 10
+    all_vals = LinearObjective(data, "ndcg@10").batch(np.vstack([pts, pts[:3]]))
+    assert e.value.best_value == all_vals.max()
+    np.testing.assert_array_equal(e.value.best_point, np.vstack([pts, pts[:3]])[np.argmax(all_vals)])
+    with pytest.raises(BudgetExhausted):
+        obj(pts[0])
+    assert obj.n_evals == 10
+
+
+def test_line_search_counts_and_budget():
+    data = planted()
+    obj = LinearObjective(data, "map", max_evals=2)
+    lam = obj.space.center()
+    obj.line(lam, np.eye(6)[0])
+    obj.line(lam, np.eye(6)[1])
+    assert obj.n_evals == 2 and obj.n_lines == 2
+    with pytest.raises(BudgetExhausted):
+        obj.line(lam, np.eye(6)[2])
+
+
+def test_time_budget():
+    data = planted()
+    obj = LinearObjective(data, "ndcg@10", max_seconds=0.05)
+    pts = obj.space.sample(np.random.default_rng(0), 5)
+    with pytest.raises(BudgetExhausted) as e:
+        while True:
+            obj.batch(pts)
+            time.sleep(0.01)
+    assert e.value.reason == "time" and e.value.best_point is not None
+
+
+def test_trace_is_monotone_step_function():
+    data = planted()
+    obj = LinearObjective(data, "ndcg@10")
+    for _ in range(5):
+        obj.batch(obj.space.sample(np.random.default_rng(_), 8))
+    tr = obj.trace
+    assert np.all(np.diff(tr["values"]) > 0) and np.all(np.diff(tr["evals"]) > 0)
+    assert tr["values"][-1] == obj.best_value
+
+
+@pytest.mark.parametrize("bad,match", [
+    (np.ones(3) / 3, "6 coordinates"),
+    (np.array([1.2, -0.2, 0, 0, 0, 0]), ">= 0"),
+    (np.array([np.inf, 0, 0, 0, 0, 0]), "non-finite"),
+])
+def test_bad_points(bad, match):
+    obj = LinearObjective(planted(), "ndcg@10")
+    with pytest.raises(ValueError, match=match):
+        obj(bad)
+    with pytest.raises(ValueError, match=match):
+        obj.line(bad, np.eye(6)[0])
+    with pytest.raises(ValueError, match="direction must have 6 finite"):
+        obj.line(obj.space.center(), np.ones(3))
+
+
+def test_bad_budget_and_data():
+    data = planted()
+    with pytest.raises(ValueError, match="max_evals"):
+        LinearObjective(data, max_evals=-1)
+    with pytest.raises(ValueError, match="max_seconds"):
+        LinearObjective(data, max_seconds=-2.0)
+    with pytest.raises(TypeError, match="RankingData"):
+        LinearObjective(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="unknown metric"):
+        LinearObjective(data, "ndgc@10")
+
+
+def test_scoring_objective_bm25_like():
+    data = planted(d=2)
+    X = data.X
+
+    def score(x):  # a two-parameter "retrieval model"
+        return X[:, 0] * x[0] + np.tanh(X[:, 1] * x[1])
+
+    obj = ScoringObjective(score, data, Box([0, 0], [3, 1], names=["k1", "b"]), "ndcg@10")
+    v = obj([1.2, 0.75])
+    assert 0 <= v <= 1 and obj.n_evals == 1
+    assert np.array_equal(obj.batch([[1.2, 0.75], [0, 1]])[:1], [v])
+
+    bad_len = ScoringObjective(lambda x: np.ones(5), data, Box([0], [1]))
+    with pytest.raises(ValueError, match="one score per document"):
+        bad_len([0.5])
+    nan = ScoringObjective(lambda x: np.full(data.n_docs, np.nan), data, Box([0], [1]))
+    with pytest.raises(ValueError, match="finite"):
+        nan([0.5])
+    with pytest.raises(ValueError, match="outside"):
+        obj([4.0, 0.5])
+
+
+def test_function_objective():
+    obj = FunctionObjective(lambda x: -((x - 0.3) ** 2).sum(), Box([0, 0], [1, 1]), max_evals=3)
+    assert obj([0.3, 0.3]) == 0.0
+    obj.batch([[0, 0], [1, 1]])
+    with pytest.raises(BudgetExhausted):
+        obj([0.5, 0.5])
+    with pytest.raises(ValueError, match="finite"):
+        FunctionObjective(lambda x: np.nan, Box([0], [1]))([0.5])
