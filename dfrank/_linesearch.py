@@ -23,6 +23,7 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import njit, prange
 
+from ._sort import radix_argsort
 from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 
@@ -86,21 +87,28 @@ def _sort_start(s0, u, y, idx, ties, tmp):
 
 @njit(cache=True)
 def _dominated(s0, u, y, lo, hi, d, kk, ties):
-    """True if at least kk rows stay above row d for all t > 0 and kk for all t < 0."""
+    """True if at least kk rows stay above row d for all t > 0 and kk for all t < 0.
+
+    Row c stays above d on t > 0 if s0_c >= s0_d and u_c >= u_d (on t < 0: u_c <= u_d),
+    not both equal; an identical line (both equal) stays above d if the tie rule says so.
+    The counting loop is branch-free so it vectorizes.
+    """
+    sd = s0[d]
+    ud = u[d]
     pos = 0
     neg = 0
+    ident = 0
     for c in range(lo, hi):
-        if c == d:
-            continue
-        if s0[c] == s0[d] and u[c] == u[d]:
-            if _tie_above(y, c, d, ties):
+        ge = s0[c] >= sd
+        pos += ge & (u[c] >= ud)
+        neg += ge & (u[c] <= ud)
+        ident += (s0[c] == sd) & (u[c] == ud)
+    pos -= ident
+    neg -= ident
+    if ident > 1:
+        for c in range(lo, hi):
+            if c != d and s0[c] == sd and u[c] == ud and _tie_above(y, c, d, ties):
                 pos += 1
-                neg += 1
-            continue
-        if s0[c] >= s0[d]:
-            if u[c] >= u[d]:
-                pos += 1
-            if u[c] <= u[d]:
                 neg += 1
     return pos >= kk and neg >= kk
 
@@ -183,65 +191,28 @@ def _seq_value(code, seq, n, kk, k, gc, rc, relc, disc, c0, L):
 
 
 @njit(cache=True)
-def _swap_delta(code, p, la, lb, a, b, C, kk, k, gc, rc, relc, disc, c0, L):
-    """Change of the metric when ``a`` (class la, at p + 1) and ``b`` (class lb, at p)
-    swap; p is 1-based and C holds the counts before the swap."""
-    if code == NDCG or code == DCG:
-        if p + 1 <= kk:
-            d = (gc[la] - gc[lb]) * (disc[p - 1] - disc[p])
-        elif p == kk:
-            d = (gc[la] - gc[lb]) * disc[p - 1]
-        else:
-            return 0.0
-        return d / c0 if code == NDCG else d
-    if code == PREC or code == RECALL or code == RPREC:
-        if p != kk:
-            return 0.0
-        d = float(relc[la] - relc[lb])
-        return d / k if code == PREC else d / c0
-    if code == AP:
-        if p > kk:
-            return 0.0
-        if relc[la]:  # a relevant moves up from p + 1 to p
-            c = C[b, 1] + 1.0
-            if p + 1 <= kk:
-                return c * (1.0 / p - 1.0 / (p + 1.0)) / c0
-            return c / p / c0
-        c = float(C[a, 1])  # b relevant moves down; relevant at or above b
-        if p + 1 <= kk:
-            return c * (1.0 / (p + 1.0) - 1.0 / p) / c0
-        return -c / p / c0
-    if code == RR:
-        if p > kk:
-            return 0.0
-        if relc[la]:
-            if C[b, 1] != 0:
-                return 0.0
-            if p + 1 <= kk:
-                return 1.0 / p - 1.0 / (p + 1.0)
-            return 1.0 / p
-        if C[a, 1] != 1:  # b is the first relevant only if it is the only one above a
-            return 0.0
-        if p + 1 <= kk:
-            return 1.0 / (p + 1.0) - 1.0 / p
-        return -1.0 / p
-    if code == ERR:
-        if p > kk:
-            return 0.0
-        stay = 1.0  # prod of (1 - R) over the documents above position p
-        for l2 in range(L):
-            n_above = C[a, lb] - 1 if l2 == lb else C[b, l2]
-            if n_above > 0:
-                stay *= (1.0 - rc[l2]) ** n_above
-        ra = rc[la]
-        rb = rc[lb]
-        if p + 1 <= kk:
-            return stay * ((ra / p + (1.0 - ra) * rb / (p + 1.0)) -
-                           (rb / p + (1.0 - rb) * ra / (p + 1.0)))
-        return stay * (ra - rb) / p
-    if code == KTAU:
-        return (2.0 if la > lb else -2.0) / c0
-    return 0.0
+def _err_delta(p, la, lb, a, b, C, kk, rc, L):
+    """ERR change of swapping positions p, p + 1 (a of class la moves up past b)."""
+    stay = 1.0  # prod of (1 - R) over the documents above position p
+    for l2 in range(L):
+        n_above = C[a, lb] - 1 if l2 == lb else C[b, l2]
+        if n_above > 0:
+            stay *= (1.0 - rc[l2]) ** n_above
+    ra = rc[la]
+    rb = rc[lb]
+    if p + 1 <= kk:
+        return stay * ((ra / p + (1.0 - ra) * rb / (p + 1.0)) -
+                       (rb / p + (1.0 - rb) * ra / (p + 1.0)))
+    return stay * (ra - rb) / p
+
+
+@njit(cache=True, inline="always")
+def _bubble_key(pair, n, block):
+    """Order of an event inside a meeting: the down document's u-block (top first), then
+    the down document bottom-first, then the up document top-first."""
+    down = pair // n
+    up = pair - down * n
+    return (block[down] * n + (n - 1 - down)) * n + up
 
 
 @njit(cache=True)
@@ -277,17 +248,21 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc,
         running[c] += 1
         block[p] = block[p - 1] if p > 0 and u[idx[p - 1]] == u[d] else p
     base = _seq_value(code, seq, n, kk, k, gc, rc, relc, disc, c0, L)
-    # crossing events: i above j at -inf, u_i < u_j, so j passes i at t
-    n_ev = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            if seq[i] != seq[j] and u[idx[i]] != u[idx[j]]:
-                n_ev += 1
+    # per-swap scale: 1/IDCG (NDCG), 1/R (AP, recall, R-prec), 1/k (P@k), 2/pairs (tau)
+    scale = 1.0
+    if code == NDCG or code == AP or code == RECALL or code == RPREC:
+        scale = 1.0 / c0
+    elif code == PREC:
+        scale = 1.0 / k
+    elif code == KTAU:
+        scale = 2.0 / c0
+    # crossing events: i above j at -inf, u_i < u_j, so j passes i at t (n_ev of them,
+    # counted by `candidates`)
+    n_ev = len(out_t)
     if n_ev == 0:
         return base, 0
     ev_t = np.empty(n_ev)
-    ev_down = np.empty(n_ev, np.int64)
-    ev_up = np.empty(n_ev, np.int64)
+    ev_pair = np.empty(n_ev, np.int64)  # down * n + up
     e = 0
     for i in range(n):
         di = idx[i]
@@ -295,43 +270,77 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc,
             dj = idx[j]
             if seq[i] != seq[j] and u[di] != u[dj]:
                 ev_t[e] = (s0[di] - s0[dj]) / (u[dj] - u[di])
-                ev_down[e] = i
-                ev_up[e] = j
+                ev_pair[e] = i * n + j
                 e += 1
-    order = np.argsort(ev_t)
-    key = np.empty(n_ev, np.int64)
+    order = radix_argsort(ev_t)
+    ts = ev_t[order]          # sorted, so the sweep reads memory in order
+    pair = ev_pair[order]
     n_out = 0
     g = 0
     value = base
     while g < n_ev:
         # a group of (nearly) coincident events
-        t0 = ev_t[order[g]]
+        t0 = ts[g]
         h = g + 1
-        while h < n_ev and ev_t[order[h]] - ev_t[order[h - 1]] <= eps * max(1.0, abs(t0)):
+        while h < n_ev and ts[h] - ts[h - 1] <= eps * max(1.0, abs(t0)):
             h += 1
-        if h - g > 1:  # bubble order inside the meeting
-            for r in range(g, h):
-                o = order[r]
-                key[r] = (block[ev_down[o]] * n + (n - 1 - ev_down[o])) * n + ev_up[o]
-            for r in range(g + 1, h):  # insertion sort of order[g:h] by key
-                kv = key[r]
-                ov = order[r]
+        if h - g > 1:  # bubble order inside the meeting: insertion sort by key
+            for r in range(g + 1, h):
+                pv = pair[r]
+                kv = _bubble_key(pv, n, block)
                 w = r - 1
-                while w >= g and key[w] > kv:
-                    key[w + 1] = key[w]
-                    order[w + 1] = order[w]
+                while w >= g and _bubble_key(pair[w], n, block) > kv:
+                    pair[w + 1] = pair[w]
                     w -= 1
-                key[w + 1] = kv
-                order[w + 1] = ov
+                pair[w + 1] = pv
         before = value
         for r in range(g, h):
-            o = order[r]
-            a = ev_up[o]
-            b = ev_down[o]
+            b = pair[r] // n
+            a = pair[r] - b * n
             la = seq[a]
             lb = seq[b]
-            p = C[a, lb] + S[b]
-            value += _swap_delta(code, p, la, lb, a, b, C, kk, k, gc, rc, relc, disc, c0, L)
+            p = C[a, lb] + S[b]  # b's position; a moves to p, b to p + 1
+            # the metric's change, written out here: a call per event costs more than
+            # the arithmetic (measured)
+            if p > kk and code != KTAU:
+                pass
+            elif code == NDCG or code == DCG:
+                dg = gc[la] - gc[lb]
+                if p + 1 <= kk:
+                    value += dg * (disc[p - 1] - disc[p]) * scale
+                else:
+                    value += dg * disc[p - 1] * scale
+            elif code == AP:
+                if relc[la]:  # a relevant one moves up: its precision c/(p+1) -> c/p
+                    c = C[b, 1] + 1.0
+                    if p + 1 <= kk:
+                        value += c * (1.0 / p - 1.0 / (p + 1.0)) * scale
+                    else:
+                        value += c / p * scale
+                else:  # b relevant moves down; C[a, 1] relevant at or above b
+                    c = float(C[a, 1])
+                    if p + 1 <= kk:
+                        value += c * (1.0 / (p + 1.0) - 1.0 / p) * scale
+                    else:
+                        value -= c / p * scale
+            elif code == PREC or code == RECALL or code == RPREC:
+                if p == kk:
+                    value += (relc[la] - relc[lb]) * scale
+            elif code == RR:
+                if relc[la] and C[b, 1] == 0:  # the first relevant moves up
+                    if p + 1 <= kk:
+                        value += 1.0 / p - 1.0 / (p + 1.0)
+                    else:
+                        value += 1.0 / p
+                elif relc[lb] and C[a, 1] == 1:  # the first relevant moves down
+                    if p + 1 <= kk:
+                        value += 1.0 / (p + 1.0) - 1.0 / p
+                    else:
+                        value -= 1.0 / p
+            elif code == ERR:
+                value += _err_delta(p, la, lb, a, b, C, kk, rc, L)
+            elif code == KTAU:
+                value += scale if la > lb else -scale
             C[a, lb] -= 1
             S[a] -= 1
             C[b, la] += 1
@@ -383,3 +392,131 @@ def merge_profile(t, d, eps):
         g += 1
         i = j
     return breaks[:g], cum[:g]
+
+
+# ---------------------------------------------------------------------------- choosing
+@njit(cache=True)
+def middles(lower, upper):
+    """A point inside each interval: the middle of bounded ones; past the finite end of an
+    unbounded one by the median width of the bounded ones (or by max(1, |end|))."""
+    n = len(lower)
+    mid = np.zeros(n)
+    widths = np.empty(n)
+    nb = 0
+    for i in range(n):
+        if np.isfinite(lower[i]) and np.isfinite(upper[i]):
+            mid[i] = 0.5 * (lower[i] + upper[i])
+            widths[nb] = upper[i] - lower[i]
+            nb += 1
+    step = np.median(widths[:nb]) if nb > 0 else -1.0
+    for i in range(n):
+        if np.isfinite(lower[i]) and not np.isfinite(upper[i]):
+            mid[i] = lower[i] + (step if step > 0 else max(abs(lower[i]), 1.0))
+        elif np.isfinite(upper[i]) and not np.isfinite(lower[i]):
+            mid[i] = upper[i] - (step if step > 0 else max(abs(upper[i]), 1.0))
+    return mid
+
+
+@njit(cache=True)
+def window_min(values, lower, upper, mid, w):
+    """For each interval i, the lowest value of the intervals meeting [mid_i - w, mid_i + w]
+    (a sliding-window minimum: both window ends only move right)."""
+    n = len(values)
+    out = np.empty(n)
+    dq = np.empty(n, np.int64)  # indices with increasing values
+    head = 0
+    tail = 0
+    b = 0  # next interval to enter
+    for i in range(n):
+        while b < n and lower[b] < mid[i] + w:
+            while tail > head and values[dq[tail - 1]] >= values[b]:
+                tail -= 1
+            dq[tail] = b
+            tail += 1
+            b += 1
+        while head < tail and upper[dq[head]] <= mid[i] - w:
+            head += 1
+        out[i] = values[dq[head]] if head < tail else values[i]
+    return out
+
+
+@njit(cache=True)
+def pick(lower, upper, values, score, min_width, tol, by_value):
+    """Index of the chosen interval: eligible (unbounded, or wider than min_width relative
+    to |t|), highest ``score`` (within tol), then highest value if ``by_value``, then the
+    nearest to t = 0 (distance 0 if it contains 0); the first of equals."""
+    n = len(values)
+    best = -np.inf
+    ok = np.empty(n, np.bool_)
+    for i in range(n):
+        lo = lower[i]
+        hi = upper[i]
+        if np.isfinite(lo) and np.isfinite(hi):
+            ok[i] = hi - lo > min_width * max(1.0, abs(lo), abs(hi))
+        else:
+            ok[i] = True
+        if ok[i] and score[i] > best:
+            best = score[i]
+    vbest = -np.inf
+    if by_value:
+        for i in range(n):
+            if ok[i] and score[i] >= best - tol and values[i] > vbest:
+                vbest = values[i]
+    chosen = -1
+    dbest = np.inf
+    for i in range(n):
+        if not ok[i] or score[i] < best - tol:
+            continue
+        if by_value and values[i] < vbest - tol:
+            continue
+        d = lower[i] if lower[i] > 0 else (-upper[i] if upper[i] < 0 else 0.0)
+        if d < dbest:
+            dbest = d
+            chosen = i
+    return chosen
+
+
+@njit(cache=True, parallel=True)
+def _count_interior(s0, u, cls, qptr, keep, a, b, counts):
+    nq = len(qptr) - 1
+    for q in prange(nq):
+        c = 0
+        lo, hi = qptr[q], qptr[q + 1]
+        for i in range(lo, hi):
+            if not keep[i]:
+                continue
+            for j in range(i + 1, hi):
+                if keep[j] and cls[i] != cls[j] and u[i] != u[j]:
+                    t = (s0[j] - s0[i]) / (u[i] - u[j])
+                    if a < t < b:
+                        c += 1
+        counts[q] = c
+
+
+@njit(cache=True, parallel=True)
+def _fill_interior(s0, u, cls, qptr, keep, a, b, offsets, out):
+    nq = len(qptr) - 1
+    for q in prange(nq):
+        c = offsets[q]
+        lo, hi = qptr[q], qptr[q + 1]
+        for i in range(lo, hi):
+            if not keep[i]:
+                continue
+            for j in range(i + 1, hi):
+                if keep[j] and cls[i] != cls[j] and u[i] != u[j]:
+                    t = (s0[j] - s0[i]) / (u[i] - u[j])
+                    if a < t < b:
+                        out[c] = t
+                        c += 1
+
+
+def interior_crossings(s0, u, cls, qptr, keep, a, b):
+    """Sorted crossing times of differently labelled documents strictly inside (a, b)."""
+    counts = np.empty(len(qptr) - 1, np.int64)
+    _count_interior(s0, u, cls, qptr, keep, a, b, counts)
+    offsets = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    out = np.empty(int(offsets[-1]))
+    _fill_interior(s0, u, cls, qptr, keep, a, b, offsets, out)
+    out.sort()
+    return out

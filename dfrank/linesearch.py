@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _linesearch as K
+from ._sort import radix_argsort
 
 __all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "choose", "RULES"]
 
@@ -47,10 +48,38 @@ class LineClasses:
 @dataclass(frozen=True)
 class LineProfile:
     """The mean metric on each interval of the line: ``values[i]`` on
-    ``(lower[i], upper[i])``; the first interval starts at -inf, the last ends at +inf."""
+    ``(lower[i], upper[i])``; the first interval starts at -inf, the last ends at +inf.
+
+    Breakpoints are where the metric changes; documents also cross inside an interval
+    without changing it, and :meth:`safe_point` steers a chosen t away from those
+    crossings (there scores tie, and the value would depend on rounding).
+    """
     lower: np.ndarray
     upper: np.ndarray
     values: np.ndarray
+    _lines: tuple = None  # (s0, u, cls, qptr, keep) to find crossings inside an interval
+
+    def safe_point(self, lo, hi, t):
+        """``t`` if no crossing lies near it inside (lo, hi); else the middle of the widest
+        crossing-free stretch of (lo, hi) (nearest t among equals). For an unbounded
+        interval the stretch considered is the one between its finite end and ``t`` and as
+        far again."""
+        if self._lines is None:
+            return t
+        a = lo if np.isfinite(lo) else t - 2 * (hi - t)
+        b = hi if np.isfinite(hi) else t + 2 * (t - lo)
+        cross = K.interior_crossings(*self._lines, a, b)
+        if cross.size == 0:
+            return t
+        margin = MIN_WIDTH * max(1.0, abs(t))
+        near = np.abs(cross - t).min()
+        if near > max(margin, 1e-3 * (b - a)):
+            return t
+        edges = np.concatenate([[a], cross, [b]])
+        gaps = np.diff(edges)
+        mids = 0.5 * (edges[1:] + edges[:-1])
+        best = np.flatnonzero(gaps >= gaps.max() * (1 - 1e-12))
+        return float(mids[best[np.argmin(np.abs(mids[best] - t))]])
 
     def value_at(self, t):
         """The mean metric at ``t`` (inside an interval)."""
@@ -68,7 +97,9 @@ class LineResult:
         The mean metric on the chosen interval.
     t : float
         The chosen step: the middle of the chosen interval, or past the finite end of an
-        unbounded one by the median interval width.
+        unbounded one by the median interval width -- moved to the middle of the widest
+        stretch free of crossings if documents that leave the metric unchanged cross near
+        it (at a crossing scores tie and the value would depend on rounding).
     lower, upper : float
         The chosen interval (±inf when unbounded).
     n_crossings : int
@@ -118,7 +149,7 @@ def line_profile(bound, classes, s0, u):
         np.arange(int(n_out.sum()))
     t_all = out_t[sel]
     d_all = out_d[sel]
-    order = np.argsort(t_all, kind="stable")
+    order = radix_argsort(t_all)
     breaks, cum = K.merge_profile(t_all[order], d_all[order], EPS)
     if m.empty == "skip":
         live = ~bound.empty
@@ -131,41 +162,8 @@ def line_profile(bound, classes, s0, u):
         values = (base_sum + np.concatenate([[0.0], cum])) / n_eff
     lower = np.concatenate([[-np.inf], breaks])
     upper = np.concatenate([breaks, [np.inf]])
-    return LineProfile(lower, upper, values), total
-
-
-def _eligible(profile, min_width):
-    lo, hi = profile.lower, profile.upper
-    scale = np.maximum(1.0, np.maximum(np.abs(np.where(np.isfinite(lo), lo, 0.0)),
-                                       np.abs(np.where(np.isfinite(hi), hi, 0.0))))
-    return ~np.isfinite(hi - lo) | ((hi - lo) > min_width * scale)
-
-
-def _window_min(profile, window):
-    """For each interval, the lowest value within ``window`` (in t) of its middle."""
-    lo, hi, v = profile.lower, profile.upper, profile.values
-    mid = _middles(profile)
-    out = np.empty(len(v))
-    for i in range(len(v)):  # profiles are short for the rules that use this
-        a = np.searchsorted(hi, mid[i] - window, side="left")
-        b = np.searchsorted(lo, mid[i] + window, side="right")
-        out[i] = v[a:b].min()
-    return out
-
-
-def _middles(profile):
-    lo, hi = profile.lower, profile.upper
-    bounded = np.isfinite(lo) & np.isfinite(hi)
-    widths = (hi - lo)[bounded]
-    step = float(np.median(widths)) if widths.size else None
-    mid = np.zeros(len(lo))
-    mid[bounded] = 0.5 * (lo[bounded] + hi[bounded])
-    for i in np.flatnonzero(~bounded):
-        if np.isfinite(lo[i]):
-            mid[i] = lo[i] + (step if step is not None else max(abs(lo[i]), 1.0))
-        elif np.isfinite(hi[i]):
-            mid[i] = hi[i] - (step if step is not None else max(abs(hi[i]), 1.0))
-    return mid
+    lines = (s0, u, classes.cls, bound.qptr, keep)
+    return LineProfile(lower, upper, values, lines), total
 
 
 def choose(profile, n_crossings=0, rule="best", window=None, min_width=MIN_WIDTH, tol=1e-12):
@@ -188,23 +186,18 @@ def choose(profile, n_crossings=0, rule="best", window=None, min_width=MIN_WIDTH
     if rule not in RULES:
         raise ValueError(f"unknown line-search rule {rule!r}; known: {sorted(RULES)}")
     lo, hi, v = profile.lower, profile.upper, profile.values
-    mid = _middles(profile)
-    ok = _eligible(profile, min_width)
-    if rule == "plateau" and len(v) > 2:
-        bounded = np.isfinite(lo) & np.isfinite(hi)
-        w = window if window is not None else float(np.median((hi - lo)[bounded])) \
-            if bounded.any() else 1.0
-        score = _window_min(profile, w)
+    if len(v) == 1:
+        return LineResult(float(v[0]), 0.0, -np.inf, np.inf, int(n_crossings), profile)
+    mid = K.middles(lo, hi)
+    if rule == "plateau":
+        if window is None:
+            bounded = np.isfinite(lo) & np.isfinite(hi)
+            window = float(np.median((hi - lo)[bounded])) if bounded.any() else 1.0
+        score = K.window_min(v, lo, hi, mid, float(window))
     else:
         score = v
-    best = np.max(score[ok])
-    cand = ok & (score >= best - tol)
-    if rule == "plateau":
-        vbest = np.max(v[cand])
-        cand &= v >= vbest - tol
-    dist = np.where(lo > 0, lo, np.where(hi < 0, -hi, 0.0))
-    i = int(np.flatnonzero(cand)[np.argmin(dist[cand])])
-    t = 0.0 if (len(v) == 1) else float(mid[i])
+    i = K.pick(lo, hi, v, score, min_width, tol, rule == "plateau")
+    t = profile.safe_point(float(lo[i]), float(hi[i]), float(mid[i]))
     return LineResult(float(v[i]), t, float(lo[i]), float(hi[i]), int(n_crossings), profile)
 
 
