@@ -84,15 +84,21 @@ def bench(label, data, reps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=9)
+    ap.add_argument("--reps", type=int, default=15)
     args = ap.parse_args()
     print(load_warning())
+    try:  # the numpy baseline uses BLAS; idle BLAS threads must not spin against numba's
+        from threadpoolctl import threadpool_limits
+        limit = threadpool_limits(1)
+    except ImportError:
+        limit = None
     for label, rel in SETS:
         p = shared_path(rel)
         if p is None:
             print(f"{label}: skipped (../shared/data absent)")
             continue
         bench(label, dfrank.load_svmlight(p), args.reps)
+    del limit
 
 
 if __name__ == "__main__":

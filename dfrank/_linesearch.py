@@ -98,11 +98,11 @@ def _dominated(s0, u, y, lo, hi, d, kk, ties):
     pos = 0
     neg = 0
     ident = 0
-    for c in range(lo, hi):
+    for c in range(lo, hi):  # `1 if c else 0`, not `+= c`: only this form vectorizes
         ge = s0[c] >= sd
-        pos += ge & (u[c] >= ud)
-        neg += ge & (u[c] <= ud)
-        ident += (s0[c] == sd) & (u[c] == ud)
+        pos += 1 if ge and u[c] >= ud else 0
+        neg += 1 if ge and u[c] <= ud else 0
+        ident += 1 if s0[c] == sd and u[c] == ud else 0
     pos -= ident
     neg -= ident
     if ident > 1:

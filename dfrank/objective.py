@@ -15,9 +15,10 @@ import time
 
 import numpy as np
 
-from ._scoring import linear_scores, transpose_features
+from ._scoring import linear_metric_batch, linear_scores, transpose_features
 from .data import RankingData
 from .linesearch import LineClasses, choose, line_profile
+from .metrics.bound import _chunks
 from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
@@ -194,12 +195,20 @@ class LinearObjective(Objective):
         return linear_scores(self.XT, self.space.to_weights(pts))
 
     def _values(self, pts):
-        # score matrices of at most ~64 MB at a time
-        step = max(1, (64 << 20) // (8 * self.data.n_docs))
-        out = np.empty(len(pts))
-        for a in range(0, len(pts), step):
-            S = linear_scores(self.XT, self.space.to_weights(pts[a:a + step]))
-            out[a:a + step] = self.bound.mean(self.bound.per_query_batch(S))
+        W = pts[:, :-1] - pts[:, -1:]  # Simplex.to_weights on checked points
+        return self.bound.mean(self.per_query_weights(W))
+
+    def per_query_weights(self, W):
+        """Per-query values ``[P, n_queries]`` of linear weights ``W`` (P, d): scoring fused
+        with ranking (:func:`dfrank._scoring.linear_metric_batch`). Not counted."""
+        b = self.bound
+        m = b.metric
+        if m.is_custom:
+            return b.per_query_batch(linear_scores(self.XT, W))
+        out = np.empty((W.shape[0], b.n_queries))
+        linear_metric_batch(self.XT, W, m.code, b.y, b.gains, b.disc, b.qptr, m.k,
+                            b.tie_code, float(m.rel_threshold), b.norm, b.c0, b.empty,
+                            b.empty_value, _chunks(), out)
         return out
 
     def per_query(self, point):

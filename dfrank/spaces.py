@@ -53,6 +53,20 @@ def _compositions(c, K, out):
     return w
 
 
+@njit(cache=True)
+def _rows_on_simplex(pts, tol, sum_tol):
+    """True if every row is finite, >= -tol and sums to 1 within sum_tol."""
+    for r in range(pts.shape[0]):
+        s = 0.0
+        for v in pts[r]:
+            if not (v >= -tol) or not np.isfinite(v):
+                return False
+            s += v
+        if abs(s - 1.0) > sum_tol:
+            return False
+    return True
+
+
 class Simplex:
     """The simplex P^d of rank-equivalent linear rankers over ``n_features`` features.
 
@@ -120,7 +134,13 @@ class Simplex:
         return z / total
 
     def check(self, lam, tol=1e-9):
-        """Validate a simplex point: right length, finite, >= 0, sum 1 (within tol)."""
+        """Validate a simplex point (or rows of points): right length, finite, >= 0, sum 1
+        (within tol). One compiled pass in the common case; the detailed checks (and their
+        messages) only on failure."""
+        lam = np.asarray(lam, dtype=np.float64)
+        if lam.ndim in (1, 2) and lam.shape[-1] == self.dim and lam.size and \
+                _rows_on_simplex(lam.reshape(-1, self.dim), tol, tol * self.dim):
+            return lam
         lam = _as_vector(lam, self.dim, "a simplex point")
         if np.any(lam < -tol):
             raise ValueError(f"a simplex point must have coordinates >= 0, got {lam}")

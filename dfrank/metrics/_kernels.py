@@ -13,7 +13,7 @@ first-class-function driver (:func:`eval_custom`), compiled once per process.
 import numpy as np
 from numba import njit, prange
 
-from ._rank import EXPECTED, STABLE, better, full_rank, sort_rows, top_k
+from ._rank import EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows, top_k
 
 # metric family codes
 NDCG = 0
@@ -94,14 +94,56 @@ def _rr(s, y, lo, hi, kk, ties, thr):
 def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf, fbuf):
     """Average precision without sorting the list.
 
-    AP = (1/R) sum_{relevant d} (1 + relevant above d) / (1 + all above d). Short lists
-    count "above" directly: the query's scores and relevance flags are copied to contiguous
-    scratch so the O(m R) counting loop is branch-free integer work that vectorizes; rows
-    tied with d fall back to the tie policy. Long lists use :func:`_ap_sorted`.
+    AP = (1/R) sum_{relevant d} (1 + A_d) / (1 + A_d + N_d), A_d and N_d the relevant and
+    non-relevant rows ranked above d. Short lists split the scores into contiguous
+    relevant / non-relevant scratch (branch-free) and count A_d and N_d with branch-free
+    loops that vectorize (`x += 1 if c else 0`; `x += c` does not). Relevant rows with
+    equal scores are ordered by position (AP does not depend on their order); a
+    non-relevant row tied with a relevant one is above it when pessimistic, below when
+    optimistic; ``stable`` falls back to :func:`_ap_counting` on such ties. Long lists use
+    :func:`_ap_sorted`.
     """
     m = hi - lo
     if m > 256:
         return _ap_sorted(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf)
+    n_non = 0
+    r = 0
+    for t in range(m):
+        v = s[lo + t]
+        is_rel = 1 if y[lo + t] >= thr else 0
+        fbuf[m + r] = v
+        fbuf[n_non] = v
+        r += is_rel
+        n_non += 1 - is_rel
+    rel = fbuf[m:m + r]
+    non = fbuf[:n_non]
+    v = 0.0
+    for i in range(r):
+        sr = rel[i]
+        above_rel = 0
+        for t in range(r):
+            above_rel += 1 if rel[t] > sr else 0
+            above_rel += 1 if rel[t] == sr and t < i else 0
+        gt = 0
+        ge = 0
+        for t in range(n_non):
+            gt += 1 if non[t] > sr else 0
+            ge += 1 if non[t] >= sr else 0
+        if ties == PESSIMISTIC:
+            above = ge
+        elif ties == OPTIMISTIC or ge == gt:
+            above = gt
+        else:
+            return _ap_counting(s, y, lo, hi, ties, thr, n_rel, jbuf, fbuf)
+        v += (1.0 + above_rel) / (1.0 + above_rel + above)
+    return v / n_rel
+
+
+@njit(cache=True)
+def _ap_counting(s, y, lo, hi, ties, thr, n_rel, jbuf, fbuf):
+    """AP = (1/R) sum_{relevant d} (1 + relevant above d) / (1 + all above d), counted
+    directly with the tie policy deciding between rows of equal score (O(m R))."""
+    m = hi - lo
     sq = fbuf[:m]
     relq = jbuf[:m]
     for t in range(m):
@@ -116,10 +158,10 @@ def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf, fbuf):
         above_rel = 0
         tied = 0
         for t in range(m):
-            gt = sq[t] > sr
+            gt = 1 if sq[t] > sr else 0
             above += gt
-            above_rel += gt & (relq[t] != 0)
-            tied += sq[t] == sr
+            above_rel += gt * relq[t]
+            tied += 1 if sq[t] == sr else 0
         if tied > 1:  # rows with the same score: the tie policy decides
             for t in range(m):
                 if t != r and sq[t] == sr and better(s, y, lo + t, lo + r, ties):
