@@ -5,16 +5,17 @@ metric you report (MAP, NDCG@k, P@k, MRR, ERR@k, ...), over Metzler's multinomia
 """
 
 from . import metrics
-from .api import evaluate
+from .api import evaluate, maximize
 from .data import RankingData
 from .errors import DataFormatError
 from .io import load_svmlight
 from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,
                         ScoringObjective)
+from .result import LinearRanker, Result
 from .spaces import Box, Simplex
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "metrics", "RankingData", "DataFormatError", "load_svmlight",
+__all__ = ["evaluate", "maximize", "metrics", "LinearRanker", "Result", "RankingData", "DataFormatError", "load_svmlight",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
            "BudgetExhausted", "__version__"]

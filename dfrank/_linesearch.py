@@ -98,11 +98,13 @@ def _dominated(s0, u, y, lo, hi, d, kk, ties):
     pos = 0
     neg = 0
     ident = 0
-    for c in range(lo, hi):  # `1 if c else 0`, not `+= c`: only this form vectorizes
-        ge = s0[c] >= sd
-        pos += 1 if ge and u[c] >= ud else 0
-        neg += 1 if ge and u[c] <= ud else 0
-        ident += 1 if s0[c] == sd and u[c] == ud else 0
+    for c in range(lo, hi):  # `&` and `1 if c else 0` (no `and`, no `+= c`): vectorizes
+        p = (s0[c] >= sd) & (u[c] >= ud)
+        n = (s0[c] >= sd) & (u[c] <= ud)
+        e = (s0[c] == sd) & (u[c] == ud)
+        pos += 1 if p else 0
+        neg += 1 if n else 0
+        ident += 1 if e else 0
     pos -= ident
     neg -= ident
     if ident > 1:
@@ -120,11 +122,26 @@ def _cutoff(code, k, m, c0):
     return m if k <= 0 else min(k, m)
 
 
+def balanced_order(qptr, n_threads):
+    """A query order for ``prange`` that gives each thread's contiguous block about the
+    same O(m^2) work: queries by decreasing size dealt to the threads in a snake."""
+    sizes = np.diff(qptr).astype(np.float64)
+    order = np.argsort(-sizes ** 2, kind="stable")
+    n_threads = max(1, min(int(n_threads), len(order)))
+    bins = [[] for _ in range(n_threads)]
+    for i, q in enumerate(order):
+        r, k = divmod(i, n_threads)
+        bins[k if r % 2 == 0 else n_threads - 1 - k].append(q)
+    return np.concatenate([np.asarray(b, dtype=np.int64) for b in bins])
+
+
 @njit(cache=True, parallel=True)
-def candidates(code, s0, u, y, cls, qptr, k, ties, c0, empty, prune, keep, n_events):
+def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, keep,
+               n_events):
     """Mark the rows that can matter (``keep``) and count crossing events per query."""
     nq = len(qptr) - 1
-    for q in prange(nq):
+    for qi in prange(nq):
+        q = order[qi]
         lo, hi = qptr[q], qptr[q + 1]
         m = hi - lo
         if empty[q]:
@@ -139,9 +156,11 @@ def candidates(code, s0, u, y, cls, qptr, k, ties, c0, empty, prune, keep, n_eve
         for i in range(lo, hi):
             if not keep[i]:
                 continue
+            ci = cls[i]
+            ui = u[i]
             for j in range(i + 1, hi):
-                if keep[j] and cls[i] != cls[j] and u[i] != u[j]:
-                    cnt += 1
+                x = keep[j] & (cls[j] != ci) & (u[j] != ui)
+                cnt += 1 if x else 0
         n_events[q] = cnt
 
 
@@ -217,8 +236,16 @@ def _bubble_key(pair, n, block):
 
 @njit(cache=True)
 def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc, c0, L,
-                 eps, out_t, out_d):
-    """Sweep one query; write its (t, delta) breakpoints; return (base value, count)."""
+                 eps, out_t, out_d, out_h):
+    """Sweep one query; write its (t, delta, hazard) breakpoints; return (base, count).
+
+    A *hazard* is a meeting of three or more documents (a group of events) reaching the
+    top k: its value before and after may agree, but exactly at it (or within rounding of
+    it) the tied documents may come out in an order whose value differs. Hazards are
+    written (with their delta, possibly 0) so a chosen point can keep away from them. Two
+    documents crossing without changing the metric are harmless: near their crossing the
+    value is that of one side or the other, which are equal.
+    """
     m = hi - lo
     kk = _cutoff(code, k, m, c0)
     idx = np.empty(m, np.int64)
@@ -294,12 +321,14 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc,
                     w -= 1
                 pair[w + 1] = pv
         before = value
+        top = False
         for r in range(g, h):
             b = pair[r] // n
             a = pair[r] - b * n
             la = seq[a]
             lb = seq[b]
             p = C[a, lb] + S[b]  # b's position; a moves to p, b to p + 1
+            top = top or p <= kk
             # the metric's change, written out here: a call per event costs more than
             # the arithmetic (measured)
             if p > kk and code != KTAU:
@@ -345,20 +374,23 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc,
             S[a] -= 1
             C[b, la] += 1
             S[b] += 1
-        if abs(value - before) > 1e-14:
+        hazard = top and h - g > 1
+        if hazard or abs(value - before) > 1e-14:
             out_t[n_out] = t0
-            out_d[n_out] = value - before
+            out_d[n_out] = value - before if abs(value - before) > 1e-14 else 0.0
+            out_h[n_out] = hazard
             n_out += 1
         g = h
     return base, n_out
 
 
 @njit(cache=True, parallel=True)
-def sweep_queries(code, s0, u, y, cls, qptr, keep, offsets, k, ties, gc, rc, relc, disc,
-                  c0, empty, empty_value, L, eps, base, n_out, out_t, out_d):
+def sweep_queries(code, s0, u, y, cls, qptr, order, keep, offsets, k, ties, gc, rc, relc,
+                  disc, c0, empty, empty_value, L, eps, base, n_out, out_t, out_d, out_h):
     """Per-query sweeps in parallel; query q writes its breakpoints at offsets[q]."""
     nq = len(qptr) - 1
-    for q in prange(nq):
+    for qi in prange(nq):
+        q = order[qi]
         if empty[q]:
             base[q] = empty_value
             n_out[q] = 0
@@ -366,7 +398,8 @@ def sweep_queries(code, s0, u, y, cls, qptr, keep, offsets, k, ties, gc, rc, rel
         a = offsets[q]
         b = offsets[q + 1]
         bq, cnt = _query_sweep(code, s0, u, y, cls, qptr[q], qptr[q + 1], keep, k, ties,
-                               gc, rc, relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b])
+                               gc, rc, relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b],
+                               out_h[a:b])
         base[q] = bq
         n_out[q] = cnt
 
@@ -474,49 +507,3 @@ def pick(lower, upper, values, score, min_width, tol, by_value):
             dbest = d
             chosen = i
     return chosen
-
-
-@njit(cache=True, parallel=True)
-def _count_interior(s0, u, cls, qptr, keep, a, b, counts):
-    nq = len(qptr) - 1
-    for q in prange(nq):
-        c = 0
-        lo, hi = qptr[q], qptr[q + 1]
-        for i in range(lo, hi):
-            if not keep[i]:
-                continue
-            for j in range(i + 1, hi):
-                if keep[j] and cls[i] != cls[j] and u[i] != u[j]:
-                    t = (s0[j] - s0[i]) / (u[i] - u[j])
-                    if a < t < b:
-                        c += 1
-        counts[q] = c
-
-
-@njit(cache=True, parallel=True)
-def _fill_interior(s0, u, cls, qptr, keep, a, b, offsets, out):
-    nq = len(qptr) - 1
-    for q in prange(nq):
-        c = offsets[q]
-        lo, hi = qptr[q], qptr[q + 1]
-        for i in range(lo, hi):
-            if not keep[i]:
-                continue
-            for j in range(i + 1, hi):
-                if keep[j] and cls[i] != cls[j] and u[i] != u[j]:
-                    t = (s0[j] - s0[i]) / (u[i] - u[j])
-                    if a < t < b:
-                        out[c] = t
-                        c += 1
-
-
-def interior_crossings(s0, u, cls, qptr, keep, a, b):
-    """Sorted crossing times of differently labelled documents strictly inside (a, b)."""
-    counts = np.empty(len(qptr) - 1, np.int64)
-    _count_interior(s0, u, cls, qptr, keep, a, b, counts)
-    offsets = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    out = np.empty(int(offsets[-1]))
-    _fill_interior(s0, u, cls, qptr, keep, a, b, offsets, out)
-    out.sort()
-    return out

@@ -1,5 +1,7 @@
 """The user-facing entry points: :func:`evaluate` (and, on top of the strategies, maximize)."""
 
+import functools
+
 import numpy as np
 
 from .data import RankingData
@@ -7,7 +9,7 @@ from .metrics import BoundMetric
 from .metrics.registry import get as get_metric
 from .metrics.registry import with_options
 
-__all__ = ["evaluate", "bind_metric"]
+__all__ = ["evaluate", "maximize", "bind_metric"]
 
 
 def bind_metric(data, metric, ties="pessimistic", **options):
@@ -71,3 +73,259 @@ def evaluate(scores, data, metrics="ndcg@10", *, ties="pessimistic", per_query=F
         values = bound.per_query(s)
         out[bound.name] = values if per_query else float(bound.mean(values))
     return next(iter(out.values())) if single else out
+
+
+# --------------------------------------------------------------------------- maximize
+_STATUS_EARLY = ("budget", "time", "stopped", "interrupted")
+
+
+def _objective_of(data_or_objective, metric, ties, budget, max_seconds):
+    from .objective import LinearObjective, Objective
+
+    if isinstance(data_or_objective, Objective):
+        if metric is not None:
+            raise ValueError("metric= is for data; this objective already has its metric "
+                             f"({getattr(data_or_objective, 'metric', None)})")
+        return data_or_objective
+    if isinstance(data_or_objective, RankingData):
+        return LinearObjective(data_or_objective, metric or "ndcg@10", ties=ties)
+    raise TypeError("maximize needs a RankingData or an Objective, got "
+                    f"{type(data_or_objective).__name__}")
+
+
+def _split_budget(budget, n):
+    if budget is None:
+        return [None] * n
+    base, extra = divmod(int(budget), n)
+    return [base + (1 if r < extra else 0) for r in range(n)]
+
+
+def _run_restart(task, listener=None):
+    """One restart in this process or a worker: a fresh objective, a seeded generator."""
+    import time as _time
+
+    from .objective import BudgetExhausted
+    from .parallel import describe_seed
+    from .result import RestartResult
+
+    strategy, objective, index, ss, max_evals, deadline = task
+    max_seconds = None if deadline is None else max(0.0, deadline - _time.time())
+    obj = objective.fresh(max_evals=max_evals, max_seconds=max_seconds)
+    obj.listener = listener
+    obj.start_clock()
+    info, status = {}, "completed"
+    try:
+        info = strategy.run(obj, np.random.default_rng(ss), None, restart=index) or {}
+        if info.get("converged"):
+            status = "converged"
+    except BudgetExhausted as e:
+        status = "time" if e.reason == "time" else "budget"
+    except StopIteration:
+        status = "stopped"
+    except KeyboardInterrupt:
+        status = "interrupted"
+    return RestartResult(index=index, seed=describe_seed(ss), value=float(obj.best_value),
+                         point=obj.best_point, n_evals=obj.n_evals, elapsed=obj.elapsed,
+                         status=status, trace=obj.trace, info=info)
+
+
+def _merge_traces(restarts):
+    evals, secs, vals = [0], [0.0], [-np.inf]
+    e0, t0, best = 0, 0.0, -np.inf
+    for r in restarts:
+        tr = r.trace
+        for e, t, v in zip(tr["evals"][1:], tr["seconds"][1:], tr["values"][1:]):
+            if v > best:
+                best = v
+                evals.append(int(e0 + e))
+                secs.append(float(t0 + t))
+                vals.append(float(v))
+        e0 += r.n_evals
+        t0 += r.elapsed
+    return {"evals": np.array(evals), "seconds": np.array(secs), "values": np.array(vals)}
+
+
+def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, seed=0,
+             n_jobs=1, budget=None, max_seconds=None, valid=None, callback=None,
+             progress=False, ties="pessimistic", **options):
+    """Maximize a rank metric directly.
+
+    Parameters
+    ----------
+    data_or_objective : RankingData or Objective
+        Training data (a linear ranker is learned over the simplex of its features), or
+        any :class:`~dfrank.objective.Objective` (e.g. a ScoringObjective over a Box).
+    metric : str, optional
+        Metric name for data (default ``"ndcg@10"``); not used with an objective.
+    strategy : str, Strategy, Strategy class or function
+        A registered name (``dfrank.strategies.available()``), e.g. ``"ca"``, ``"pso"``.
+    seed : int, Generator, SeedSequence or None
+        One SeedSequence spawns a child per restart: same seed, same result, whatever
+        ``n_jobs``.
+    n_jobs : int
+        Restarts run in parallel through joblib (-1: all cores). With n_jobs != 1 the
+        callback runs after each restart, in this process.
+    budget : int, optional
+        Objective evaluations in all (an exact line search counts one), split evenly over
+        the restarts so the result does not depend on ``n_jobs``.
+    max_seconds : float, optional
+        Wall-clock limit for the whole run (makes results time-dependent).
+    valid : RankingData, optional
+        Validation data: the restart with the best validation metric is chosen.
+    callback : callable, optional
+        ``callback(intermediate_result)`` after every evaluation (n_jobs = 1); raise
+        ``StopIteration`` to stop and keep the best so far.
+    progress : bool
+        Show a progress bar (tqdm).
+    ties : tie policy of the metric (default "pessimistic").
+    **options
+        The strategy's hyperparameters (e.g. ``restarts=5``, ``rule="plateau"``).
+
+    Returns
+    -------
+    Result
+        Also when the budget runs out, the callback stops the run or Ctrl-C interrupts it
+        (``interrupted=True``): the best point found so far is kept.
+    """
+    import time
+
+    from .objective import _check_budget
+    from .parallel import effective_n_jobs, run_tasks, spawn
+    from .registry import resolve
+    from .result import Result
+
+    t_start = time.perf_counter()
+    budget, max_seconds = _check_budget(budget, max_seconds)
+    objective = _objective_of(data_or_objective, metric, ties, budget, max_seconds)
+    if budget is None:
+        budget = objective.max_evals
+    if max_seconds is None:
+        max_seconds = objective.max_seconds
+    strat = resolve(strategy, **options)
+    strat.check(objective)
+    if valid is not None:
+        if not isinstance(valid, RankingData):
+            raise TypeError(f"valid must be a RankingData, got {type(valid).__name__}")
+        if not getattr(objective, "is_linear", False):
+            raise ValueError("valid= needs a linear ranker objective (data, not a box)")
+        if valid.n_features != objective.data.n_features:
+            raise ValueError(f"valid has {valid.n_features} features but the training data "
+                             f"has {objective.data.n_features}; load both with the same "
+                             "n_features")
+    n_jobs_eff = effective_n_jobs(n_jobs)
+    R = strat.n_restarts
+    seeds = spawn(seed, R)
+    budgets = _split_budget(budget, R)
+    deadline = None if max_seconds is None else time.time() + max_seconds
+    tasks = [(strat, objective, r, seeds[r], budgets[r], deadline) for r in range(R)
+             if budgets[r] is None or budgets[r] > 0]
+
+    bar = _progress_bar(progress, budget, strat.label)
+    done = []
+    evals_before = [0]
+
+    def snapshot(current=None):
+        rs = done + ([current] if current is not None else [])
+        return _assemble(objective, strat, rs, valid, seed, time.perf_counter() - t_start,
+                         Result, ties)
+
+    def listener(obj):
+        if bar is not None:
+            bar.update(evals_before[0] + obj.n_evals - bar.n)
+        if callback is not None:
+            callback(snapshot(_partial(obj)))
+
+    interrupted = False
+    try:
+        local = functools.partial(_run_restart, listener=listener
+                                  if (bar is not None or callback is not None) else None)
+        for res in run_tasks(local if n_jobs_eff == 1 else _run_restart, tasks, n_jobs):
+            done.append(res)
+            evals_before[0] += res.n_evals
+            if bar is not None:
+                bar.update(evals_before[0] - bar.n)
+            if res.status in ("stopped", "interrupted"):
+                break
+            if callback is not None and n_jobs_eff != 1:
+                try:
+                    callback(snapshot())
+                except StopIteration:
+                    break
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.close()
+    if not any(r.point is not None for r in done):
+        if interrupted:
+            raise KeyboardInterrupt("interrupted before any restart finished")
+        raise RuntimeError("no point was evaluated: the budget or time limit is too small "
+                           f"for {strat.label} ({len(tasks)} restarts)")
+    result = snapshot()
+    if interrupted or len(done) < len(tasks):
+        result.interrupted = True
+        result.message = (f"stopped after {len(done)} of {len(tasks)} restarts; "
+                          + result.message).rstrip("; ")
+    return result
+
+
+def _partial(obj):
+    """A RestartResult for a restart still running (for callbacks)."""
+    from .result import RestartResult
+
+    return RestartResult(index=-1, seed={}, value=float(obj.best_value), point=obj.best_point,
+                         n_evals=obj.n_evals, elapsed=obj.elapsed, status="running",
+                         trace=obj.trace)
+
+
+def _assemble(objective, strat, restarts, valid, seed, elapsed, Result, ties):
+    from .spaces import Simplex
+
+    simplex = isinstance(objective.space, Simplex)
+    with_point = [r for r in restarts if r.point is not None]
+    if valid is not None:
+        for r in with_point:
+            if r.valid_value is None:
+                w = objective.space.to_weights(r.point)
+                from ._scoring import linear_scores, transpose_features
+                XT = valid._cache.get("XT")
+                if XT is None:
+                    XT = valid._cache["XT"] = transpose_features(valid.X)
+                bound = bind_metric(valid, objective.metric, objective.ties)
+                r.valid_value = float(bound.mean(bound.per_query(linear_scores(XT, w))))
+    if with_point:
+        def key(r):
+            primary = r.valid_value if valid is not None else r.value
+            return (primary, r.value, -r.index)
+        best = max(with_point, key=key)
+        point, value = best.point, best.value
+    else:
+        best, point, value = None, None, -np.inf
+    early = [r for r in restarts if r.status in _STATUS_EARLY]
+    msg = ""
+    if early:
+        kinds = sorted({r.status for r in early})
+        msg = f"{len(early)} restart(s) ended early ({', '.join(kinds)})"
+    info = best.info if best is not None else {}
+    if isinstance(info, dict) and info.get("zero_gradient"):
+        msg = (msg + "; " if msg else "") + \
+            "the finite-difference gradient was exactly zero (a plateau of the metric)"
+    metric_name = getattr(getattr(objective, "metric", None), "name", None)
+    return Result(
+        value=float(value), point=point,
+        weights=objective.space.to_weights(point) if (simplex and point is not None) else None,
+        n_evals=int(sum(r.n_evals for r in restarts)), elapsed=float(elapsed),
+        trace=_merge_traces(restarts), restarts=list(restarts), strategy=strat.label,
+        params=strat.get_params(), metric=metric_name, seed=seed,
+        interrupted=bool(early), valid_value=None if best is None else best.valid_value,
+        plateau=info.get("plateau") if isinstance(info, dict) else None, message=msg,
+        feature_ids=getattr(getattr(objective, "data", None), "feature_ids", None),
+        space="simplex" if simplex else "box")
+
+
+def _progress_bar(progress, budget, label):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=budget, desc=label, unit="eval", leave=False, dynamic_ncols=True)

@@ -50,41 +50,42 @@ class LineProfile:
     """The mean metric on each interval of the line: ``values[i]`` on
     ``(lower[i], upper[i])``; the first interval starts at -inf, the last ends at +inf.
 
-    Breakpoints are where the metric changes; documents also cross inside an interval
-    without changing it, and :meth:`safe_point` steers a chosen t away from those
-    crossings (there scores tie, and the value would depend on rounding).
+    Breakpoints are where the metric changes. ``hazards`` are meetings of several
+    documents near the top whose value is the same on both sides but may differ exactly
+    at the meeting (ties); :meth:`safe_point` steers a chosen t away from them.
     """
     lower: np.ndarray
     upper: np.ndarray
     values: np.ndarray
-    _lines: tuple = None  # (s0, u, cls, qptr, keep) to find crossings inside an interval
-
-    def safe_point(self, lo, hi, t):
-        """``t`` if no crossing lies near it inside (lo, hi); else the middle of the widest
-        crossing-free stretch of (lo, hi) (nearest t among equals). For an unbounded
-        interval the stretch considered is the one between its finite end and ``t`` and as
-        far again."""
-        if self._lines is None:
-            return t
-        a = lo if np.isfinite(lo) else t - 2 * (hi - t)
-        b = hi if np.isfinite(hi) else t + 2 * (t - lo)
-        cross = K.interior_crossings(*self._lines, a, b)
-        if cross.size == 0:
-            return t
-        margin = MIN_WIDTH * max(1.0, abs(t))
-        near = np.abs(cross - t).min()
-        if near > max(margin, 1e-3 * (b - a)):
-            return t
-        edges = np.concatenate([[a], cross, [b]])
-        gaps = np.diff(edges)
-        mids = 0.5 * (edges[1:] + edges[:-1])
-        best = np.flatnonzero(gaps >= gaps.max() * (1 - 1e-12))
-        return float(mids[best[np.argmin(np.abs(mids[best] - t))]])
+    hazards: np.ndarray = None  # sorted t of meetings to keep away from
 
     def value_at(self, t):
         """The mean metric at ``t`` (inside an interval)."""
         i = int(np.searchsorted(self.upper, t, side="left"))
         return float(self.values[min(i, len(self.values) - 1)])
+
+    def safe_point(self, lo, hi, t):
+        """``t`` if no hazard (a meeting of several documents near the top, where the
+        value depends on how ties fall) lies near it inside (lo, hi); else the middle of
+        the widest hazard-free stretch (nearest t among equals). For an unbounded interval
+        the stretch considered runs from its finite end to t and as far again."""
+        if self.hazards is None or self.hazards.size == 0:
+            return t
+        a = lo if np.isfinite(lo) else t - 2 * (hi - t)
+        b = hi if np.isfinite(hi) else t + 2 * (t - lo)
+        i, j = np.searchsorted(self.hazards, [a, b], side="right")
+        inside = self.hazards[i:j]
+        inside = inside[(inside > a) & (inside < b)]
+        if inside.size == 0:
+            return t
+        margin = max(MIN_WIDTH * max(1.0, abs(t)), 1e-3 * (b - a))
+        if np.abs(inside - t).min() > margin:
+            return t
+        edges = np.concatenate([[a], inside, [b]])
+        gaps = np.diff(edges)
+        mids = 0.5 * (edges[1:] + edges[:-1])
+        best = np.flatnonzero(gaps >= gaps.max() * (1 - 1e-12))
+        return float(mids[best[np.argmin(np.abs(mids[best] - t))]])
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ class LineResult:
     upper: float
     n_crossings: int
     profile: LineProfile
+    point: np.ndarray = None  # the new point, filled in by LinearObjective.line
 
     @property
     def width(self):
@@ -130,25 +132,32 @@ def line_profile(bound, classes, s0, u):
     keep = np.empty(n, dtype=np.bool_)
     n_events = np.empty(bound.n_queries, dtype=np.int64)
     prune = code in K.PRUNABLE and m.k > 0
-    K.candidates(code, s0, u, bound.y, classes.cls, bound.qptr, m.k, bound.tie_code,
+    qorder = bound._cache_order()
+    K.candidates(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, m.k, bound.tie_code,
                  bound.c0, bound.empty, prune, keep, n_events)
     offsets = np.zeros(bound.n_queries + 1, dtype=np.int64)
     np.cumsum(n_events, out=offsets[1:])
     total = int(offsets[-1])
     out_t = np.empty(total)
     out_d = np.empty(total)
+    out_h = np.zeros(total, dtype=np.bool_)
     base = np.empty(bound.n_queries)
     n_out = np.empty(bound.n_queries, dtype=np.int64)
-    K.sweep_queries(code, s0, u, bound.y, classes.cls, bound.qptr, keep, offsets, m.k,
+    K.sweep_queries(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, keep, offsets, m.k,
                     bound.tie_code, classes.gain, classes.err_r, classes.rel, bound.disc,
                     bound.c0, bound.empty, bound.empty_value, classes.n_classes, EPS, base,
-                    n_out, out_t, out_d)
+                    n_out, out_t, out_d, out_h)
     # gather each query's breakpoints (query order), then a stable sort by t
     starts = offsets[:-1]
     sel = np.repeat(starts - np.concatenate([[0], np.cumsum(n_out)[:-1]]), n_out) + \
         np.arange(int(n_out.sum()))
     t_all = out_t[sel]
     d_all = out_d[sel]
+    h_all = out_h[sel]
+    hazards = np.sort(t_all[h_all])
+    change = d_all != 0.0
+    t_all = t_all[change]
+    d_all = d_all[change]
     order = radix_argsort(t_all)
     breaks, cum = K.merge_profile(t_all[order], d_all[order], EPS)
     if m.empty == "skip":
@@ -162,11 +171,11 @@ def line_profile(bound, classes, s0, u):
         values = (base_sum + np.concatenate([[0.0], cum])) / n_eff
     lower = np.concatenate([[-np.inf], breaks])
     upper = np.concatenate([breaks, [np.inf]])
-    lines = (s0, u, classes.cls, bound.qptr, keep)
-    return LineProfile(lower, upper, values, lines), total
+    return LineProfile(lower, upper, values, hazards), total
 
 
-def choose(profile, n_crossings=0, rule="best", window=None, min_width=MIN_WIDTH, tol=1e-12):
+def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
+           min_width=MIN_WIDTH, tol=1e-12):
     """Pick a point of a :class:`LineProfile` and return a :class:`LineResult`.
 
     Rules
@@ -175,10 +184,11 @@ def choose(profile, n_crossings=0, rule="best", window=None, min_width=MIN_WIDTH
         The highest value; among equal values the interval nearest t = 0 (an interval
         containing 0 is at distance 0); its middle.
     ``"plateau"``
-        The interval whose worst value within ``window`` of its middle is highest (ties:
-        higher own value, then nearest 0): prefers wide plateaus over narrow peaks, which
-        generalize poorly and strand the next line search. ``window`` defaults to the
-        median interval width.
+        Among the intervals whose value is at least ``floor`` (a coordinate ascent passes
+        its current value, so it never goes down), the one whose worst value within
+        ``window`` of its middle is highest (ties: higher own value, then nearest 0):
+        prefers wide plateaus over narrow peaks, which generalize poorly and strand the
+        next line search. ``window`` defaults to the median interval width.
 
     Intervals narrower than ``min_width`` (relative to |t|) are never chosen: they are
     rounding artefacts where crossings coincide.
@@ -194,6 +204,10 @@ def choose(profile, n_crossings=0, rule="best", window=None, min_width=MIN_WIDTH
             bounded = np.isfinite(lo) & np.isfinite(hi)
             window = float(np.median((hi - lo)[bounded])) if bounded.any() else 1.0
         score = K.window_min(v, lo, hi, mid, float(window))
+        if np.isfinite(floor):
+            low = v < floor - tol
+            if not low.all():
+                score = np.where(low, -np.inf, score)
     else:
         score = v
     i = K.pick(lo, hi, v, score, min_width, tol, rule == "plateau")

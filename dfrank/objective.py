@@ -11,7 +11,9 @@ objective raises :class:`BudgetExhausted`, which carries that best point.
 * :class:`FunctionObjective` — any black-box ``fn(x) -> float``.
 """
 
+import copy
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -68,7 +70,22 @@ class Objective:
     def __init__(self, space, *, max_evals=None, max_seconds=None):
         self.space = space
         self.max_evals, self.max_seconds = _check_budget(max_evals, max_seconds)
+        self.listener = None  # called with the objective after every recorded evaluation
         self.reset()
+
+    def fresh(self, max_evals=None, max_seconds=None):
+        """A copy sharing the data, with its own count, best point, trace and budget (one
+        per restart)."""
+        other = copy.copy(self)
+        other.listener = None
+        other.set_budget(max_evals, max_seconds)
+        other.reset()
+        return other
+
+    def __getstate__(self):  # listeners (progress bars, user callbacks) stay home
+        state = self.__dict__.copy()
+        state["listener"] = None
+        return state
 
     # ------------------------------------------------------------------ bookkeeping
     def reset(self):
@@ -123,6 +140,8 @@ class Objective:
                 self.best_point = np.array(points[i], dtype=np.float64)
                 self._trace.append((self.n_evals - len(values) + i + 1, self.elapsed,
                                     self.best_value))
+        if self.listener is not None:
+            self.listener(self)
 
     # ------------------------------------------------------------------ evaluation
     def check_points(self, points):
@@ -227,7 +246,7 @@ class LinearObjective(Objective):
             self._classes = LineClasses.of(self.bound)
         return self._classes
 
-    def line_scores(self, s0, u, *, rule="best", window=None):
+    def line_scores(self, s0, u, *, rule="best", window=None, floor=-np.inf):
         """Exact line search along s0 + t u (scores); counts one evaluation.
 
         Returns a :class:`~dfrank.linesearch.LineResult`. The caller records the point.
@@ -236,13 +255,14 @@ class LinearObjective(Objective):
         profile, n_cross = line_profile(self.bound, self.classes, s0, u)
         self.n_evals += 1
         self.n_lines += 1
-        return choose(profile, n_cross, rule=rule, window=window)
+        return choose(profile, n_cross, rule=rule, window=window, floor=floor)
 
-    def line(self, point, direction, *, rule="best", window=None):
+    def line(self, point, direction, *, rule="best", window=None, floor=-np.inf):
         """Exact line search from simplex point ``point`` along ``direction`` (d + 1
         coordinates): scores move along X . to_weights(point + t direction), over all
-        t in R. The new point is ``Simplex.project(point + t direction)``; it is recorded
-        as evaluated with the line's value. Counts one evaluation.
+        t in R. The new point is ``Simplex.project(point + t direction)`` (returned as
+        ``LineResult.point``); it is recorded as evaluated with the line's value. Counts one
+        evaluation. ``rule``, ``window`` and ``floor``: see :func:`dfrank.linesearch.choose`.
         """
         lam = self.space.check(np.asarray(point, dtype=np.float64))
         delta = np.asarray(direction, dtype=np.float64)
@@ -251,11 +271,11 @@ class LinearObjective(Objective):
                              f"got shape {delta.shape}")
         W = np.vstack([self.space.to_weights(lam), self.space.direction_to_weights(delta)])
         s0, u = linear_scores(self.XT, W)
-        res = self.line_scores(s0, u, rule=rule, window=window)
+        res = self.line_scores(s0, u, rule=rule, window=window, floor=floor)
         new = lam if res.t == 0 else self.space.project(lam + res.t * delta)
         self.n_evals -= 1  # _record counts it again
         self._record(new[None, :], np.array([res.value]))
-        return res
+        return replace(res, point=new)
 
 
 class ScoringObjective(Objective):

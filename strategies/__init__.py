@@ -1,1 +1,23 @@
-"""Built-in strategies, installed as ``dfrank.strategies``."""
+"""Built-in strategies, installed as ``dfrank.strategies``, and the strategy registry.
+
+    from dfrank import strategies
+    strategies.available()            # every registered name and alias
+    strategies.get("ca")              # the class behind a name
+    @strategies.register("mine")      # add your own
+    class Mine(strategies.Strategy): ...
+
+One strategy family per module; each registers itself on import.
+"""
+
+from dfrank.registry import (FunctionStrategy, Strategy, available, get, register,
+                             resolve)
+
+from .coordinate_ascent import CoordinateAscent
+from .grid import GridSearch
+from .pso import ParticleSwarm
+from .random_search import RandomSearch
+from .steepest_ascent import SteepestAscent
+
+__all__ = ["Strategy", "FunctionStrategy", "register", "get", "available", "resolve",
+           "CoordinateAscent", "SteepestAscent", "ParticleSwarm", "RandomSearch",
+           "GridSearch"]

@@ -60,6 +60,14 @@ class BoundMetric:
             K.query_constants(m.code, self.y, self.qptr, m.k, self.gain_code,
                               float(m.rel_threshold), self.c0, self.empty)
 
+    def _cache_order(self):
+        """Query order balancing O(m^2) work over numba's threads (line searches)."""
+        n = numba.get_num_threads()
+        if getattr(self, "_order", None) is None or self._order[0] != n:
+            from .._linesearch import balanced_order
+            self._order = (n, balanced_order(self.qptr, n))
+        return self._order[1]
+
     @property
     def name(self):
         return self.metric.name

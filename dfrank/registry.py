@@ -1,0 +1,200 @@
+"""One registry for strategies: names → classes or configured instances (presets).
+
+>>> from dfrank import strategies
+>>> strategies.available()[:3]            # doctest: +SKIP
+['ca', 'coordinate_ascent', 'fdsa']
+
+Third-party packages add strategies through the entry-point group ``dfrank.strategies``
+(``name = "package.module:StrategyClass"``); they are loaded the first time a name is
+looked up. Every place that takes a strategy name also takes a :class:`Strategy` instance,
+a Strategy class, or a plain function ``fn(objective, rng) -> point``.
+"""
+
+import difflib
+import inspect
+
+import numpy as np
+
+__all__ = ["register", "get", "available", "resolve", "Strategy", "FunctionStrategy"]
+
+ENTRY_POINT_GROUP = "dfrank.strategies"
+
+
+class Strategy:
+    """Base class of every strategy.
+
+    A constructor only stores keyword-only hyperparameters (no logic, not even
+    validation); :meth:`run` validates and works. Capabilities are class attributes.
+
+    Subclasses implement ``run(objective, rng, callback=None, *, restart=0)`` which
+    evaluates through ``objective`` (which counts, budgets and keeps the best point) and
+    returns a dict of extra information (may be empty). ``restart`` is the index of the
+    restart (the first restart of a multi-start strategy starts from the center).
+    """
+
+    name = None
+    needs_linear_objective = False   # uses the exact line search
+    needs_simplex = False            # only searches the simplex of a linear ranker
+    supports_box = True              # can search a Box
+    default_restarts = 1
+
+    def get_params(self):
+        """The hyperparameters, as given to (or defaulted by) the constructor."""
+        sig = inspect.signature(type(self).__init__)
+        return {k: getattr(self, k) for k in sig.parameters
+                if k != "self" and sig.parameters[k].kind == inspect.Parameter.KEYWORD_ONLY}
+
+    def set_params(self, **params):
+        known = self.get_params()
+        for k, v in params.items():
+            if k not in known:
+                raise _unknown_option(type(self), k)
+            setattr(self, k, v)
+        return self
+
+    @property
+    def n_restarts(self):
+        return int(getattr(self, "restarts", self.default_restarts))
+
+    def check(self, objective):
+        """Validate hyperparameters against an objective; raise ValueError/TypeError."""
+        from .spaces import Box
+
+        r = getattr(self, "restarts", 1)
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
+            raise ValueError(f"{self.label}: restarts must be an integer >= 1, got {r!r}")
+        if self.needs_linear_objective and not getattr(objective, "is_linear", False):
+            raise TypeError(f"{self.label} needs a linear ranker objective (LinearObjective "
+                            f"over a Simplex) for its exact line search; got "
+                            f"{type(objective).__name__} over {objective.space!r}")
+        if isinstance(objective.space, Box) and not self.supports_box:
+            raise TypeError(f"{self.label} searches the simplex of a linear ranker; it "
+                            f"cannot search {objective.space!r}")
+
+    def run(self, objective, rng, callback=None, *, restart=0):
+        raise NotImplementedError
+
+    @property
+    def label(self):
+        return self.name or type(self).__name__
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+
+class FunctionStrategy(Strategy):
+    """A plain function ``fn(objective, rng) -> point or None`` used as a strategy."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "function")
+
+    def get_params(self):
+        return {}
+
+    def run(self, objective, rng, callback=None, *, restart=0):
+        self.fn(objective, rng)
+        return {}
+
+
+_REGISTRY = {}     # name -> class or instance
+_ALIASES = {}      # alias -> name
+_entry_points_loaded = False
+
+
+def register(name, aliases=()):
+    """Class (or instance) decorator registering a strategy under ``name``.
+
+    Registering an instance makes a preset: a configured strategy under its own name.
+    A name or alias already taken is an error.
+    """
+    def deco(obj):
+        for n in (name, *aliases):
+            if not isinstance(n, str) or not n:
+                raise ValueError(f"a strategy name must be a non-empty string, got {n!r}")
+            if n in _REGISTRY or n in _ALIASES:
+                raise ValueError(f"strategy name {n!r} is already registered")
+        _REGISTRY[name] = obj
+        for a in aliases:
+            _ALIASES[a] = name
+        if isinstance(obj, type) and obj.name is None:
+            obj.name = name
+        return obj
+    return deco
+
+
+def _load_entry_points():
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _REGISTRY or ep.name in _ALIASES:
+            continue
+        try:
+            obj = ep.load()
+        except Exception as e:  # a broken plugin must not break dfrank
+            import warnings
+            warnings.warn(f"could not load strategy plugin {ep.name!r}: {e}")
+            continue
+        register(ep.name)(obj)
+
+
+def available():
+    """All strategy names and aliases, sorted."""
+    _load_entry_points()
+    return sorted(set(_REGISTRY) | set(_ALIASES))
+
+
+def get(name):
+    """The class (or preset instance) registered under ``name`` (or an alias)."""
+    _load_entry_points()
+    key = _ALIASES.get(name, name)
+    if key not in _REGISTRY:
+        close = difflib.get_close_matches(str(name), available(), n=3)
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise ValueError(f"unknown strategy {name!r}.{hint} Known strategies: "
+                         f"{', '.join(available())}")
+    return _REGISTRY[key]
+
+
+def _unknown_option(cls, option):
+    known = list(inspect.signature(cls.__init__).parameters)
+    known = [k for k in known if k != "self"]
+    close = difflib.get_close_matches(option, known, n=3)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return TypeError(f"{getattr(cls, 'name', None) or cls.__name__} has no option "
+                     f"{option!r}.{hint} Its options: {', '.join(known) or '(none)'}")
+
+
+def resolve(spec, **options):
+    """A ready :class:`Strategy` from a name, class, instance or function, with options."""
+    import copy
+
+    if isinstance(spec, str):
+        obj = get(spec)
+        if isinstance(obj, Strategy):  # a preset instance: copy, then override
+            return copy.deepcopy(obj).set_params(**options)
+        return _construct(obj, options)
+    if isinstance(spec, type) and issubclass(spec, Strategy):
+        return _construct(spec, options)
+    if isinstance(spec, Strategy):
+        return copy.deepcopy(spec).set_params(**options) if options else spec
+    if callable(spec):
+        if options:
+            raise TypeError(f"options {sorted(options)} cannot be passed to a function "
+                            "strategy; bind them yourself (functools.partial)")
+        return FunctionStrategy(spec)
+    raise TypeError(f"a strategy is a name, a Strategy class or instance, or a function; "
+                    f"got {spec!r}")
+
+
+def _construct(cls, options):
+    sig = inspect.signature(cls.__init__)
+    for k in options:
+        if k not in sig.parameters or k == "self":
+            raise _unknown_option(cls, k)
+    return cls(**options)

@@ -1,0 +1,277 @@
+"""What ``maximize`` returns (:class:`Result`) and the model it learns (:class:`LinearRanker`).
+
+Plain objects with named fields and a readable ``repr``, in the spirit of
+``scipy.optimize.OptimizeResult``. Model and result files are JSON with a format tag and a
+version, written atomically (a temporary file in the same folder, then ``os.replace``), so
+an interrupted write never leaves a half file; nothing is ever pickled.
+"""
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Result", "RestartResult", "LinearRanker", "write_json_atomic", "read_json"]
+
+RANKER_FORMAT = "dfrank.linear_ranker"
+RESULT_FORMAT = "dfrank.result"
+VERSION = 1
+
+
+def write_json_atomic(path, obj):
+    """Write ``obj`` as JSON to ``path`` atomically."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".dfrank-", suffix=".json.tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, indent=1, allow_nan=True)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_json(path, fmt):
+    """Read a dfrank JSON file of format ``fmt``; a clear error for anything else."""
+    path = os.fspath(path)
+    try:
+        with open(path) as f:
+            obj = json.load(f)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is not a dfrank {fmt} file (not valid JSON: {e})") from None
+    if not isinstance(obj, dict) or obj.get("format") != fmt:
+        found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
+        raise ValueError(f"{path} is not a {fmt} file (format tag {found!r})")
+    if not isinstance(obj.get("version"), int) or obj["version"] > VERSION:
+        raise ValueError(f"{path} has {fmt} version {obj.get('version')!r}; this dfrank "
+                         f"reads versions up to {VERSION} (upgrade dfrank)")
+    return obj
+
+
+def _jsonable(x):
+    if isinstance(x, np.ndarray):
+        return [_jsonable(v) for v in x.tolist()]
+    if isinstance(x, (np.floating, float)):
+        return float(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.bool_,)):
+        return bool(x)
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+class LinearRanker:
+    """A linear scoring function s(x) = w . x over the original features.
+
+    Parameters
+    ----------
+    weights : array-like (n_features,)
+    feature_ids : array-like of int, optional
+        The original (1-based LETOR) ids of the features the weights apply to.
+    meta : dict, optional
+        Free-form provenance (metric, strategy, train value, ...), saved with the model.
+    """
+
+    def __init__(self, weights, feature_ids=None, meta=None):
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)):
+            raise ValueError(f"weights must be a non-empty 1-D array of finite numbers, "
+                             f"got {w!r}")
+        self.weights = w
+        self.feature_ids = (np.arange(1, w.size + 1) if feature_ids is None
+                            else np.asarray(feature_ids, dtype=np.int64))
+        if self.feature_ids.shape != w.shape:
+            raise ValueError("feature_ids and weights differ in length")
+        self.meta = dict(meta or {})
+
+    @property
+    def n_features(self):
+        return self.weights.size
+
+    def __repr__(self):
+        return f"LinearRanker(n_features={self.n_features}, meta={self.meta})"
+
+    def predict(self, X):
+        """Scores of the rows of ``X`` (an array, or a RankingData)."""
+        from ._scoring import linear_scores, transpose_features
+        from .data import RankingData
+
+        if isinstance(X, RankingData):
+            XT = X._cache.get("XT")
+            if XT is None:
+                XT = X._cache["XT"] = transpose_features(X.X)
+            if X.n_features != self.n_features:
+                raise ValueError(f"the model has {self.n_features} features but the data "
+                                 f"has {X.n_features}{_src(X)}; load it with "
+                                 f"n_features={self.n_features}")
+        else:
+            X = np.asarray(X)
+            if X.ndim != 2 or X.shape[1] != self.n_features:
+                raise ValueError(f"X must have shape (n, {self.n_features}), got {X.shape}")
+            XT = transpose_features(X)
+        return linear_scores(XT, self.weights)
+
+    def evaluate(self, data, metrics="ndcg@10", **kwargs):
+        """``dfrank.evaluate`` of this model's scores on ``data``."""
+        from .api import evaluate
+
+        return evaluate(self.predict(data), data, metrics, **kwargs)
+
+    def to_dict(self):
+        return {"format": RANKER_FORMAT, "version": VERSION,
+                "weights": self.weights.tolist(), "feature_ids": self.feature_ids.tolist(),
+                "meta": _jsonable(self.meta)}
+
+    def save(self, path):
+        """Write the model as JSON (atomically)."""
+        write_json_atomic(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save`; a clear error on a wrong or corrupt file."""
+        obj = read_json(path, RANKER_FORMAT)
+        try:
+            return cls(obj["weights"], obj.get("feature_ids"), obj.get("meta"))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{os.fspath(path)} is a corrupt {RANKER_FORMAT} file: {e}") \
+                from None
+
+
+def _src(data):
+    return f" ({data.source})" if getattr(data, "source", None) else ""
+
+
+@dataclass
+class RestartResult:
+    """One restart: where it started from (its seed), where it ended, how it ended."""
+    index: int
+    seed: dict                      # {"entropy": ..., "spawn_key": [...]} to replay it
+    value: float
+    point: np.ndarray
+    n_evals: int
+    elapsed: float
+    status: str                     # converged, completed, budget, time, stopped, interrupted
+    valid_value: float = None
+    trace: dict = None
+    info: dict = field(default_factory=dict)
+
+    def to_dict(self):
+        return _jsonable({"index": self.index, "seed": self.seed, "value": self.value,
+                          "valid_value": self.valid_value, "point": self.point,
+                          "n_evals": self.n_evals, "elapsed": self.elapsed,
+                          "status": self.status,
+                          "info": {k: v for k, v in self.info.items() if k != "values"}})
+
+
+@dataclass
+class Result:
+    """The outcome of :func:`dfrank.maximize`.
+
+    Attributes
+    ----------
+    value : float
+        Training metric at ``point`` (the chosen restart's best).
+    point : ndarray
+        The simplex point lambda (or the box point x).
+    weights : ndarray or None
+        Linear weights in the original feature space (simplex searches).
+    valid_value : float or None
+        Validation metric of the chosen point, when ``valid`` was given (the restart with
+        the best validation value is chosen).
+    n_evals : int
+        Objective evaluations over all restarts (one per exact line search).
+    elapsed : float
+        Wall-clock seconds of the whole run.
+    trace : dict of arrays
+        Best value after each improvement vs ``evals`` and ``seconds``, restarts laid end
+        to end in restart order.
+    restarts : list of RestartResult
+    strategy, params, metric, seed
+        What ran, with which hyperparameters, on which metric, from which seed.
+    interrupted : bool
+        True if any restart ended early (budget, time, callback, Ctrl-C).
+    plateau : ndarray or None
+        Exact line searches: width of the winning interval per coordinate on the chosen
+        restart's last sweep (wide = robust).
+    message : str
+    """
+
+    value: float
+    point: np.ndarray
+    weights: np.ndarray
+    n_evals: int
+    elapsed: float
+    trace: dict
+    restarts: list
+    strategy: str
+    params: dict
+    metric: str
+    seed: object
+    interrupted: bool = False
+    valid_value: float = None
+    plateau: np.ndarray = None
+    message: str = ""
+    feature_ids: np.ndarray = None
+    space: str = "simplex"
+
+    @property
+    def ranker(self):
+        """The learned :class:`LinearRanker` (simplex searches only)."""
+        if self.weights is None:
+            raise ValueError("this result comes from a box search; it has no linear ranker "
+                             "(its parameters are result.point)")
+        meta = {"metric": self.metric, "strategy": self.strategy, "train_value": self.value,
+                "valid_value": self.valid_value, "seed": self.seed}
+        return LinearRanker(self.weights, self.feature_ids, meta)
+
+    @property
+    def best_restart(self):
+        return next(r for r in self.restarts if r.point is not None and
+                    np.array_equal(r.point, self.point))
+
+    def __repr__(self):
+        lines = [f"  value: {self.value:.6f} ({self.metric})"]
+        if self.valid_value is not None:
+            lines.append(f"  valid_value: {self.valid_value:.6f}")
+        lines += [f"  strategy: {self.strategy} {self.params}",
+                  f"  n_evals: {self.n_evals}",
+                  f"  elapsed: {self.elapsed:.3f} s",
+                  f"  restarts: {len(self.restarts)} "
+                  f"({', '.join(sorted({r.status for r in self.restarts}))})",
+                  f"  seed: {self.seed}",
+                  f"  interrupted: {self.interrupted}"]
+        if self.message:
+            lines.append(f"  message: {self.message}")
+        pt = np.array2string(np.asarray(self.point), precision=4, threshold=8)
+        lines.append(f"  point: {pt}")
+        return "Result(\n" + "\n".join(lines) + "\n)"
+
+    def to_dict(self):
+        return _jsonable({
+            "format": RESULT_FORMAT, "version": VERSION, "value": self.value,
+            "valid_value": self.valid_value, "point": self.point, "weights": self.weights,
+            "feature_ids": self.feature_ids, "n_evals": self.n_evals,
+            "elapsed": self.elapsed, "trace": self.trace, "strategy": self.strategy,
+            "params": {k: v for k, v in self.params.items()
+                       if isinstance(v, (int, float, str, bool, type(None)))},
+            "metric": self.metric, "seed": self.seed if isinstance(self.seed, (int, type(None)))
+            else repr(self.seed), "interrupted": self.interrupted, "plateau": self.plateau,
+            "message": self.message, "space": self.space,
+            "restarts": [r.to_dict() for r in self.restarts]})
+
+    def save(self, path):
+        """Write the result as JSON (atomically)."""
+        write_json_atomic(path, self.to_dict())

@@ -1,0 +1,56 @@
+"""Helpers shared by the built-in strategies (not a strategy family)."""
+
+import numbers
+
+import numpy as np
+
+from dfrank.spaces import Box
+
+
+def start_point(objective, rng, restart):
+    """The first restart starts from the center (Metzler), the others from a uniform
+    sample of the space (Dirichlet on the simplex)."""
+    sp = objective.space
+    return sp.center() if restart == 0 else sp.sample(rng)
+
+
+def check_int(owner, name, value, low, high=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low \
+            or (high is not None and value > high):
+        bound = f">= {low}" + (f" and <= {high}" if high is not None else "")
+        raise ValueError(f"{owner}: {name} must be an integer {bound}, got {value!r}")
+
+
+def check_float(owner, name, value, low=None, high=None, low_open=False):
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        rng = f"{'>' if low_open else '>='} {low}" if low is not None else "finite"
+        if high is not None:
+            rng += f" and <= {high}"
+        raise ValueError(f"{owner}: {name} must be a number {rng}, got {value!r}")
+
+
+def check_choice(owner, name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{owner}: {name} must be one of {list(choices)}, got {value!r}")
+
+
+def move(space, point, t, direction):
+    """``point + t * direction`` back in the space (Metzler's projection on the simplex,
+    clipping in a box); the point itself for t = 0."""
+    if t == 0:
+        return point
+    return space.project(point + t * direction)
+
+
+def is_box(space):
+    return isinstance(space, Box)
+
+
+def unit_to_box(space, u):
+    """Box points from unit-cube coordinates (the box searches run in [0, 1]^n)."""
+    return space.from_unit(np.clip(u, 0.0, 1.0))

@@ -1,0 +1,84 @@
+"""Grid search over the simplex (Metzler, *Direct Maximization of Rank-based Metrics*,
+§4.1) or a box lattice.
+
+Every point k/K of the simplex with integer k >= 0 summing to K (``resolution`` = K) is
+evaluated, streamed in batches from :meth:`dfrank.Simplex.grid`, so the best grid point is
+found exactly and the global maximum is approached as K grows. There are C(K + d, d) points:
+a grid above ``max_points`` is refused with its size. All values are kept (in grid order)
+so a surface can be plotted.
+"""
+
+import numpy as np
+
+from dfrank.registry import Strategy, register
+
+from ._common import check_int, is_box
+
+
+@register("grid", aliases=("grid_search",))
+class GridSearch(Strategy):
+    """Exhaustive grid.
+
+    Parameters
+    ----------
+    resolution : int or None
+        K for the simplex (points k/K); points per coordinate in a box. Default: the
+        largest K whose grid has at most ``max_points`` points (and at least 2).
+    max_points : int, default 1_000_000
+    batch_size : int, default 4096
+    keep_values : bool, default True
+        Keep every value (``info["values"]``, in grid order).
+    """
+
+    restarts = 1
+
+    def __init__(self, *, resolution=None, max_points=1_000_000, batch_size=4096,
+                 keep_values=True):
+        self.resolution = resolution
+        self.max_points = max_points
+        self.batch_size = batch_size
+        self.keep_values = keep_values
+
+    def get_params(self):
+        return {"resolution": self.resolution, "max_points": self.max_points,
+                "batch_size": self.batch_size, "keep_values": self.keep_values}
+
+    def check(self, objective):
+        super().check(objective)
+        check_int(self.label, "max_points", self.max_points, 1)
+        check_int(self.label, "batch_size", self.batch_size, 1)
+        if self.resolution is not None:
+            check_int(self.label, "resolution", self.resolution, 1 if not
+                      is_box(objective.space) else 2)
+        size = objective.space.grid_size(self.resolution_for(objective.space))
+        if size > self.max_points:
+            raise ValueError(
+                f"{self.label}: resolution {self.resolution_for(objective.space)} over "
+                f"{objective.space!r} makes {size:,} points, more than max_points="
+                f"{self.max_points:,}; lower the resolution, select fewer features, or "
+                "raise max_points")
+
+    def resolution_for(self, space):
+        if self.resolution is not None:
+            return int(self.resolution)
+        k = 2 if is_box(space) else 1
+        while space.grid_size(k + 1) <= self.max_points and k < 10_000:
+            k += 1
+        return k
+
+    def run(self, objective, rng, callback=None, *, restart=0, start=0):
+        self.check(objective)
+        space = objective.space
+        K = self.resolution_for(space)
+        total = space.grid_size(K)
+        values = np.empty(total) if self.keep_values else None
+        done = start
+        for chunk in space.grid(K, chunk_size=self.batch_size, start=start):
+            vals = objective.batch(chunk)
+            if values is not None:
+                values[done:done + len(vals)] = vals
+            done += len(vals)
+            if callback is not None:
+                callback({"done": done, "total": total, "value": objective.best_value})
+        return {"resolution": K, "n_points": total,
+                "values": values}

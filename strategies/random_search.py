@@ -1,0 +1,40 @@
+"""Random search: uniform points of the space (Dirichlet(1, ..., 1) on the simplex),
+evaluated in batches. The baseline every strategy must beat."""
+
+from dfrank.registry import Strategy, register
+
+from ._common import check_int
+
+
+@register("random", aliases=("random_search",))
+class RandomSearch(Strategy):
+    """Uniform random samples.
+
+    Parameters
+    ----------
+    n_samples : int, default 2000
+        Points evaluated (a budget given to ``maximize`` stops it earlier).
+    batch_size : int, default 256
+    restarts : int, default 1
+    """
+
+    def __init__(self, *, n_samples=2000, batch_size=256, restarts=1):
+        self.n_samples = n_samples
+        self.batch_size = batch_size
+        self.restarts = restarts
+
+    def check(self, objective):
+        super().check(objective)
+        check_int(self.label, "n_samples", self.n_samples, 1)
+        check_int(self.label, "batch_size", self.batch_size, 1)
+
+    def run(self, objective, rng, callback=None, *, restart=0):
+        self.check(objective)
+        done = 0
+        while done < self.n_samples:
+            n = min(self.batch_size, self.n_samples - done)
+            objective.batch(objective.space.sample(rng, n))
+            done += n
+            if callback is not None:
+                callback({"samples": done, "value": objective.best_value})
+        return {"samples": done}
