@@ -125,10 +125,12 @@ def register(name, aliases=()):
 
 
 def _load_entry_points():
+    """Import the built-in strategies (they register themselves), then any plugin."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
+    import dfrank.strategies  # noqa: F401  (built-ins)
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):

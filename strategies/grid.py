@@ -23,7 +23,7 @@ class GridSearch(Strategy):
     ----------
     resolution : int or None
         K for the simplex (points k/K); points per coordinate in a box. Default: the
-        largest K whose grid has at most ``max_points`` points (and at least 2).
+        largest K whose grid fits in ``max_points`` and in the evaluation budget.
     max_points : int, default 1_000_000
     batch_size : int, default 4096
     keep_values : bool, default True
@@ -39,10 +39,6 @@ class GridSearch(Strategy):
         self.batch_size = batch_size
         self.keep_values = keep_values
 
-    def get_params(self):
-        return {"resolution": self.resolution, "max_points": self.max_points,
-                "batch_size": self.batch_size, "keep_values": self.keep_values}
-
     def check(self, objective):
         super().check(objective)
         check_int(self.label, "max_points", self.max_points, 1)
@@ -50,26 +46,32 @@ class GridSearch(Strategy):
         if self.resolution is not None:
             check_int(self.label, "resolution", self.resolution, 1 if not
                       is_box(objective.space) else 2)
-        size = objective.space.grid_size(self.resolution_for(objective.space))
+        K = self.resolution_for(objective)
+        size = objective.space.grid_size(K)
         if size > self.max_points:
             raise ValueError(
-                f"{self.label}: resolution {self.resolution_for(objective.space)} over "
-                f"{objective.space!r} makes {size:,} points, more than max_points="
-                f"{self.max_points:,}; lower the resolution, select fewer features, or "
-                "raise max_points")
+                f"{self.label}: resolution {K} over {objective.space!r} makes {size:,} "
+                f"points, more than max_points={self.max_points:,}; lower the resolution, "
+                "select fewer features (RankingData.select_features), or raise max_points")
 
-    def resolution_for(self, space):
+    def resolution_for(self, objective):
+        """The given resolution, or the finest whose grid fits in max_points and in the
+        objective's evaluation budget."""
         if self.resolution is not None:
             return int(self.resolution)
+        space = objective.space
+        cap = self.max_points
+        if objective.max_evals is not None:
+            cap = min(cap, max(objective.max_evals, 1))
         k = 2 if is_box(space) else 1
-        while space.grid_size(k + 1) <= self.max_points and k < 10_000:
+        while space.grid_size(k + 1) <= cap and k < 10_000:
             k += 1
         return k
 
     def run(self, objective, rng, callback=None, *, restart=0, start=0):
         self.check(objective)
         space = objective.space
-        K = self.resolution_for(space)
+        K = self.resolution_for(objective)
         total = space.grid_size(K)
         values = np.empty(total) if self.keep_values else None
         done = start

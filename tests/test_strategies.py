@@ -1,0 +1,203 @@
+"""Every registered strategy against the conformance suite, plus strategy specifics."""
+
+import numpy as np
+import pytest
+
+import dfrank
+from dfrank import strategies, testing
+from dfrank.objective import LinearObjective
+
+
+def unique_strategies():
+    seen, names = set(), []
+    for name in strategies.available():
+        obj = strategies.get(name)
+        key = id(obj)
+        if key not in seen:
+            seen.add(key)
+            names.append(name)
+    return names
+
+
+FAST = {"coordinate_ascent": {"restarts": 2}, "steepest_ascent": {"restarts": 2},
+        "pso": {"swarm_size": 10, "iterations": 30}, "random": {}, "grid": {}}
+
+
+def options_for(name):
+    cls = strategies.get(name)
+    return dict(FAST.get(getattr(cls, "name", name), {}))
+
+
+@pytest.fixture(scope="module")
+def data():
+    return testing.planted_data()
+
+
+@pytest.mark.parametrize("name", unique_strategies())
+def test_conformance(name, data):
+    opts = options_for(name)
+    testing.check_on_simplex(name, data, **opts)
+    testing.check_reevaluation(name, data, **opts)
+    testing.check_same_seed(name, data, **opts)
+    testing.check_budget_monotone(name, data, **opts)
+
+
+@pytest.mark.parametrize("name", [n for n in unique_strategies() if n not in ("random",)])
+def test_beats_random(name):
+    if name == "grid":  # an exhaustive grid competes in few dimensions (C(K + d, d) points)
+        testing.check_beats_random(name, testing.planted_data(n_features=3), budget=1000)
+    else:
+        testing.check_beats_random(name, **options_for(name))
+
+
+@pytest.mark.parametrize("name", unique_strategies())
+def test_same_result_for_any_n_jobs(name, data):
+    testing.check_n_jobs_invariant(name, data, **options_for(name))
+
+
+def test_grid_finds_best_grid_point_and_ca_gets_99_percent():
+    data = testing.planted_data(n_queries=30, docs_per_query=15, n_features=3, seed=4)
+    obj = LinearObjective(data, "ndcg@10")
+    pts = np.vstack(list(obj.space.grid(100)))
+    brute = obj.batch(pts).max()
+    g = dfrank.maximize(data, "ndcg@10", "grid", resolution=100)
+    assert g.value == brute
+    assert len(g.best_restart.info["values"]) == len(pts) == 176851
+    ca = dfrank.maximize(data, "ndcg@10", "ca", restarts=10)
+    assert ca.value >= 0.99 * brute
+
+
+def test_exact_and_steps_line_searches_and_plateau_rule(data):
+    exact = dfrank.maximize(data, "map", "ca", restarts=2, line_search="exact")
+    steps = dfrank.maximize(data, "map", "ca", restarts=2, line_search="steps")
+    plateau = dfrank.maximize(data, "map", "ca", restarts=2, rule="plateau")
+    assert exact.best_restart.info["line_search"] == "exact"
+    assert steps.best_restart.info["line_search"] == "steps"
+    assert exact.plateau is not None and exact.plateau.shape == (7,)
+    for r in (exact, steps, plateau):
+        assert r.value == pytest.approx(LinearObjective(data, "map")(r.point), abs=1e-9)
+
+
+def test_steepest_ascent_reports_zero_gradient():
+    # every document of every query has the same label: the metric is flat everywhere
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    data = dfrank.RankingData.from_arrays(X, np.ones(20), np.repeat([0, 1], 10))
+    r = dfrank.maximize(data, "ndcg@10", "fdsa", restarts=1)
+    assert r.best_restart.info["zero_gradient"]
+    assert "gradient was exactly zero" in r.message
+
+
+def test_box_objective_strategies():
+    def fn(x):
+        return -float(((x - np.array([0.3, 0.7])) ** 2).sum())
+
+    space = dfrank.Box([0, 0], [1, 1])
+    for name, opts in [("ca", {"restarts": 1}), ("pso", {"iterations": 20}),
+                       ("random", {"n_samples": 300}), ("grid", {"resolution": 21}),
+                       ("fdsa", {"restarts": 1})]:
+        r = dfrank.maximize(dfrank.FunctionObjective(fn, space), strategy=name, **opts)
+        assert r.value > -0.01, name
+        with pytest.raises(ValueError, match="box search"):
+            r.ranker
+    with pytest.raises(TypeError, match="line_search='exact'"):
+        dfrank.maximize(dfrank.FunctionObjective(fn, space), strategy="ca",
+                        line_search="exact")
+
+
+def test_valid_chooses_restart_and_reports(data):
+    valid = testing.planted_data(seed=1)
+    r = dfrank.maximize(data, "ndcg@10", "ca", restarts=3, valid=valid)
+    assert r.valid_value is not None
+    assert r.valid_value == max(x.valid_value for x in r.restarts)
+    assert r.valid_value == pytest.approx(r.ranker.evaluate(valid, "ndcg@10"), abs=1e-12)
+
+
+def test_budget_exhausted_returns_best_so_far(data):
+    r = dfrank.maximize(data, "ndcg@10", "pso", budget=45, swarm_size=10)
+    assert r.n_evals == 45 and r.interrupted
+    assert "budget" in r.message
+
+
+def test_callback_stop_iteration_returns_best_so_far(data):
+    seen = []
+
+    def cb(res):
+        seen.append(res.n_evals)
+        if res.n_evals >= 30:
+            raise StopIteration
+
+    r = dfrank.maximize(data, "ndcg@10", "random", callback=cb, batch_size=10)
+    assert r.interrupted and r.n_evals == 30 and seen[-1] == 30
+    assert np.isfinite(r.value)
+
+
+def test_keyboard_interrupt_returns_best_so_far(data):
+    def cb(res):
+        if res.n_evals >= 20:
+            raise KeyboardInterrupt
+
+    r = dfrank.maximize(data, "ndcg@10", "random", callback=cb, batch_size=10)
+    assert r.interrupted and r.n_evals == 20
+
+
+def test_result_repr_json_and_model_round_trip(data, tmp_path):
+    r = dfrank.maximize(data, "ndcg@10", "ca", restarts=2)
+    assert "value:" in repr(r) and "coordinate_ascent" in repr(r)
+    r.save(tmp_path / "result.json")
+    import json
+    d = json.loads((tmp_path / "result.json").read_text())
+    assert d["format"] == "dfrank.result" and d["version"] == 1
+    r.ranker.save(tmp_path / "model.json")
+    m = dfrank.LinearRanker.load(tmp_path / "model.json")
+    np.testing.assert_array_equal(m.weights, r.weights)
+    assert m.evaluate(data, "ndcg@10") == pytest.approx(r.value, abs=1e-12)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        dfrank.LinearRanker.load(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text('{"format": "something", "version": 1}')
+    with pytest.raises(ValueError, match="format tag 'something'"):
+        dfrank.LinearRanker.load(tmp_path / "other.json")
+    (tmp_path / "future.json").write_text('{"format": "dfrank.linear_ranker", "version": 99}')
+    with pytest.raises(ValueError, match="version 99"):
+        dfrank.LinearRanker.load(tmp_path / "future.json")
+    with pytest.raises(ValueError, match="model has 6 features but the data has 3"):
+        m.predict(testing.planted_data(n_features=3))
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    ({"strategy": "coordinate_acsent"}, ValueError, "Did you mean 'coordinate_ascent'"),
+    ({"strategy": "ca", "restart": 3}, TypeError, "Did you mean 'restarts'"),
+    ({"strategy": "ca", "restarts": 0}, ValueError, "restarts must be an integer >= 1"),
+    ({"strategy": "ca", "budget": -5}, ValueError, "max_evals must be an integer >= 0"),
+    ({"strategy": "pso", "swarm_size": 1}, ValueError, "swarm_size must be an integer >= 2"),
+    ({"strategy": "ca", "n_jobs": 0}, ValueError, "n_jobs"),
+    ({"strategy": "ca", "rule": "widest"}, ValueError, "rule must be one of"),
+    ({"strategy": "grid", "resolution": 100}, ValueError, "more than max_points"),
+])
+def test_bad_input(data, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        dfrank.maximize(data, "ndcg@10", **kwargs)
+
+
+def test_valid_with_other_feature_count(data):
+    with pytest.raises(ValueError, match="valid has 3 features but the training data has 6"):
+        dfrank.maximize(data, "ndcg@10", "ca", valid=testing.planted_data(n_features=3))
+
+
+def test_registry_and_plugins():
+    assert {"ca", "coordinate_ascent", "pso", "grid", "random", "fdsa"} <= set(
+        strategies.available())
+    assert strategies.get("ca") is strategies.get("coordinate_ascent")
+
+    with pytest.raises(ValueError, match="already registered"):
+        strategies.register("ca")(strategies.CoordinateAscent)
+
+    def my_search(objective, rng):
+        objective.batch(objective.space.sample(rng, 20))
+
+    data = testing.planted_data()
+    r = dfrank.maximize(data, "ndcg@10", my_search)
+    assert r.n_evals == 20 and r.strategy == "my_search"
+    inst = strategies.CoordinateAscent(restarts=1, line_search="steps")
+    r2 = dfrank.maximize(data, "ndcg@10", inst)
+    assert r2.params["line_search"] == "steps"
