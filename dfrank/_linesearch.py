@@ -23,7 +23,7 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import njit, prange
 
-from ._sort import radix_argsort
+from ._sort import sort_pairs
 from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 
@@ -135,31 +135,103 @@ def balanced_order(qptr, n_threads):
     return np.concatenate([np.asarray(b, dtype=np.int64) for b in bins])
 
 
+@njit(cache=True)
+def _hull_layers(s0, u, srt, kk, mark):
+    """Mark the rows of the first kk upper convex layers of the points (u, s0).
+
+    A row ranked among the top kk at some t (scores s0 + t u) lies on one of the first kk
+    upper hulls of the points (u, s0): each layer removes the current maximum in every
+    direction (t, 1), so a row with fewer than kk rows above it is removed within kk layers.
+    ``srt`` holds the rows sorted by (u ascending, s0 descending); identical points join
+    their representative's layer. O(kk m) after the sort.
+    """
+    n = len(srt)
+    alive = np.ones(n, np.bool_)
+    hull = np.empty(n, np.int64)
+    for _ in range(kk):
+        h = 0
+        prev_u = np.nan
+        any_alive = False
+        for p in range(n):
+            if not alive[p]:
+                continue
+            any_alive = True
+            d = srt[p]
+            if u[d] == prev_u:  # only the highest alive point of each u can be a vertex
+                continue
+            prev_u = u[d]
+            while h >= 2:
+                a = srt[hull[h - 2]]
+                b = srt[hull[h - 1]]
+                if (u[b] - u[a]) * (s0[d] - s0[a]) - (s0[b] - s0[a]) * (u[d] - u[a]) >= 0:
+                    h -= 1  # b is on or below the segment from a to d
+                else:
+                    break
+            hull[h] = p
+            h += 1
+        if not any_alive:
+            break
+        for t in range(h):
+            p = hull[t]
+            d = srt[p]
+            alive[p] = False
+            mark[p] = True
+            # identical points (ties for every t) follow their representative
+            q = p + 1
+            while q < n and u[srt[q]] == u[d] and s0[srt[q]] == s0[d]:
+                alive[q] = False
+                mark[q] = True
+                q += 1
+
+
 @njit(cache=True, parallel=True)
-def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, keep,
-               n_events):
-    """Mark the rows that can matter (``keep``) and count crossing events per query."""
+def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, cand,
+               n_cand, n_events):
+    """Per query: the rows that can matter, in their order at t -> -inf, into
+    ``cand[qptr[q]:qptr[q] + n_cand[q]]``, and the number of crossing events among them.
+
+    For cut-off metrics a row is kept only if it lies on one of the first k upper hull
+    layers of the points (u, s0) and is not dominated (k rows above it for all t > 0 and
+    k for all t < 0); both tests only drop rows that are never in the top k.
+    """
     nq = len(qptr) - 1
     for qi in prange(nq):
         q = order[qi]
         lo, hi = qptr[q], qptr[q + 1]
         m = hi - lo
         if empty[q]:
-            for d in range(lo, hi):
-                keep[d] = False
+            n_cand[q] = 0
             n_events[q] = 0
             continue
         kk = _cutoff(code, k, m, c0[q])
-        for d in range(lo, hi):
-            keep[d] = not (prune and kk < m and _dominated(s0, u, y, lo, hi, d, kk, ties))
+        srt = np.empty(m, np.int64)
+        for t in range(m):
+            srt[t] = lo + t
+        _sort_start(s0, u, y, srt, ties, np.empty(m, np.int64))
+        n = 0
+        if prune and kk < m:
+            mark = np.zeros(m, np.bool_)
+            _hull_layers(s0, u, srt, kk, mark)
+            for p in range(m):
+                if mark[p] and not _dominated(s0, u, y, lo, hi, srt[p], kk, ties):
+                    cand[lo + n] = srt[p]
+                    n += 1
+        else:
+            for p in range(m):
+                cand[lo + p] = srt[p]
+            n = m
+        n_cand[q] = n
+        cc = np.empty(n, np.int64)  # contiguous copies: the pair count vectorizes
+        cu = np.empty(n)
+        for a in range(n):
+            cc[a] = cls[cand[lo + a]]
+            cu[a] = u[cand[lo + a]]
         cnt = 0
-        for i in range(lo, hi):
-            if not keep[i]:
-                continue
-            ci = cls[i]
-            ui = u[i]
-            for j in range(i + 1, hi):
-                x = keep[j] & (cls[j] != ci) & (u[j] != ui)
+        for a in range(n):
+            ci = cc[a]
+            ui = cu[a]
+            for b in range(a + 1, n):
+                x = (cc[b] != ci) & (cu[b] != ui)
                 cnt += 1 if x else 0
         n_events[q] = cnt
 
@@ -235,7 +307,7 @@ def _bubble_key(pair, n, block):
 
 
 @njit(cache=True)
-def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc, c0, L,
+def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, c0, L,
                  eps, out_t, out_d, out_h):
     """Sweep one query; write its (t, delta, hazard) breakpoints; return (base, count).
 
@@ -248,14 +320,7 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc,
     """
     m = hi - lo
     kk = _cutoff(code, k, m, c0)
-    idx = np.empty(m, np.int64)
-    n = 0
-    for d in range(lo, hi):
-        if keep[d]:
-            idx[n] = d
-            n += 1
-    idx = idx[:n]
-    _sort_start(s0, u, y, idx, ties, np.empty(n, np.int64))
+    n = len(idx)  # the candidates, sorted by their order at t -> -inf
     # class sequence, counts of other-class documents above, u-blocks
     seq = np.empty(n, np.int64)
     C = np.zeros((n, L), np.int64)
@@ -299,9 +364,9 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc,
                 ev_t[e] = (s0[di] - s0[dj]) / (u[dj] - u[di])
                 ev_pair[e] = i * n + j
                 e += 1
-    order = radix_argsort(ev_t)
-    ts = ev_t[order]          # sorted, so the sweep reads memory in order
-    pair = ev_pair[order]
+    sort_pairs(ev_t, ev_pair)  # sorted together, so the sweep reads memory in order
+    ts = ev_t
+    pair = ev_pair
     n_out = 0
     g = 0
     value = base
@@ -385,8 +450,9 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, keep, k, ties, gc, rc, relc, disc,
 
 
 @njit(cache=True, parallel=True)
-def sweep_queries(code, s0, u, y, cls, qptr, order, keep, offsets, k, ties, gc, rc, relc,
-                  disc, c0, empty, empty_value, L, eps, base, n_out, out_t, out_d, out_h):
+def sweep_queries(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
+                  relc, disc, c0, empty, empty_value, L, eps, base, n_out, out_t, out_d,
+                  out_h):
     """Per-query sweeps in parallel; query q writes its breakpoints at offsets[q]."""
     nq = len(qptr) - 1
     for qi in prange(nq):
@@ -397,7 +463,9 @@ def sweep_queries(code, s0, u, y, cls, qptr, order, keep, offsets, k, ties, gc, 
             continue
         a = offsets[q]
         b = offsets[q + 1]
-        bq, cnt = _query_sweep(code, s0, u, y, cls, qptr[q], qptr[q + 1], keep, k, ties,
+        lo = qptr[q]
+        idx = cand[lo:lo + n_cand[q]]
+        bq, cnt = _query_sweep(code, s0, u, y, cls, lo, qptr[q + 1], idx, k, ties,
                                gc, rc, relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b],
                                out_h[a:b])
         base[q] = bq

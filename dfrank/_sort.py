@@ -29,15 +29,6 @@ def radix_argsort(keys):
     """Indices that sort ``keys`` (float64, no NaN) ascending; stable."""
     n = len(keys)
     idx = np.arange(n)
-    if n < 64:  # insertion sort: stable and cheap for short lists
-        for i in range(1, n):
-            j = i
-            v = idx[i]
-            while j > 0 and keys[idx[j - 1]] > keys[v]:
-                idx[j] = idx[j - 1]
-                j -= 1
-            idx[j] = v
-        return idx
     if n < 1500:  # below this the 2048-bucket histograms cost more than a merge sort
         return np.argsort(keys, kind="mergesort")
     u = np.empty(n, np.uint64)
@@ -65,3 +56,75 @@ def radix_argsort(keys):
         idx, idx2 = idx2, idx
         shift += np.uint64(_BITS)
     return idx
+
+
+_RUN = 24
+
+
+@njit(cache=True)
+def sort_pairs(keys, vals):
+    """Sort float64 ``keys`` ascending in place, moving int64 ``vals`` along; stable.
+
+    Insertion sort on runs of 24, then bottom-up merges between two buffers: no index
+    indirection, sequential memory. Large inputs go through :func:`radix_argsort`.
+    """
+    n = len(keys)
+    if n >= 4096:
+        order = radix_argsort(keys)
+        k2 = keys[order]
+        v2 = vals[order]
+        keys[:] = k2
+        vals[:] = v2
+        return
+    for a in range(0, n, _RUN):
+        b = min(a + _RUN, n)
+        for i in range(a + 1, b):
+            kv = keys[i]
+            vv = vals[i]
+            j = i - 1
+            while j >= a and keys[j] > kv:
+                keys[j + 1] = keys[j]
+                vals[j + 1] = vals[j]
+                j -= 1
+            keys[j + 1] = kv
+            vals[j + 1] = vv
+    if n <= _RUN:
+        return
+    k_tmp = np.empty(n)
+    v_tmp = np.empty(n, np.int64)
+    width = _RUN
+    in_tmp = False
+    while width < n:
+        ks = k_tmp if in_tmp else keys
+        vs = v_tmp if in_tmp else vals
+        kd = keys if in_tmp else k_tmp
+        vd = vals if in_tmp else v_tmp
+        for a in range(0, n, 2 * width):
+            mid = min(a + width, n)
+            b = min(a + 2 * width, n)
+            i, j, t = a, mid, a
+            while i < mid and j < b:
+                if ks[j] < ks[i]:
+                    kd[t] = ks[j]
+                    vd[t] = vs[j]
+                    j += 1
+                else:
+                    kd[t] = ks[i]
+                    vd[t] = vs[i]
+                    i += 1
+                t += 1
+            while i < mid:
+                kd[t] = ks[i]
+                vd[t] = vs[i]
+                i += 1
+                t += 1
+            while j < b:
+                kd[t] = ks[j]
+                vd[t] = vs[j]
+                j += 1
+                t += 1
+        in_tmp = not in_tmp
+        width *= 2
+    if in_tmp:
+        keys[:] = k_tmp
+        vals[:] = v_tmp

@@ -121,6 +121,13 @@ class LineResult:
         return self.upper - self.lower
 
 
+def flat_within_queries(u, qptr):
+    """True if ``u`` is constant inside every query (the line changes no ranking)."""
+    same = u[1:] == u[:-1]
+    same[qptr[1:-1] - 1] = True  # differences across query boundaries do not count
+    return bool(same.all())
+
+
 def line_profile(bound, classes, s0, u):
     """The profile of ``bound``'s mean metric along s0 + t u (all t in R).
 
@@ -129,12 +136,16 @@ def line_profile(bound, classes, s0, u):
     m = bound.metric
     code = m.code
     n = len(s0)
-    keep = np.empty(n, dtype=np.bool_)
+    if flat_within_queries(u, bound.qptr):  # no document ever passes another
+        value = float(bound.mean(bound.per_query(s0)))
+        return LineProfile(np.array([-np.inf]), np.array([np.inf]), np.array([value])), 0
+    cand = np.empty(n, dtype=np.int64)
+    n_cand = np.empty(bound.n_queries, dtype=np.int64)
     n_events = np.empty(bound.n_queries, dtype=np.int64)
     prune = code in K.PRUNABLE and m.k > 0
     qorder = bound._cache_order()
     K.candidates(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, m.k, bound.tie_code,
-                 bound.c0, bound.empty, prune, keep, n_events)
+                 bound.c0, bound.empty, prune, cand, n_cand, n_events)
     offsets = np.zeros(bound.n_queries + 1, dtype=np.int64)
     np.cumsum(n_events, out=offsets[1:])
     total = int(offsets[-1])
@@ -143,7 +154,8 @@ def line_profile(bound, classes, s0, u):
     out_h = np.zeros(total, dtype=np.bool_)
     base = np.empty(bound.n_queries)
     n_out = np.empty(bound.n_queries, dtype=np.int64)
-    K.sweep_queries(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, keep, offsets, m.k,
+    K.sweep_queries(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
+                    offsets, m.k,
                     bound.tie_code, classes.gain, classes.err_r, classes.rel, bound.disc,
                     bound.c0, bound.empty, bound.empty_value, classes.n_classes, EPS, base,
                     n_out, out_t, out_d, out_h)

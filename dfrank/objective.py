@@ -240,6 +240,20 @@ class LinearObjective(Objective):
         return float(self.bound.mean(self.bound.per_query(scores)))
 
     # ------------------------------------------------------------------ line search
+    def flat_coordinates(self):
+        """Boolean mask of the d + 1 simplex coordinates whose line changes no ranking
+        (a feature constant inside every query, e.g. an all-zero LETOR feature); a
+        coordinate ascent can skip them."""
+        flat = self.data._cache.get("flat_coordinates")
+        if flat is None:
+            from .linesearch import flat_within_queries
+            qptr = self.data.qptr
+            flat = np.array([flat_within_queries(self.XT[j], qptr)
+                             for j in range(self.XT.shape[0])] +
+                            [flat_within_queries(self.XT.sum(axis=0), qptr)])
+            self.data._cache["flat_coordinates"] = flat
+        return flat
+
     @property
     def classes(self):
         if self._classes is None:

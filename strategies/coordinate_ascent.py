@@ -96,12 +96,18 @@ class CoordinateAscent(Strategy):
         dim = space.dim
         eye = np.eye(dim)
         widths = np.full(dim, np.nan)
+        # coordinates whose line changes no ranking (constant features) are skipped
+        skip = objective.flat_coordinates() if getattr(objective, "is_linear", False) \
+            else np.zeros(dim, dtype=bool)
+        widths[skip] = np.inf
         gain = np.inf
         sweep = 0
         for sweep in range(1, self.max_sweeps + 1):
             before = value
             order = rng.permutation(dim) if self.shuffle else np.arange(dim)
             for j in order:
+                if skip[j]:
+                    continue
                 if exact:
                     res = objective.line(point, eye[j], rule=self.rule, window=self.window,
                                          floor=value)
