@@ -23,7 +23,7 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import njit, prange
 
-from ._sort import sort_pairs
+from ._sort import radix_argsort, sort_pairs
 from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 
@@ -136,7 +136,7 @@ def balanced_order(qptr, n_threads):
 
 
 @njit(cache=True)
-def _hull_layers(s0, u, srt, kk, mark):
+def _hull_layers(s0, u, srt, kk, mark, alive, hull):
     """Mark the rows of the first kk upper convex layers of the points (u, s0).
 
     A row ranked among the top kk at some t (scores s0 + t u) lies on one of the first kk
@@ -146,8 +146,7 @@ def _hull_layers(s0, u, srt, kk, mark):
     their representative's layer. O(kk m) after the sort.
     """
     n = len(srt)
-    alive = np.ones(n, np.bool_)
-    hull = np.empty(n, np.int64)
+    alive[:n] = True
     for _ in range(kk):
         h = 0
         prev_u = np.nan
@@ -185,55 +184,79 @@ def _hull_layers(s0, u, srt, kk, mark):
 
 
 @njit(cache=True, parallel=True)
-def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, cand,
-               n_cand, n_events):
+def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, presorted,
+               chunks, cand, n_cand, n_events):
     """Per query: the rows that can matter, in their order at t -> -inf, into
     ``cand[qptr[q]:qptr[q] + n_cand[q]]``, and the number of crossing events among them.
 
     For cut-off metrics a row is kept only if it lies on one of the first k upper hull
     layers of the points (u, s0) and is not dominated (k rows above it for all t > 0 and
-    k for all t < 0); both tests only drop rows that are never in the top k.
+    k for all t < 0); both tests only drop rows that are never in the top k. Queries are
+    processed in chunks that allocate their scratch once (small queries are common).
+    ``presorted`` (or an empty array) holds each query's rows sorted by u: then only runs
+    of equal u need sorting (a coordinate ascent reuses one order per coordinate).
     """
     nq = len(qptr) - 1
-    for qi in prange(nq):
-        q = order[qi]
-        lo, hi = qptr[q], qptr[q + 1]
-        m = hi - lo
-        if empty[q]:
-            n_cand[q] = 0
-            n_events[q] = 0
-            continue
-        kk = _cutoff(code, k, m, c0[q])
-        srt = np.empty(m, np.int64)
-        for t in range(m):
-            srt[t] = lo + t
-        _sort_start(s0, u, y, srt, ties, np.empty(m, np.int64))
-        n = 0
-        if prune and kk < m:
-            mark = np.zeros(m, np.bool_)
-            _hull_layers(s0, u, srt, kk, mark)
-            for p in range(m):
-                if mark[p] and not _dominated(s0, u, y, lo, hi, srt[p], kk, ties):
-                    cand[lo + n] = srt[p]
-                    n += 1
-        else:
-            for p in range(m):
-                cand[lo + p] = srt[p]
-            n = m
-        n_cand[q] = n
-        cc = np.empty(n, np.int64)  # contiguous copies: the pair count vectorizes
-        cu = np.empty(n)
-        for a in range(n):
-            cc[a] = cls[cand[lo + a]]
-            cu[a] = u[cand[lo + a]]
-        cnt = 0
-        for a in range(n):
-            ci = cc[a]
-            ui = cu[a]
-            for b in range(a + 1, n):
-                x = (cc[b] != ci) & (cu[b] != ui)
-                cnt += 1 if x else 0
-        n_events[q] = cnt
+    max_m = 1
+    for q in range(nq):
+        max_m = max(max_m, qptr[q + 1] - qptr[q])
+    nc = max(1, min(nq, chunks))
+    for ch in prange(nc):
+        srt = np.empty(max_m, np.int64)
+        tmp = np.empty(max_m, np.int64)
+        mark = np.empty(max_m, np.bool_)
+        alive = np.empty(max_m, np.bool_)
+        hull = np.empty(max_m, np.int64)
+        cc = np.empty(max_m, np.int64)
+        cu = np.empty(max_m)
+        for qi in range(ch * nq // nc, (ch + 1) * nq // nc):
+            q = order[qi]
+            lo, hi = qptr[q], qptr[q + 1]
+            m = hi - lo
+            if empty[q]:
+                n_cand[q] = 0
+                n_events[q] = 0
+                continue
+            kk = _cutoff(code, k, m, c0[q])
+            if len(presorted):
+                for t in range(m):
+                    srt[t] = presorted[lo + t]
+                a = 0
+                while a < m:  # runs of equal u: by s0, then the tie rule
+                    b = a + 1
+                    while b < m and u[srt[b]] == u[srt[a]]:
+                        b += 1
+                    if b - a > 1:
+                        _sort_start(s0, u, y, srt[a:b], ties, tmp)
+                    a = b
+            else:
+                for t in range(m):
+                    srt[t] = lo + t
+                _sort_start(s0, u, y, srt[:m], ties, tmp)
+            n = 0
+            if prune and kk < m:
+                mark[:m] = False
+                _hull_layers(s0, u, srt[:m], kk, mark, alive, hull)
+                for p in range(m):
+                    if mark[p] and not _dominated(s0, u, y, lo, hi, srt[p], kk, ties):
+                        cand[lo + n] = srt[p]
+                        n += 1
+            else:
+                for p in range(m):
+                    cand[lo + p] = srt[p]
+                n = m
+            n_cand[q] = n
+            for a in range(n):  # contiguous copies: the pair count vectorizes
+                cc[a] = cls[cand[lo + a]]
+                cu[a] = u[cand[lo + a]]
+            cnt = 0
+            for a in range(n):
+                ci = cc[a]
+                ui = cu[a]
+                for b in range(a + 1, n):
+                    x = (cc[b] != ci) & (cu[b] != ui)
+                    cnt += 1 if x else 0
+            n_events[q] = cnt
 
 
 @njit(cache=True)
@@ -308,7 +331,7 @@ def _bubble_key(pair, n, block):
 
 @njit(cache=True)
 def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, c0, L,
-                 eps, out_t, out_d, out_h):
+                 eps, out_t, out_d, out_h, ws_i, ws_C, ws_t, ws_p, ws_t2, ws_p2):
     """Sweep one query; write its (t, delta, hazard) breakpoints; return (base, count).
 
     A *hazard* is a meeting of three or more documents (a group of events) reaching the
@@ -322,11 +345,12 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, 
     kk = _cutoff(code, k, m, c0)
     n = len(idx)  # the candidates, sorted by their order at t -> -inf
     # class sequence, counts of other-class documents above, u-blocks
-    seq = np.empty(n, np.int64)
-    C = np.zeros((n, L), np.int64)
-    S = np.zeros(n, np.int64)
-    block = np.empty(n, np.int64)
-    running = np.zeros(L, np.int64)
+    seq = ws_i[0, :n]  # scratch from the caller (no allocation per query)
+    S = ws_i[1, :n]
+    block = ws_i[2, :n]
+    running = ws_i[3, :L]
+    C = ws_C[:n]
+    running[:] = 0
     for p in range(n):
         d = idx[p]
         c = cls[d]
@@ -353,8 +377,8 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, 
     n_ev = len(out_t)
     if n_ev == 0:
         return base, 0
-    ev_t = np.empty(n_ev)
-    ev_pair = np.empty(n_ev, np.int64)  # down * n + up
+    ev_t = ws_t[:n_ev]
+    ev_pair = ws_p[:n_ev]  # down * n + up
     e = 0
     for i in range(n):
         di = idx[i]
@@ -364,7 +388,7 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, 
                 ev_t[e] = (s0[di] - s0[dj]) / (u[dj] - u[di])
                 ev_pair[e] = i * n + j
                 e += 1
-    sort_pairs(ev_t, ev_pair)  # sorted together, so the sweep reads memory in order
+    sort_pairs(ev_t, ev_pair, ws_t2, ws_p2)  # sorted together: the sweep reads in order
     ts = ev_t
     pair = ev_pair
     n_out = 0
@@ -451,25 +475,85 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, 
 
 @njit(cache=True, parallel=True)
 def sweep_queries(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-                  relc, disc, c0, empty, empty_value, L, eps, base, n_out, out_t, out_d,
-                  out_h):
-    """Per-query sweeps in parallel; query q writes its breakpoints at offsets[q]."""
+                  relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t,
+                  out_d, out_h):
+    """Per-query sweeps in parallel; query q writes its breakpoints at offsets[q]. Chunks
+    of queries share scratch sized for their largest query."""
     nq = len(qptr) - 1
-    for qi in prange(nq):
-        q = order[qi]
-        if empty[q]:
-            base[q] = empty_value
-            n_out[q] = 0
-            continue
-        a = offsets[q]
-        b = offsets[q + 1]
-        lo = qptr[q]
-        idx = cand[lo:lo + n_cand[q]]
-        bq, cnt = _query_sweep(code, s0, u, y, cls, lo, qptr[q + 1], idx, k, ties,
-                               gc, rc, relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b],
-                               out_h[a:b])
-        base[q] = bq
-        n_out[q] = cnt
+    max_n = 1
+    max_ev = 1
+    for q in range(nq):
+        max_n = max(max_n, n_cand[q])
+        max_ev = max(max_ev, offsets[q + 1] - offsets[q])
+    nc = max(1, min(nq, chunks))
+    for ch in prange(nc):
+        ws_i = np.empty((4, max(max_n, L)), np.int64)
+        ws_C = np.empty((max_n, L), np.int64)
+        ws_t = np.empty(max_ev)
+        ws_p = np.empty(max_ev, np.int64)
+        ws_t2 = np.empty(max_ev)
+        ws_p2 = np.empty(max_ev, np.int64)
+        for qi in range(ch * nq // nc, (ch + 1) * nq // nc):
+            q = order[qi]
+            if empty[q]:
+                base[q] = empty_value
+                n_out[q] = 0
+                continue
+            a = offsets[q]
+            b = offsets[q + 1]
+            lo = qptr[q]
+            idx = cand[lo:lo + n_cand[q]]
+            bq, cnt = _query_sweep(code, s0, u, y, cls, lo, qptr[q + 1], idx, k, ties,
+                                   gc, rc, relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b],
+                                   out_h[a:b], ws_i, ws_C, ws_t, ws_p, ws_t2, ws_p2)
+            base[q] = bq
+            n_out[q] = cnt
+
+
+@njit(cache=True)
+def assemble(out_t, out_d, out_h, offsets, n_out, eps):
+    """All queries' breakpoints into one profile: gather (query order), stable radix sort
+    by t, merge near-equal t. Returns (breaks, cumulative change, sorted hazard times)."""
+    nq = len(n_out)
+    n_ch = 0
+    n_hz = 0
+    for q in range(nq):
+        for i in range(offsets[q], offsets[q] + n_out[q]):
+            if out_d[i] != 0.0:
+                n_ch += 1
+            if out_h[i]:
+                n_hz += 1
+    t = np.empty(n_ch)
+    d = np.empty(n_ch)
+    hz = np.empty(n_hz)
+    a = 0
+    b = 0
+    for q in range(nq):
+        for i in range(offsets[q], offsets[q] + n_out[q]):
+            if out_d[i] != 0.0:
+                t[a] = out_t[i]
+                d[a] = out_d[i]
+                a += 1
+            if out_h[i]:
+                hz[b] = out_t[i]
+                b += 1
+    order = radix_argsort(t)
+    breaks, cum = merge_profile(t[order], d[order], eps)
+    hz.sort()
+    return breaks, cum, hz
+
+
+@njit(cache=True)
+def middle_of(lower, upper, i):
+    """The point of interval i that :func:`middles` would give (the median width is only
+    computed when the interval is unbounded)."""
+    lo = lower[i]
+    hi = upper[i]
+    if np.isfinite(lo) and np.isfinite(hi):
+        return 0.5 * (lo + hi)
+    if not np.isfinite(lo) and not np.isfinite(hi):
+        return 0.0
+    return middles(lower, upper)[i]
 
 
 @njit(cache=True)

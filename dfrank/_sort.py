@@ -62,11 +62,12 @@ _RUN = 24
 
 
 @njit(cache=True)
-def sort_pairs(keys, vals):
+def sort_pairs(keys, vals, k_tmp, v_tmp):
     """Sort float64 ``keys`` ascending in place, moving int64 ``vals`` along; stable.
 
-    Insertion sort on runs of 24, then bottom-up merges between two buffers: no index
-    indirection, sequential memory. Large inputs go through :func:`radix_argsort`.
+    Insertion sort on runs of 24, then bottom-up merges between the arrays and the scratch
+    ``k_tmp``/``v_tmp`` (at least as long): no index indirection, sequential memory, no
+    allocation. Large inputs go through :func:`radix_argsort`.
     """
     n = len(keys)
     if n >= 4096:
@@ -90,8 +91,6 @@ def sort_pairs(keys, vals):
             vals[j + 1] = vv
     if n <= _RUN:
         return
-    k_tmp = np.empty(n)
-    v_tmp = np.empty(n, np.int64)
     width = _RUN
     in_tmp = False
     while width < n:
@@ -126,5 +125,5 @@ def sort_pairs(keys, vals):
         in_tmp = not in_tmp
         width *= 2
     if in_tmp:
-        keys[:] = k_tmp
-        vals[:] = v_tmp
+        keys[:] = k_tmp[:n]
+        vals[:] = v_tmp[:n]

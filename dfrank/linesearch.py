@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _linesearch as K
-from ._sort import radix_argsort
+from .metrics.bound import _chunks
 
 __all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "choose", "RULES"]
 
@@ -128,10 +128,20 @@ def flat_within_queries(u, qptr):
     return bool(same.all())
 
 
-def line_profile(bound, classes, s0, u):
+_NO_ORDER = np.empty(0, dtype=np.int64)
+
+
+def sort_within_queries(u, qptr):
+    """Row indices with each query's rows sorted by ``u`` (stable)."""
+    q_of_row = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
+    return np.lexsort((u, q_of_row)).astype(np.int64)
+
+
+def line_profile(bound, classes, s0, u, u_order=None):
     """The profile of ``bound``'s mean metric along s0 + t u (all t in R).
 
-    Returns ``(LineProfile, n_crossings)``.
+    ``u_order`` (optional, from :func:`sort_within_queries`) saves sorting by u when the
+    same direction is searched many times. Returns ``(LineProfile, n_crossings)``.
     """
     m = bound.metric
     code = m.code
@@ -144,8 +154,10 @@ def line_profile(bound, classes, s0, u):
     n_events = np.empty(bound.n_queries, dtype=np.int64)
     prune = code in K.PRUNABLE and m.k > 0
     qorder = bound._cache_order()
+    chunks = _chunks()
     K.candidates(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, m.k, bound.tie_code,
-                 bound.c0, bound.empty, prune, cand, n_cand, n_events)
+                 bound.c0, bound.empty, prune, _NO_ORDER if u_order is None else u_order,
+                 chunks, cand, n_cand, n_events)
     offsets = np.zeros(bound.n_queries + 1, dtype=np.int64)
     np.cumsum(n_events, out=offsets[1:])
     total = int(offsets[-1])
@@ -157,21 +169,9 @@ def line_profile(bound, classes, s0, u):
     K.sweep_queries(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
                     offsets, m.k,
                     bound.tie_code, classes.gain, classes.err_r, classes.rel, bound.disc,
-                    bound.c0, bound.empty, bound.empty_value, classes.n_classes, EPS, base,
-                    n_out, out_t, out_d, out_h)
-    # gather each query's breakpoints (query order), then a stable sort by t
-    starts = offsets[:-1]
-    sel = np.repeat(starts - np.concatenate([[0], np.cumsum(n_out)[:-1]]), n_out) + \
-        np.arange(int(n_out.sum()))
-    t_all = out_t[sel]
-    d_all = out_d[sel]
-    h_all = out_h[sel]
-    hazards = np.sort(t_all[h_all])
-    change = d_all != 0.0
-    t_all = t_all[change]
-    d_all = d_all[change]
-    order = radix_argsort(t_all)
-    breaks, cum = K.merge_profile(t_all[order], d_all[order], EPS)
+                    bound.c0, bound.empty, bound.empty_value, classes.n_classes, EPS, chunks,
+                    base, n_out, out_t, out_d, out_h)
+    breaks, cum, hazards = K.assemble(out_t, out_d, out_h, offsets, n_out, EPS)
     if m.empty == "skip":
         live = ~bound.empty
         n_eff = int(live.sum())
@@ -210,8 +210,8 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
     lo, hi, v = profile.lower, profile.upper, profile.values
     if len(v) == 1:
         return LineResult(float(v[0]), 0.0, -np.inf, np.inf, int(n_crossings), profile)
-    mid = K.middles(lo, hi)
     if rule == "plateau":
+        mid = K.middles(lo, hi)
         if window is None:
             bounded = np.isfinite(lo) & np.isfinite(hi)
             window = float(np.median((hi - lo)[bounded])) if bounded.any() else 1.0
@@ -223,7 +223,7 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
     else:
         score = v
     i = K.pick(lo, hi, v, score, min_width, tol, rule == "plateau")
-    t = profile.safe_point(float(lo[i]), float(hi[i]), float(mid[i]))
+    t = profile.safe_point(float(lo[i]), float(hi[i]), K.middle_of(lo, hi, i))
     return LineResult(float(v[i]), t, float(lo[i]), float(hi[i]), int(n_crossings), profile)
 
 

@@ -240,6 +240,19 @@ class LinearObjective(Objective):
         return float(self.bound.mean(self.bound.per_query(scores)))
 
     # ------------------------------------------------------------------ line search
+    def _coordinate_order(self, delta, u):
+        """For a coordinate direction e_j, the rows sorted by u within each query, computed
+        once per coordinate (a coordinate ascent searches each coordinate many times)."""
+        nz = np.flatnonzero(delta)
+        if len(nz) != 1 or delta[nz[0]] != 1.0:
+            return None
+        key = ("u_order", int(nz[0]))
+        order = self.data._cache.get(key)
+        if order is None:
+            from .linesearch import sort_within_queries
+            order = self.data._cache[key] = sort_within_queries(u, self.data.qptr)
+        return order
+
     def flat_coordinates(self):
         """Boolean mask of the d + 1 simplex coordinates whose line changes no ranking
         (a feature constant inside every query, e.g. an all-zero LETOR feature); a
@@ -260,13 +273,13 @@ class LinearObjective(Objective):
             self._classes = LineClasses.of(self.bound)
         return self._classes
 
-    def line_scores(self, s0, u, *, rule="best", window=None, floor=-np.inf):
+    def line_scores(self, s0, u, *, rule="best", window=None, floor=-np.inf, u_order=None):
         """Exact line search along s0 + t u (scores); counts one evaluation.
 
         Returns a :class:`~dfrank.linesearch.LineResult`. The caller records the point.
         """
         self._allowance(1)
-        profile, n_cross = line_profile(self.bound, self.classes, s0, u)
+        profile, n_cross = line_profile(self.bound, self.classes, s0, u, u_order)
         self.n_evals += 1
         self.n_lines += 1
         return choose(profile, n_cross, rule=rule, window=window, floor=floor)
@@ -285,7 +298,8 @@ class LinearObjective(Objective):
                              f"got shape {delta.shape}")
         W = np.vstack([self.space.to_weights(lam), self.space.direction_to_weights(delta)])
         s0, u = linear_scores(self.XT, W)
-        res = self.line_scores(s0, u, rule=rule, window=window, floor=floor)
+        res = self.line_scores(s0, u, rule=rule, window=window, floor=floor,
+                               u_order=self._coordinate_order(delta, u))
         new = lam if res.t == 0 else self.space.project(lam + res.t * delta)
         self.n_evals -= 1  # _record counts it again
         self._record(new[None, :], np.array([res.value]))
