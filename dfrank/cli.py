@@ -1,27 +1,290 @@
 """The ``dfrank`` command line.
 
-Sub-commands are small functions registered in one table; each parses its own options,
-calls the Python API, and prints. Exit codes: 0 success, 1 data error, 2 bad usage.
+Each sub-command is a small function registered in one table (``COMMANDS``); it parses its
+own options, calls the Python API and prints. Exit codes: 0 success, 1 a data error (a
+malformed or missing file), 2 bad usage (an unknown metric or option, a bad value). Errors
+print one line without a traceback unless ``--debug``.
 """
 
 import argparse
+import ast
+import json
+import os
 import sys
+import threading
+import time
 
 import numpy as np
 
 __all__ = ["main"]
 
 EPILOG = """\
+first run:
+  dfrank demo                                   learn a ranker on the bundled demo data
+
 examples:
-  dfrank info train.txt.gz                 what a LETOR/SVMlight file holds
-  dfrank metrics                           the metric names and their formulas
+  dfrank fit Fold1/train.txt.gz --valid Fold1/vali.txt.gz --test Fold1/test.txt.gz \\
+      --metric ndcg@10 --strategy ca -o model.json
+  dfrank evaluate model.json Fold1/test.txt.gz --metric map --metric ndcg@10
+  dfrank grid Fold1/train.txt.gz --features 1,10,25 --resolution 50 --metric map \\
+      --plot surface.png
+  dfrank info Fold1/train.txt.gz                what a LETOR/SVMlight file holds
+  dfrank metrics                                metric names and formulas
+  dfrank strategies                             optimizers and their options
+
+Run "dfrank COMMAND --help" for the options of a command.
 """
 
 
-def _cmd_info(args):
+class UsageError(ValueError):
+    """Bad command-line usage (exit code 2)."""
+
+
+# --------------------------------------------------------------------------- helpers
+class _Compiling:
+    """Tells the user when the first run compiles the numba kernels (it takes ~20 s once;
+    the compiled kernels are cached on disk)."""
+
+    def __init__(self, quiet, delay=1.5):
+        self.quiet = quiet
+        self.timer = threading.Timer(delay, self._say)
+        self.said = False
+
+    def _say(self):
+        self.said = True
+        print("compiling numba kernels (first run only, about 20-40 s; they are cached "
+              "afterwards)...", file=sys.stderr, flush=True)
+
+    def __enter__(self):
+        if not self.quiet:
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.timer.cancel()
+        if self.said:
+            print("compiled.", file=sys.stderr, flush=True)
+
+
+def _warm_up(metric, ties="pessimistic"):
+    """Load (or compile) the kernels a run needs, on a tiny problem."""
+    from .api import maximize
+    from .data import RankingData
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    tiny = RankingData.from_arrays(X, np.arange(12) % 3, np.repeat([0, 1], 6))
+    maximize(tiny, metric, "ca", restarts=1, max_sweeps=1, ties=ties)
+
+
+def _show_progress(args):
+    return not args.quiet and sys.stderr.isatty()
+
+
+def _parse_options(pairs):
+    """``key=value`` strings into a dict; values are Python literals when they parse."""
+    out = {}
+    for item in pairs or []:
+        if "=" not in item:
+            raise UsageError(f"--option expects key=value, got {item!r}")
+        k, v = item.split("=", 1)
+        k = k.strip().replace("-", "_")
+        try:
+            out[k] = ast.literal_eval(v)
+        except (ValueError, SyntaxError):
+            out[k] = v
+    return out
+
+
+def _load(path, n_features=None, query_file=None):
     from .io import load_svmlight
 
-    data = load_svmlight(args.file, query_file=args.query_file)
+    return load_svmlight(path, n_features=n_features, query_file=query_file)
+
+
+def _table(rows, headers):
+    cols = list(zip(*([headers] + [[str(c) for c in r] for r in rows])))
+    widths = [max(len(x) for x in col) for col in cols]
+    lines = ["  ".join(str(c).rjust(w) if i else str(c).ljust(w)
+                       for i, (c, w) in enumerate(zip(r, widths)))
+             for r in [headers] + rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- commands
+def cmd_fit(args):
+    from .api import maximize
+
+    metric = args.metric
+    options = _parse_options(args.option)
+    if args.restarts is not None:
+        options["restarts"] = args.restarts
+    train = _load(args.train, query_file=args.query_file)
+    valid = _load(args.valid, n_features=train.n_features) if args.valid else None
+    test = _load(args.test, n_features=train.n_features) if args.test else None
+    with _Compiling(args.quiet):
+        _warm_up(metric, args.ties)
+    t0 = time.perf_counter()
+    result = maximize(train, metric, args.strategy, seed=args.seed, n_jobs=args.n_jobs,
+                      budget=args.budget, max_seconds=args.max_seconds, valid=valid,
+                      progress=_show_progress(args), ties=args.ties, **options)
+    secs = time.perf_counter() - t0
+    ranker = result.ranker
+    scores = {"train": result.value}
+    if valid is not None:
+        scores["valid"] = result.valid_value
+    if test is not None:
+        scores["test"] = ranker.evaluate(test, metric, ties=args.ties)
+    ranker.meta.update({"train_file": os.path.abspath(args.train), "test": scores.get("test")})
+    if args.output:
+        ranker.save(args.output)
+    if args.result:
+        result.save(args.result)
+    if args.json:
+        print(json.dumps({"metric": result.metric, "scores": scores,
+                          "n_evals": result.n_evals, "seconds": secs,
+                          "strategy": result.strategy, "interrupted": result.interrupted,
+                          "model": args.output, "weights": result.weights.tolist()}))
+        return 0
+    rows = [[k, f"{v:.4f}"] for k, v in scores.items()]
+    rows += [["evaluations", str(result.n_evals)], ["time", f"{secs:.2f} s"]]
+    print(f"{result.strategy} on {train.n_queries} queries, {train.n_features} features "
+          f"(seed {args.seed})")
+    print(_table(rows, ["", result.metric]))
+    if result.interrupted:
+        print(f"note: {result.message} (the best point found so far is kept)")
+    if args.output:
+        print(f"model written to {args.output}")
+    return 0
+
+
+def cmd_evaluate(args):
+    from .api import evaluate
+    from .result import LinearRanker
+
+    model = LinearRanker.load(args.model)
+    data = _load(args.data, n_features=model.n_features, query_file=args.query_file)
+    if data.n_features != model.n_features:
+        raise UsageError(f"the model has {model.n_features} features but {args.data} has "
+                         f"{data.n_features}")
+    metrics = args.metric or ["ndcg@10", "map"]
+    with _Compiling(args.quiet):
+        scores = model.predict(data)
+        values = evaluate(scores, data, metrics, ties=args.ties, per_query=args.per_query)
+    if args.json:
+        out = {k: (v.tolist() if args.per_query else v) for k, v in values.items()}
+        if args.per_query:
+            out["qid"] = [q.item() if hasattr(q, "item") else q for q in data.qids]
+        print(json.dumps(out))
+        return 0
+    if args.per_query:
+        names = list(values)
+        rows = [[str(q)] + [f"{values[n][i]:.4f}" for n in names]
+                for i, q in enumerate(data.qids)]
+        rows.append(["all"] + [f"{np.nanmean(values[n]):.4f}" for n in names])
+        print(_table(rows, ["qid"] + names))
+    else:
+        print(_table([[k, f"{v:.4f}"] for k, v in values.items()], ["metric", "value"]))
+    return 0
+
+
+def cmd_grid(args):
+    from .objective import LinearObjective
+    from .spaces import Simplex
+
+    try:
+        ids = [int(x) for x in args.features.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--features expects comma-separated feature ids, got "
+                         f"{args.features!r}") from None
+    if len(ids) < 2 or len(set(ids)) != len(ids):
+        raise UsageError("--features needs two or more distinct feature ids, e.g. 3,7,12")
+    train = _load(args.train, query_file=args.query_file).select_features(ids)
+    obj = LinearObjective(train, args.metric, ties=args.ties)
+    space = obj.space
+    size = space.grid_size(args.resolution)
+    if size > args.max_points:
+        raise UsageError(f"resolution {args.resolution} over {len(ids)} features makes "
+                         f"{size:,} grid points (more than --max-points {args.max_points:,})")
+    with _Compiling(args.quiet):
+        _warm_up(args.metric, args.ties)
+    from tqdm.auto import tqdm
+
+    pts, vals = [], []
+    bar = tqdm(total=size, unit="pt", disable=not _show_progress(args), leave=False)
+    t0 = time.perf_counter()
+    for chunk in space.grid(args.resolution, chunk_size=4096):
+        pts.append(chunk)
+        vals.append(obj.batch(chunk))
+        bar.update(len(chunk))
+    bar.close()
+    pts = np.vstack(pts)
+    vals = np.concatenate(vals)
+    secs = time.perf_counter() - t0
+    i = int(np.argmax(vals))
+    w = Simplex(len(ids)).to_weights(pts[i])
+    print(f"grid of {size:,} points (resolution {args.resolution}) over features "
+          f"{ids} in {secs:.2f} s")
+    print(f"best {obj.metric.name} = {vals[i]:.4f} at weights "
+          + ", ".join(f"f{f}: {x:+.3f}" for f, x in zip(ids, w)))
+    face = np.isclose(pts[:, -1], 0.0)  # non-negative weights: Metzler's Figure 1
+    if len(ids) == 3:
+        j = np.flatnonzero(face)[np.argmax(vals[face])]
+        print(f"best with non-negative weights = {vals[j]:.4f} at "
+              + ", ".join(f"f{f}: {x:.3f}" for f, x in zip(ids, pts[j, :3])))
+    if args.plot:
+        if len(ids) != 3:
+            raise UsageError("--plot draws the ternary surface of exactly three features")
+        from .plot import ternary_surface
+
+        j = np.flatnonzero(face)[np.argmax(vals[face])]
+        ternary_surface(pts[face, :3], vals[face], path=args.plot,
+                        labels=[f"feature {f}" for f in ids], best=pts[j, :3],
+                        title=f"{obj.metric.name} (non-negative weights)")
+        print(f"surface written to {args.plot}")
+    return 0
+
+
+def cmd_demo(args):
+    from .api import maximize
+    from .datasets import load_demo
+
+    t_start = time.perf_counter()
+    train, valid, test = load_demo()
+    metric = "ndcg@10"
+    print("dfrank demo: learn a linear ranker that maximizes NDCG@10 directly")
+    print(f"  data: synthetic LETOR-like set bundled with dfrank, {train.n_features} "
+          f"features, graded labels 0-4 from a planted linear model plus noise")
+    print(f"        train {train.n_queries} queries / {train.n_docs} documents, valid "
+          f"{valid.n_queries}, test {test.n_queries}")
+    with _Compiling(args.quiet):
+        _warm_up(metric)
+    rows = []
+    runs = [("coordinate ascent (exact line search)", "ca", dict(restarts=3)),
+            ("particle swarm (RankPSO)", "pso", dict(iterations=60)),
+            ("random search (baseline)", "random", dict(n_samples=1000))]
+    best = None
+    for label, name, opts in runs:
+        t = time.perf_counter()
+        r = maximize(train, metric, name, seed=args.seed, valid=valid, **opts)
+        secs = time.perf_counter() - t
+        te = r.ranker.evaluate(test, metric)
+        rows.append([label, f"{r.value:.4f}", f"{r.valid_value:.4f}", f"{te:.4f}",
+                     str(r.n_evals), f"{secs:.2f} s"])
+        if best is None:
+            best = r
+    print(_table(rows, ["strategy", "train", "valid", "test", "evals", "time"]))
+    w = best.weights / np.abs(best.weights).max()
+    print("  learned weights (coordinate ascent, scaled): " +
+          " ".join(f"{x:+.2f}" for x in w))
+    print(f"done in {time.perf_counter() - t_start:.1f} s. Next: dfrank fit --help, or "
+          "see README.md for the Python API.")
+    return 0
+
+
+def cmd_info(args):
+    data = _load(args.file, query_file=args.query_file)
     sizes = data.query_sizes
     labels, counts = np.unique(data.y, return_counts=True)
     print(f"{args.file}")
@@ -32,10 +295,13 @@ def _cmd_info(args):
     print("  labels      " + ", ".join(f"{l:g}: {c}" for l, c in zip(labels, counts)))
     no_rel = int((np.maximum.reduceat(data.y, data.qptr[:-1]) <= 0).sum())
     print(f"  queries without a relevant document: {no_rel}")
+    const = np.flatnonzero(np.all(data.X == data.X[:1], axis=0))
+    if const.size:
+        print(f"  constant features: {', '.join(str(data.feature_ids[j]) for j in const)}")
     return 0
 
 
-def _cmd_metrics(args):
+def cmd_metrics(args):
     from . import metrics
 
     for name in metrics.available():
@@ -43,24 +309,140 @@ def _cmd_metrics(args):
     return 0
 
 
+def cmd_strategies(args):
+    from . import registry
+
+    for name in registry.available():
+        obj = registry.get(name)
+        cls = obj if isinstance(obj, type) else type(obj)
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        primary = getattr(cls, "name", None)
+        alias = f" (alias of {primary})" if primary and primary != name else ""
+        print(f"{name:18s} {doc}{alias}")
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+def _common(p, ties=True, quiet=True):
+    if ties:
+        p.add_argument("--ties", default="pessimistic",
+                       choices=["pessimistic", "optimistic", "stable", "expected"],
+                       help="how equal scores are ordered (default: pessimistic, worst "
+                            "label first)")
+    if quiet:
+        p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+
+
 def _parser():
+    fmt = argparse.RawDescriptionHelpFormatter
     p = argparse.ArgumentParser(
-        prog="dfrank", description="Directly maximize rank-based metrics (MAP, NDCG@k, ...).",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        prog="dfrank", formatter_class=fmt, epilog=EPILOG,
+        description="Directly maximize rank-based metrics (MAP, NDCG@k, P@k, MRR, ERR@k) "
+                    "of linear rankers over Metzler's multinomial manifold.")
+    p.add_argument("--version", action="version", version=_version())
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    info = sub.add_parser("info", help="summarize a LETOR/SVMlight file",
-                          description="Summarize a LETOR/SVMlight file: queries, documents, "
-                                      "features, labels.",
-                          epilog="example:\n  dfrank info Fold1/train.txt.gz",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    info.add_argument("file")
-    info.add_argument("--query-file", help="LightGBM-style group sizes for files without qid")
-    info.set_defaults(func=_cmd_info)
-    mets = sub.add_parser("metrics", help="list the metrics and their formulas",
-                          description="List the metric names dfrank knows, with formulas.")
-    mets.set_defaults(func=_cmd_metrics)
+
+    f = sub.add_parser("fit", formatter_class=fmt, help="learn a linear ranker",
+                       description="Learn a linear ranker on TRAIN that maximizes --metric "
+                                   "directly, and write it as JSON.",
+                       epilog="example:\n  dfrank fit Fold1/train.txt.gz --valid "
+                              "Fold1/vali.txt.gz --test Fold1/test.txt.gz \\\n"
+                              "      --metric ndcg@10 --strategy ca --restarts 5 -o "
+                              "model.json\n\nWith --valid, the restart with the best "
+                              "validation metric is kept.\nCtrl-C stops the run and keeps "
+                              "the best point found so far.")
+    f.add_argument("train", help="LETOR/SVMlight file (plain or .gz)")
+    f.add_argument("--valid", help="validation file (chooses among restarts)")
+    f.add_argument("--test", help="test file (only reported)")
+    f.add_argument("--query-file", help="group sizes for a train file without qid")
+    f.add_argument("--metric", default="ndcg@10", help="metric to maximize (default ndcg@10)")
+    f.add_argument("--strategy", default="coordinate_ascent",
+                   help="optimizer (default coordinate_ascent; see 'dfrank strategies')")
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--n-jobs", type=int, default=1, help="parallel restarts (-1: all cores)")
+    f.add_argument("--restarts", type=int, help="restarts of the strategy")
+    f.add_argument("--budget", type=int, help="objective evaluations in all")
+    f.add_argument("--max-seconds", type=float, help="wall-clock limit")
+    f.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="a strategy option, e.g. --option rule=plateau (repeatable)")
+    f.add_argument("-o", "--output", help="write the model (JSON) here")
+    f.add_argument("--result", help="write the full result (JSON, with traces) here")
+    f.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    _common(f)
+    f.set_defaults(func=cmd_fit)
+
+    e = sub.add_parser("evaluate", formatter_class=fmt, help="evaluate a model on data",
+                       description="Score DATA with MODEL and print metrics.",
+                       epilog="example:\n  dfrank evaluate model.json Fold1/test.txt.gz "
+                              "--metric map --metric ndcg@10 --per-query")
+    e.add_argument("model", help="model JSON written by 'dfrank fit'")
+    e.add_argument("data", help="LETOR/SVMlight file")
+    e.add_argument("--metric", action="append",
+                   help="metric (repeatable; default ndcg@10 and map)")
+    e.add_argument("--query-file", help="group sizes for a file without qid")
+    e.add_argument("--per-query", action="store_true", help="one row per query")
+    e.add_argument("--json", action="store_true", help="print JSON")
+    _common(e)
+    e.set_defaults(func=cmd_evaluate)
+
+    g = sub.add_parser("grid", formatter_class=fmt,
+                       help="metric surface over a few features (Metzler's Figure 1)",
+                       description="Evaluate every grid point of the simplex of the chosen "
+                                   "features (resolution K: points k/K) and report the best; "
+                                   "with three features, --plot draws the surface over "
+                                   "their non-negative weights as a ternary heat map.",
+                       epilog="example:\n  dfrank grid Fold1/train.txt.gz --features 1,10,25 "
+                              "--resolution 50 --metric map --plot surface.png")
+    g.add_argument("train")
+    g.add_argument("--features", required=True, help="comma-separated feature ids (1-based)")
+    g.add_argument("--resolution", type=int, default=30, help="grid resolution K (default 30)")
+    g.add_argument("--metric", default="map")
+    g.add_argument("--max-points", type=int, default=2_000_000)
+    g.add_argument("--query-file")
+    g.add_argument("--plot", help="write the ternary surface (PNG) here")
+    _common(g)
+    g.set_defaults(func=cmd_grid)
+
+    d = sub.add_parser("demo", formatter_class=fmt, help="a first run on bundled data",
+                       description="Learn rankers on the small synthetic set bundled with "
+                                   "dfrank and compare strategies (well under a minute, "
+                                   "first-run compilation included).",
+                       epilog="example:\n  dfrank demo --seed 1")
+    d.add_argument("--seed", type=int, default=0)
+    _common(d, ties=False)
+    d.set_defaults(func=cmd_demo)
+
+    i = sub.add_parser("info", formatter_class=fmt, help="summarize a LETOR/SVMlight file",
+                       description="Summarize a LETOR/SVMlight file: queries, documents, "
+                                   "features, labels.",
+                       epilog="example:\n  dfrank info Fold1/train.txt.gz")
+    i.add_argument("file")
+    i.add_argument("--query-file", help="group sizes for a file without qid")
+    _common(i, ties=False, quiet=False)
+    i.set_defaults(func=cmd_info)
+
+    m = sub.add_parser("metrics", formatter_class=fmt, help="list the metrics and formulas",
+                       description="List the metric names dfrank knows, with formulas.",
+                       epilog="example:\n  dfrank metrics | grep ndcg")
+    _common(m, ties=False, quiet=False)
+    m.set_defaults(func=cmd_metrics)
+
+    s = sub.add_parser("strategies", formatter_class=fmt, help="list the optimizers",
+                       description="List the registered strategies (optimizers); their "
+                                   "options are the keyword arguments documented in "
+                                   "dfrank.strategies.",
+                       epilog="example:\n  dfrank strategies\n  dfrank fit train.txt "
+                              "--strategy pso --option swarm_size=40")
+    _common(s, ties=False, quiet=False)
+    s.set_defaults(func=cmd_strategies)
     return p
+
+
+def _version():
+    from . import __version__
+    return f"dfrank {__version__}"
 
 
 def main(argv=None):
@@ -72,18 +454,24 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    debug = getattr(args, "debug", False)
     try:
         return args.func(args)
-    except (DataFormatError, FileNotFoundError) as e:
-        if args.debug:
+    except (DataFormatError, FileNotFoundError, IsADirectoryError) as e:
+        if debug:
             raise
         print(f"dfrank: error: {e}", file=sys.stderr)
         return 1
-    except (ValueError, TypeError) as e:
-        if args.debug:
+    except (UsageError, ValueError, TypeError) as e:
+        if debug:
             raise
         print(f"dfrank: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("dfrank: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
 
 
 if __name__ == "__main__":

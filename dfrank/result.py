@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import DataFormatError
+
 __all__ = ["Result", "RestartResult", "LinearRanker", "write_json_atomic", "read_json"]
 
 RANKER_FORMAT = "dfrank.linear_ranker"
@@ -47,13 +49,14 @@ def read_json(path, fmt):
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path} is not a dfrank {fmt} file (not valid JSON: {e})") from None
+        raise DataFormatError(f"not a dfrank {fmt} file (not valid JSON: {e})",
+                              path=path) from None
     if not isinstance(obj, dict) or obj.get("format") != fmt:
         found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
-        raise ValueError(f"{path} is not a {fmt} file (format tag {found!r})")
+        raise DataFormatError(f"not a {fmt} file (format tag {found!r})", path=path)
     if not isinstance(obj.get("version"), int) or obj["version"] > VERSION:
-        raise ValueError(f"{path} has {fmt} version {obj.get('version')!r}; this dfrank "
-                         f"reads versions up to {VERSION} (upgrade dfrank)")
+        raise DataFormatError(f"{fmt} version {obj.get('version')!r}; this dfrank reads "
+                              f"versions up to {VERSION} (upgrade dfrank)", path=path)
     return obj
 
 
@@ -146,7 +149,7 @@ class LinearRanker:
         try:
             return cls(obj["weights"], obj.get("feature_ids"), obj.get("meta"))
         except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"{os.fspath(path)} is a corrupt {RANKER_FORMAT} file: {e}") \
+            raise DataFormatError(f"a corrupt {RANKER_FORMAT} file: {e}", path=path) \
                 from None
 
 

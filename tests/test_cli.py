@@ -1,0 +1,119 @@
+"""The command line: exit codes, output formats, errors that name the problem."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dfrank import cli, testing
+
+
+def write_letor(path, data):
+    with open(path, "w") as f:
+        for q in range(data.n_queries):
+            r = data.query_rows(q)
+            for i in range(r.start, r.stop):
+                feats = " ".join(f"{j + 1}:{data.X[i, j]:.6f}" for j in range(data.n_features))
+                f.write(f"{int(data.y[i])} qid:{data.qids[q]} {feats} #docid = d{i}\n")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("letor")
+    train = write_letor(d / "train.txt", testing.planted_data(n_queries=20, seed=0))
+    test = write_letor(d / "test.txt", testing.planted_data(n_queries=10, seed=1))
+    bad = d / "bad.txt"
+    bad.write_text("1 qid:1 1:0.5\n0 qid:1 1:oops\n")
+    return {"train": train, "test": test, "bad": str(bad), "dir": d}
+
+
+def run(argv, capsys):
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_fit_then_evaluate(files, capsys):
+    model = str(files["dir"] / "model.json")
+    code, out, err = run(["fit", files["train"], "--test", files["test"], "--metric", "map",
+                          "--strategy", "ca", "--restarts", "2", "-o", model, "--quiet"],
+                         capsys)
+    assert code == 0, err
+    assert "train" in out and "test" in out and "model written" in out
+    code, out, err = run(["evaluate", model, files["test"], "--metric", "map", "--metric",
+                          "ndcg@10", "--json", "--quiet"], capsys)
+    assert code == 0
+    vals = json.loads(out)
+    assert set(vals) == {"map", "ndcg@10"} and 0 <= vals["map"] <= 1
+    code, out, _ = run(["evaluate", model, files["test"], "--per-query", "--quiet"], capsys)
+    assert code == 0 and out.strip().splitlines()[-1].startswith("all")
+
+
+def test_fit_json_and_options(files, capsys):
+    code, out, err = run(["fit", files["train"], "--strategy", "pso", "--option",
+                          "swarm_size=8", "--option", "iterations=5", "--json", "--quiet"],
+                         capsys)
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["strategy"] == "pso" and d["n_evals"] == 8 * 6 and len(d["weights"]) == 6
+
+
+@pytest.mark.parametrize("argv,code,needle", [
+    (["fit", "/no/such/file.txt"], 1, "no such file"),
+    (["fit", "BAD"], 1, "line 2"),
+    (["fit", "TRAIN", "--metric", "ndgc@10"], 2, "Did you mean"),
+    (["fit", "TRAIN", "--strategy", "annealing"], 2, "unknown strategy"),
+    (["fit", "TRAIN", "--option", "restart=3"], 2, "Did you mean 'restarts'"),
+    (["fit", "TRAIN", "--option", "nonsense"], 2, "key=value"),
+    (["fit", "TRAIN", "--budget", "-3"], 2, "max_evals"),
+    (["evaluate", "TRAIN", "TRAIN"], 1, "not valid JSON"),
+    (["grid", "TRAIN", "--features", "1"], 2, "two or more"),
+])
+def test_errors_and_exit_codes(files, capsys, argv, code, needle):
+    argv = [files["train"] if a == "TRAIN" else files["bad"] if a == "BAD" else a
+            for a in argv]
+    got, out, err = run(argv + ["--quiet"], capsys)
+    assert got == code
+    assert needle in err and "Traceback" not in err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["fit"])
+    assert e.value.code == 2
+    assert cli.main([]) == 2
+
+
+def test_grid_with_plot(files, capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "surface.png"
+    code, out, err = run(["grid", files["train"], "--features", "1,2,3", "--resolution", "10",
+                          "--metric", "ndcg@10", "--plot", str(png), "--quiet"], capsys)
+    assert code == 0, err
+    assert "286 points" in out and png.stat().st_size > 10_000
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_info_metrics_strategies(files, capsys):
+    assert run(["info", files["train"]], capsys)[1].count("queries") >= 1
+    assert "ndcg@k" in run(["metrics"], capsys)[1]
+    assert "coordinate_ascent" in run(["strategies"], capsys)[1]
+
+
+def test_console_script_demo():
+    r = subprocess.run([sys.executable, "-m", "dfrank.cli", "demo", "--quiet"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "coordinate ascent" in r.stdout and "random search" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "dfrank.cli", "--help"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "dfrank demo" in r.stdout and "examples" in r.stdout
+
+
+def test_help_of_every_command_has_an_example():
+    parser = cli._parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, p in sub.choices.items():
+        assert "example" in p.format_help(), name
