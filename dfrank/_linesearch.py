@@ -40,49 +40,36 @@ def _tie_above(y, i, j, ties):
     return i < j
 
 
-@njit(cache=True, inline="always")
-def _above_start(s0, u, y, i, j, ties):
-    """Row i ranks above row j as t -> -inf: smaller slope, then larger s0, then ties."""
-    if u[i] != u[j]:
-        return u[i] < u[j]
-    if s0[i] != s0[j]:
-        return s0[i] > s0[j]
-    return _tie_above(y, i, j, ties)
-
-
 @njit(cache=True)
-def _sort_start(s0, u, y, idx, ties, tmp):
-    """Sort rows ``idx`` into their order at t -> -inf (merge sort, no allocation)."""
-    n = len(idx)
-    width = 1
-    in_tmp = False
-    while width < n:
-        src = tmp if in_tmp else idx
-        dst = idx if in_tmp else tmp
-        for a in range(0, n, 2 * width):
-            mid = min(a + width, n)
-            b = min(a + 2 * width, n)
-            i, j, t = a, mid, a
-            while i < mid and j < b:
-                if _above_start(s0, u, y, src[j], src[i], ties):
-                    dst[t] = src[j]
-                    j += 1
-                else:
-                    dst[t] = src[i]
-                    i += 1
-                t += 1
-            while i < mid:
-                dst[t] = src[i]
-                i += 1
-                t += 1
-            while j < b:
-                dst[t] = src[j]
-                j += 1
-                t += 1
-        in_tmp = not in_tmp
-        width *= 2
-    if in_tmp:
-        idx[:n] = tmp[:n]
+def _finish_start_order(s0, u, y, srt, ties, keys, ktmp, vtmp):
+    """Rows ``srt`` already sorted by u (stably): order each run of equal u by s0
+    descending, then each run of identical lines by the tie rule, giving the order at
+    t -> -inf. Float-key sorts (shared with the event sort) instead of a three-level
+    comparator sort, which was slower to run and to compile."""
+    m = len(srt)
+    a = 0
+    while a < m:
+        b = a + 1
+        while b < m and u[srt[b]] == u[srt[a]]:
+            b += 1
+        if b - a > 1:
+            for t in range(a, b):
+                keys[t] = -s0[srt[t]]
+            sort_pairs(keys[a:b], srt[a:b], ktmp, vtmp)
+            c = a
+            while c < b:  # identical lines (equal u and s0): insertion by the tie rule
+                e = c + 1
+                while e < b and s0[srt[e]] == s0[srt[c]]:
+                    e += 1
+                for t in range(c + 1, e):
+                    v = srt[t]
+                    w = t - 1
+                    while w >= c and _tie_above(y, v, srt[w], ties):
+                        srt[w + 1] = srt[w]
+                        w -= 1
+                    srt[w + 1] = v
+                c = e
+        a = b
 
 
 @njit(cache=True)
@@ -120,19 +107,6 @@ def _cutoff(code, k, m, c0):
     if code == RPREC:
         return min(int(c0), m)
     return m if k <= 0 else min(k, m)
-
-
-def balanced_order(qptr, n_threads):
-    """A query order for ``prange`` that gives each thread's contiguous block about the
-    same O(m^2) work: queries by decreasing size dealt to the threads in a snake."""
-    sizes = np.diff(qptr).astype(np.float64)
-    order = np.argsort(-sizes ** 2, kind="stable")
-    n_threads = max(1, min(int(n_threads), len(order)))
-    bins = [[] for _ in range(n_threads)]
-    for i, q in enumerate(order):
-        r, k = divmod(i, n_threads)
-        bins[k if r % 2 == 0 else n_threads - 1 - k].append(q)
-    return np.concatenate([np.asarray(b, dtype=np.int64) for b in bins])
 
 
 @njit(cache=True)
@@ -183,6 +157,63 @@ def _hull_layers(s0, u, srt, kk, mark, alive, hull):
                 q += 1
 
 
+@njit(cache=True)
+def _candidates_chunk(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune,
+                      presorted, first, last, max_m, cand, n_cand, n_events):
+    """The queries order[first:last] (see :func:`candidates`), with scratch for them."""
+    srt = np.empty(max_m, np.int64)
+    tmp = np.empty(max_m, np.int64)
+    keys = np.empty(max_m)
+    ktmp = np.empty(max_m)
+    mark = np.empty(max_m, np.bool_)
+    alive = np.empty(max_m, np.bool_)
+    hull = np.empty(max_m, np.int64)
+    cc = np.empty(max_m, np.int64)
+    cu = np.empty(max_m)
+    for qi in range(first, last):
+        q = order[qi]
+        lo, hi = qptr[q], qptr[q + 1]
+        m = hi - lo
+        if empty[q]:
+            n_cand[q] = 0
+            n_events[q] = 0
+            continue
+        kk = _cutoff(code, k, m, c0[q])
+        if len(presorted):
+            for t in range(m):
+                srt[t] = presorted[lo + t]
+        else:
+            for t in range(m):
+                srt[t] = lo + t
+                keys[t] = u[lo + t]
+            sort_pairs(keys[:m], srt[:m], ktmp, tmp)
+        _finish_start_order(s0, u, y, srt[:m], ties, keys, ktmp, tmp)
+        n = 0
+        if prune and kk < m:
+            mark[:m] = False
+            _hull_layers(s0, u, srt[:m], kk, mark, alive, hull)
+            for p in range(m):
+                if mark[p] and not _dominated(s0, u, y, lo, hi, srt[p], kk, ties):
+                    cand[lo + n] = srt[p]
+                    n += 1
+        else:
+            for p in range(m):
+                cand[lo + p] = srt[p]
+            n = m
+        n_cand[q] = n
+        for a in range(n):  # contiguous copies: the pair count vectorizes
+            cc[a] = cls[cand[lo + a]]
+            cu[a] = u[cand[lo + a]]
+        cnt = 0
+        for a in range(n):
+            ci = cc[a]
+            ui = cu[a]
+            for b in range(a + 1, n):
+                x = (cc[b] != ci) & (cu[b] != ui)
+                cnt += 1 if x else 0
+        n_events[q] = cnt
+
+
 @njit(cache=True, parallel=True)
 def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, presorted,
                chunks, cand, n_cand, n_events):
@@ -192,7 +223,8 @@ def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, pres
     For cut-off metrics a row is kept only if it lies on one of the first k upper hull
     layers of the points (u, s0) and is not dominated (k rows above it for all t > 0 and
     k for all t < 0); both tests only drop rows that are never in the top k. Queries are
-    processed in chunks that allocate their scratch once (small queries are common).
+    processed in chunks that allocate their scratch once (small queries are common); the
+    parallel loop only calls the chunk function, which keeps the compile short.
     ``presorted`` (or an empty array) holds each query's rows sorted by u: then only runs
     of equal u need sorting (a coordinate ascent reuses one order per coordinate).
     """
@@ -202,111 +234,144 @@ def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, pres
         max_m = max(max_m, qptr[q + 1] - qptr[q])
     nc = max(1, min(nq, chunks))
     for ch in prange(nc):
-        srt = np.empty(max_m, np.int64)
-        tmp = np.empty(max_m, np.int64)
-        mark = np.empty(max_m, np.bool_)
-        alive = np.empty(max_m, np.bool_)
-        hull = np.empty(max_m, np.int64)
-        cc = np.empty(max_m, np.int64)
-        cu = np.empty(max_m)
-        for qi in range(ch * nq // nc, (ch + 1) * nq // nc):
-            q = order[qi]
-            lo, hi = qptr[q], qptr[q + 1]
-            m = hi - lo
-            if empty[q]:
-                n_cand[q] = 0
-                n_events[q] = 0
-                continue
-            kk = _cutoff(code, k, m, c0[q])
-            if len(presorted):
-                for t in range(m):
-                    srt[t] = presorted[lo + t]
-                a = 0
-                while a < m:  # runs of equal u: by s0, then the tie rule
-                    b = a + 1
-                    while b < m and u[srt[b]] == u[srt[a]]:
-                        b += 1
-                    if b - a > 1:
-                        _sort_start(s0, u, y, srt[a:b], ties, tmp)
-                    a = b
-            else:
-                for t in range(m):
-                    srt[t] = lo + t
-                _sort_start(s0, u, y, srt[:m], ties, tmp)
-            n = 0
-            if prune and kk < m:
-                mark[:m] = False
-                _hull_layers(s0, u, srt[:m], kk, mark, alive, hull)
-                for p in range(m):
-                    if mark[p] and not _dominated(s0, u, y, lo, hi, srt[p], kk, ties):
-                        cand[lo + n] = srt[p]
-                        n += 1
-            else:
-                for p in range(m):
-                    cand[lo + p] = srt[p]
-                n = m
-            n_cand[q] = n
-            for a in range(n):  # contiguous copies: the pair count vectorizes
-                cc[a] = cls[cand[lo + a]]
-                cu[a] = u[cand[lo + a]]
-            cnt = 0
-            for a in range(n):
-                ci = cc[a]
-                ui = cu[a]
-                for b in range(a + 1, n):
-                    x = (cc[b] != ci) & (cu[b] != ui)
-                    cnt += 1 if x else 0
-            n_events[q] = cnt
+        _candidates_chunk(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune,
+                          presorted, ch * nq // nc, (ch + 1) * nq // nc, max_m, cand,
+                          n_cand, n_events)
+
+
+# ---------------------------------------------------------------- per-family pieces
+# value of a ranked class sequence: (seq, n, kk, k, gc, rc, relc, disc, c0, L) -> float
+# change of a swap: (p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L) -> float, where
+# a (class la, at p + 1) and b (class lb, at p) swap, p is 1-based, C holds the counts
+# before the swap, and scale is the per-query normalization (see _scale).
+
+@njit(cache=True)
+def _v_dcg(seq, n, kk, k, gc, rc, relc, disc, c0, L):
+    v = 0.0
+    for p in range(min(kk, n)):
+        v += gc[seq[p]] * disc[p]
+    return v
 
 
 @njit(cache=True)
-def _seq_value(code, seq, n, kk, k, gc, rc, relc, disc, c0, L):
-    """The metric of a ranked class sequence ``seq[:n]`` (the query's candidates)."""
-    if code == NDCG or code == DCG:
-        v = 0.0
-        for p in range(min(kk, n)):
-            v += gc[seq[p]] * disc[p]
-        return v / c0 if code == NDCG else v
-    if code == PREC or code == RECALL or code == RPREC:
-        c = 0
-        for p in range(min(kk, n)):
-            c += relc[seq[p]]
-        return c / k if code == PREC else c / c0
-    if code == RR:
-        for p in range(min(kk, n)):
-            if relc[seq[p]]:
-                return 1.0 / (p + 1.0)
+def _d_dcg(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+    if p > kk:
         return 0.0
-    if code == AP:
-        c = 0
-        v = 0.0
-        for p in range(min(kk, n)):
-            if relc[seq[p]]:
-                c += 1
-                v += c / (p + 1.0)
-        return v / c0
-    if code == ERR:
-        v = 0.0
-        stay = 1.0
-        for p in range(min(kk, n)):
-            r = rc[seq[p]]
-            v += stay * r / (p + 1.0)
-            stay *= 1.0 - r
-        return v
-    if code == KTAU:
-        counts = np.zeros(L, np.int64)
-        disc_pairs = 0
-        for p in range(n):
-            for l2 in range(seq[p]):
-                disc_pairs += counts[l2]
-            counts[seq[p]] += 1
-        return (c0 - 2.0 * disc_pairs) / c0
-    return np.nan
+    dg = gc[la] - gc[lb]
+    if p + 1 <= kk:
+        return dg * (disc[p - 1] - disc[p]) * scale
+    return dg * disc[p - 1] * scale
 
 
 @njit(cache=True)
-def _err_delta(p, la, lb, a, b, C, kk, rc, L):
+def _v_count(seq, n, kk, k, gc, rc, relc, disc, c0, L):
+    c = 0
+    for p in range(min(kk, n)):
+        c += relc[seq[p]]
+    return float(c)
+
+
+@njit(cache=True)
+def _d_count(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+    if p != kk:
+        return 0.0
+    return (relc[la] - relc[lb]) * scale
+
+
+@njit(cache=True)
+def _v_rr(seq, n, kk, k, gc, rc, relc, disc, c0, L):
+    for p in range(min(kk, n)):
+        if relc[seq[p]]:
+            return 1.0 / (p + 1.0)
+    return 0.0
+
+
+@njit(cache=True)
+def _d_rr(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+    if p > kk:
+        return 0.0
+    if relc[la] and C[b, 1] == 0:  # the first relevant moves up
+        if p + 1 <= kk:
+            return 1.0 / p - 1.0 / (p + 1.0)
+        return 1.0 / p
+    if relc[lb] and C[a, 1] == 1:  # the first relevant (b) moves down
+        if p + 1 <= kk:
+            return 1.0 / (p + 1.0) - 1.0 / p
+        return -1.0 / p
+    return 0.0
+
+
+@njit(cache=True)
+def _v_ap(seq, n, kk, k, gc, rc, relc, disc, c0, L):
+    c = 0
+    v = 0.0
+    for p in range(min(kk, n)):
+        if relc[seq[p]]:
+            c += 1
+            v += c / (p + 1.0)
+    return v
+
+
+@njit(cache=True)
+def _d_ap(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+    if p > kk:
+        return 0.0
+    if relc[la]:  # a relevant one moves up: its precision c/(p+1) -> c/p
+        c = C[b, 1] + 1.0
+        if p + 1 <= kk:
+            return c * (1.0 / p - 1.0 / (p + 1.0)) * scale
+        return c / p * scale
+    c = float(C[a, 1])  # b (relevant) moves down; C[a, 1] relevant at or above b
+    if p + 1 <= kk:
+        return c * (1.0 / (p + 1.0) - 1.0 / p) * scale
+    return -c / p * scale
+
+
+@njit(cache=True)
+def _v_err(seq, n, kk, k, gc, rc, relc, disc, c0, L):
+    v = 0.0
+    stay = 1.0
+    for p in range(min(kk, n)):
+        r = rc[seq[p]]
+        v += stay * r / (p + 1.0)
+        stay *= 1.0 - r
+    return v
+
+
+@njit(cache=True)
+def _v_ktau(seq, n, kk, k, gc, rc, relc, disc, c0, L):
+    counts = np.zeros(L, np.int64)
+    disc_pairs = 0
+    for p in range(n):
+        for l2 in range(seq[p]):
+            disc_pairs += counts[l2]
+        counts[seq[p]] += 1
+    return c0 - 2.0 * disc_pairs  # times 1/pairs (the scale) below
+
+
+@njit(cache=True)
+def _d_ktau(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+    return scale if la > lb else -scale
+
+
+@njit(cache=True)
+def _scale(code, k, c0):
+    """Per-query normalization: 1/IDCG (NDCG), 1/R (AP, recall, R-prec), 1/k (P@k),
+    2/pairs (Kendall's tau), 1 otherwise."""
+    if code == NDCG or code == AP or code == RECALL or code == RPREC:
+        return 1.0 / c0
+    if code == PREC:
+        return 1.0 / k
+    if code == KTAU:
+        return 2.0 / c0
+    return 1.0
+
+
+@njit(cache=True)
+def _d_err(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
     """ERR change of swapping positions p, p + 1 (a of class la moves up past b)."""
+    if p > kk:
+        return 0.0
     stay = 1.0  # prod of (1 - R) over the documents above position p
     for l2 in range(L):
         n_above = C[a, lb] - 1 if l2 == lb else C[b, l2]
@@ -329,9 +394,10 @@ def _bubble_key(pair, n, block):
     return (block[down] * n + (n - 1 - down)) * n + up
 
 
-@njit(cache=True)
-def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, c0, L,
-                 eps, out_t, out_d, out_h, ws_i, ws_C, ws_t, ws_p, ws_t2, ws_p2):
+@njit(inline="always")
+def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc,
+                 relc, disc, c0, L, eps, out_t, out_d, out_h, ws_i, ws_C, ws_t, ws_p, ws_t2,
+                 ws_p2):
     """Sweep one query; write its (t, delta, hazard) breakpoints; return (base, count).
 
     A *hazard* is a meeting of three or more documents (a group of events) reaching the
@@ -363,15 +429,9 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, 
         S[p] = tot
         running[c] += 1
         block[p] = block[p - 1] if p > 0 and u[idx[p - 1]] == u[d] else p
-    base = _seq_value(code, seq, n, kk, k, gc, rc, relc, disc, c0, L)
-    # per-swap scale: 1/IDCG (NDCG), 1/R (AP, recall, R-prec), 1/k (P@k), 2/pairs (tau)
-    scale = 1.0
-    if code == NDCG or code == AP or code == RECALL or code == RPREC:
-        scale = 1.0 / c0
-    elif code == PREC:
-        scale = 1.0 / k
-    elif code == KTAU:
-        scale = 2.0 / c0
+    scale = _scale(code, k, c0)
+    base = value_fn(seq, n, kk, k, gc, rc, relc, disc, c0, L)
+    base *= 0.5 * scale if code == KTAU else scale
     # crossing events: i above j at -inf, u_i < u_j, so j passes i at t (n_ev of them,
     # counted by `candidates`)
     n_ev = len(out_t)
@@ -418,47 +478,7 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, 
             lb = seq[b]
             p = C[a, lb] + S[b]  # b's position; a moves to p, b to p + 1
             top = top or p <= kk
-            # the metric's change, written out here: a call per event costs more than
-            # the arithmetic (measured)
-            if p > kk and code != KTAU:
-                pass
-            elif code == NDCG or code == DCG:
-                dg = gc[la] - gc[lb]
-                if p + 1 <= kk:
-                    value += dg * (disc[p - 1] - disc[p]) * scale
-                else:
-                    value += dg * disc[p - 1] * scale
-            elif code == AP:
-                if relc[la]:  # a relevant one moves up: its precision c/(p+1) -> c/p
-                    c = C[b, 1] + 1.0
-                    if p + 1 <= kk:
-                        value += c * (1.0 / p - 1.0 / (p + 1.0)) * scale
-                    else:
-                        value += c / p * scale
-                else:  # b relevant moves down; C[a, 1] relevant at or above b
-                    c = float(C[a, 1])
-                    if p + 1 <= kk:
-                        value += c * (1.0 / (p + 1.0) - 1.0 / p) * scale
-                    else:
-                        value -= c / p * scale
-            elif code == PREC or code == RECALL or code == RPREC:
-                if p == kk:
-                    value += (relc[la] - relc[lb]) * scale
-            elif code == RR:
-                if relc[la] and C[b, 1] == 0:  # the first relevant moves up
-                    if p + 1 <= kk:
-                        value += 1.0 / p - 1.0 / (p + 1.0)
-                    else:
-                        value += 1.0 / p
-                elif relc[lb] and C[a, 1] == 1:  # the first relevant moves down
-                    if p + 1 <= kk:
-                        value += 1.0 / (p + 1.0) - 1.0 / p
-                    else:
-                        value -= 1.0 / p
-            elif code == ERR:
-                value += _err_delta(p, la, lb, a, b, C, kk, rc, L)
-            elif code == KTAU:
-                value += scale if la > lb else -scale
+            value += delta_fn(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L)
             C[a, lb] -= 1
             S[a] -= 1
             C[b, la] += 1
@@ -473,12 +493,14 @@ def _query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, 
     return base, n_out
 
 
-@njit(cache=True, parallel=True)
-def sweep_queries(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-                  relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t,
-                  out_d, out_h):
+@njit(inline="always")
+def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_cand,
+                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks,
+                 base, n_out, out_t, out_d, out_h):
     """Per-query sweeps in parallel; query q writes its breakpoints at offsets[q]. Chunks
-    of queries share scratch sized for their largest query."""
+    of queries share scratch sized for their largest query. Inlined into one cached entry
+    point per metric family (as in :mod:`dfrank.metrics._drivers`), so each family's code
+    is compiled only when used."""
     nq = len(qptr) - 1
     max_n = 1
     max_ev = 1
@@ -503,11 +525,70 @@ def sweep_queries(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ti
             b = offsets[q + 1]
             lo = qptr[q]
             idx = cand[lo:lo + n_cand[q]]
-            bq, cnt = _query_sweep(code, s0, u, y, cls, lo, qptr[q + 1], idx, k, ties,
+            bq, cnt = _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, qptr[q + 1],
+                                   idx, k, ties,
                                    gc, rc, relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b],
                                    out_h[a:b], ws_i, ws_C, ws_t, ws_p, ws_t2, ws_p2)
             base[q] = bq
             n_out[q] = cnt
+
+
+@njit(cache=True, parallel=True)
+def sweep_dcg(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
+              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              out_h):
+    _sweep_drive(_d_dcg, _v_dcg, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
+                 n_out, out_t, out_d, out_h)
+
+
+@njit(cache=True, parallel=True)
+def sweep_count(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
+              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              out_h):
+    _sweep_drive(_d_count, _v_count, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
+                 n_out, out_t, out_d, out_h)
+
+
+@njit(cache=True, parallel=True)
+def sweep_rr(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
+              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              out_h):
+    _sweep_drive(_d_rr, _v_rr, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
+                 n_out, out_t, out_d, out_h)
+
+
+@njit(cache=True, parallel=True)
+def sweep_ap(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
+              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              out_h):
+    _sweep_drive(_d_ap, _v_ap, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
+                 n_out, out_t, out_d, out_h)
+
+
+@njit(cache=True, parallel=True)
+def sweep_err(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
+              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              out_h):
+    _sweep_drive(_d_err, _v_err, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
+                 n_out, out_t, out_d, out_h)
+
+
+@njit(cache=True, parallel=True)
+def sweep_ktau(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
+              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              out_h):
+    _sweep_drive(_d_ktau, _v_ktau, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
+                 n_out, out_t, out_d, out_h)
+
+
+SWEEPS = {NDCG: sweep_dcg, DCG: sweep_dcg, PREC: sweep_count, RECALL: sweep_count,
+          RPREC: sweep_count, RR: sweep_rr, AP: sweep_ap, ERR: sweep_err, KTAU: sweep_ktau}
 
 
 @njit(cache=True)

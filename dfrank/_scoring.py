@@ -18,39 +18,9 @@ inner loop runs over contiguous documents and vectorizes. Measured on OHSUMED Fo
 import numpy as np
 from numba import njit, prange
 
-from .metrics._kernels import query_value
+from .metrics._drivers import dot_block
 
 _BLOCK = 256
-
-
-@njit(cache=True, inline="always")
-def _dot_block(XT, w, lo, hi, acc):
-    """``acc[i] = sum_j w[j] * XT[j, lo + i]``, j in increasing order.
-
-    Four features per pass over the block, written as one left-to-right sum, so the
-    rounding is exactly that of adding the features one by one while the block is read
-    and written a quarter as often.
-    """
-    d = XT.shape[0]
-    m = hi - lo
-    for i in range(m):
-        acc[i] = 0.0
-    j = 0
-    while j + 4 <= d:
-        w0, w1, w2, w3 = w[j], w[j + 1], w[j + 2], w[j + 3]
-        r0 = XT[j, lo:hi]
-        r1 = XT[j + 1, lo:hi]
-        r2 = XT[j + 2, lo:hi]
-        r3 = XT[j + 3, lo:hi]
-        for i in range(m):
-            acc[i] = (((acc[i] + w0 * r0[i]) + w1 * r1[i]) + w2 * r2[i]) + w3 * r3[i]
-        j += 4
-    while j < d:
-        wj = w[j]
-        row = XT[j, lo:hi]
-        for i in range(m):
-            acc[i] += wj * row[i]
-        j += 1
 
 
 @njit(cache=True, parallel=True)
@@ -68,7 +38,7 @@ def scores_into(XT, W, out):
         m = hi - lo
         acc = np.empty(_BLOCK)
         for p in range(P):
-            _dot_block(XT, W[p], lo, hi, acc)
+            dot_block(XT, W[p], lo, hi, acc)
             o = out[p, lo:hi]
             for i in range(m):
                 o[i] = acc[i]
@@ -90,37 +60,3 @@ def linear_scores(XT, W):
     out = np.empty((W2.shape[0], XT.shape[1]))
     scores_into(XT, W2, out)
     return out[0] if single else out
-
-
-@njit(cache=True, parallel=True)
-def linear_metric_batch(XT, W, code, y, g, disc, qptr, k, ties, thr, norm, c0, empty,
-                        empty_value, chunks, out):
-    """Per-query metric of P linear rankers, scoring and ranking fused per (query, point).
-
-    ``out[p, q]`` = metric of query q under scores ``W[p] . x``; the scores of one query
-    are computed into a small buffer (same summation order as :func:`scores_into`, so the
-    values equal scoring then evaluating) and ranked at once while still in cache. Tasks
-    run query-major, so the P points of one query reuse its features from cache.
-    """
-    P = W.shape[0]
-    nq = len(qptr) - 1
-    total = P * nq
-    nc = max(1, min(total, chunks))
-    max_m = len(disc)
-    for c in prange(nc):
-        sq = np.empty(max_m)
-        ibuf = np.empty(max_m, np.int64)
-        jbuf = np.empty(max_m + 1, np.int64)
-        fbuf = np.empty(2 * max_m, np.float64)
-        for t in range(c * total // nc, (c + 1) * total // nc):
-            q = t // P
-            p = t - q * P
-            if empty[q]:
-                out[p, q] = empty_value
-                continue
-            lo = qptr[q]
-            hi = qptr[q + 1]
-            m = hi - lo
-            _dot_block(XT, W[p], lo, hi, sq)
-            out[p, q] = query_value(code, sq[:m], y[lo:hi], g[lo:hi], disc, 0, m, k, ties,
-                                    thr, norm, c0[q], ibuf, jbuf, fbuf)

@@ -1,9 +1,10 @@
-"""A stable LSD radix argsort of float64 keys, for the line search's event lists.
+"""Stable sorts of float64 keys for the line search's event lists (no index indirection).
 
-Sorting crossing times dominated the exact line search (comparison sorts of 10^4-10^6
-floats per line); a radix sort on the IEEE bit patterns is several times faster and stable,
-which keeps the global merge of all queries' breakpoints deterministic (equal t stay in
-query order).
+Sorting crossing times dominated the exact line search (comparison sorts of 10^2-10^6
+floats per line). Short lists use insertion sort on runs of 24 then bottom-up merges;
+long ones an LSD radix sort on the IEEE bit patterns. Both are stable, which keeps the
+global merge of all queries' breakpoints deterministic (equal t stay in query order), and
+both avoid numba's generic ``np.argsort``, which is slow to compile.
 """
 
 import numpy as np
@@ -13,70 +14,13 @@ _BITS = 11
 _RADIX = 1 << _BITS
 _MASK = np.uint64(_RADIX - 1)
 _SIGN = np.uint64(1 << 63)
-
-
-@njit(cache=True)
-def _sortable(keys, out):
-    """Map float64 keys to uint64 whose unsigned order is the float order (no NaN)."""
-    v = (keys + 0.0).view(np.uint64)  # + 0.0 turns -0.0 into 0.0
-    for i in range(len(keys)):
-        b = v[i]
-        out[i] = ~b if b & _SIGN else b | _SIGN
-
-
-@njit(cache=True)
-def radix_argsort(keys):
-    """Indices that sort ``keys`` (float64, no NaN) ascending; stable."""
-    n = len(keys)
-    idx = np.arange(n)
-    if n < 1500:  # below this the 2048-bucket histograms cost more than a merge sort
-        return np.argsort(keys, kind="mergesort")
-    u = np.empty(n, np.uint64)
-    _sortable(keys, u)
-    u2 = np.empty(n, np.uint64)
-    idx2 = np.empty(n, np.int64)
-    count = np.empty(_RADIX + 1, np.int64)
-    shift = np.uint64(0)
-    while shift < 64:
-        count[:] = 0
-        for i in range(n):
-            count[((u[i] >> shift) & _MASK) + 1] += 1
-        if count[((u[0] >> shift) & _MASK) + 1] == n:  # every key has this digit
-            shift += np.uint64(_BITS)
-            continue
-        for r in range(_RADIX):
-            count[r + 1] += count[r]
-        for i in range(n):
-            dgt = (u[i] >> shift) & _MASK
-            p = count[dgt]
-            count[dgt] = p + 1
-            u2[p] = u[i]
-            idx2[p] = idx[i]
-        u, u2 = u2, u
-        idx, idx2 = idx2, idx
-        shift += np.uint64(_BITS)
-    return idx
-
-
 _RUN = 24
+_RADIX_FROM = 4096
 
 
 @njit(cache=True)
-def sort_pairs(keys, vals, k_tmp, v_tmp):
-    """Sort float64 ``keys`` ascending in place, moving int64 ``vals`` along; stable.
-
-    Insertion sort on runs of 24, then bottom-up merges between the arrays and the scratch
-    ``k_tmp``/``v_tmp`` (at least as long): no index indirection, sequential memory, no
-    allocation. Large inputs go through :func:`radix_argsort`.
-    """
+def _merge_pairs(keys, vals, k_tmp, v_tmp):
     n = len(keys)
-    if n >= 4096:
-        order = radix_argsort(keys)
-        k2 = keys[order]
-        v2 = vals[order]
-        keys[:] = k2
-        vals[:] = v2
-        return
     for a in range(0, n, _RUN):
         b = min(a + _RUN, n)
         for i in range(a + 1, b):
@@ -89,8 +33,6 @@ def sort_pairs(keys, vals, k_tmp, v_tmp):
                 j -= 1
             keys[j + 1] = kv
             vals[j + 1] = vv
-    if n <= _RUN:
-        return
     width = _RUN
     in_tmp = False
     while width < n:
@@ -127,3 +69,61 @@ def sort_pairs(keys, vals, k_tmp, v_tmp):
     if in_tmp:
         keys[:] = k_tmp[:n]
         vals[:] = v_tmp[:n]
+
+
+@njit(cache=True)
+def _radix_pairs(keys, vals):
+    """LSD radix sort of the IEEE bit patterns (mapped to unsigned order), 11 bits per pass,
+    passes where every key has the same digit skipped."""
+    n = len(keys)
+    bits = (keys + 0.0).view(np.uint64)  # + 0.0 turns -0.0 into 0.0
+    u = np.empty(n, np.uint64)
+    for i in range(n):
+        b = bits[i]
+        u[i] = ~b if b & _SIGN else b | _SIGN
+    u2 = np.empty(n, np.uint64)
+    v = vals.copy()
+    v2 = np.empty(n, vals.dtype)
+    count = np.empty(_RADIX + 1, np.int64)
+    shift = np.uint64(0)
+    while shift < 64:
+        count[:] = 0
+        for i in range(n):
+            count[((u[i] >> shift) & _MASK) + 1] += 1
+        if count[((u[0] >> shift) & _MASK) + 1] != n:
+            for r in range(_RADIX):
+                count[r + 1] += count[r]
+            for i in range(n):
+                dgt = (u[i] >> shift) & _MASK
+                p = count[dgt]
+                count[dgt] = p + 1
+                u2[p] = u[i]
+                v2[p] = v[i]
+            u, u2 = u2, u
+            v, v2 = v2, v
+        shift += np.uint64(_BITS)
+    vals[:] = v
+    for i in range(n):
+        b = u[i]
+        bits[i] = b & ~_SIGN if b & _SIGN else ~b
+    keys[:] = bits.view(np.float64)
+
+
+@njit(cache=True)
+def sort_pairs(keys, vals, k_tmp, v_tmp):
+    """Sort float64 ``keys`` ascending in place, moving int64 ``vals`` along; stable.
+    ``k_tmp``/``v_tmp`` are scratch at least as long (used by the merge sort)."""
+    if len(keys) >= _RADIX_FROM:
+        _radix_pairs(keys, vals)
+    else:
+        _merge_pairs(keys, vals, k_tmp, v_tmp)
+
+
+@njit(cache=True)
+def radix_argsort(keys):
+    """Indices that sort ``keys`` (float64, no NaN) ascending; stable."""
+    n = len(keys)
+    k = keys.copy()
+    idx = np.arange(n)
+    sort_pairs(k, idx, np.empty(n), np.empty(n, np.int64))
+    return idx

@@ -153,7 +153,7 @@ def line_profile(bound, classes, s0, u, u_order=None):
     n_cand = np.empty(bound.n_queries, dtype=np.int64)
     n_events = np.empty(bound.n_queries, dtype=np.int64)
     prune = code in K.PRUNABLE and m.k > 0
-    qorder = bound._cache_order()
+    qorder = bound.query_order()
     chunks = _chunks()
     K.candidates(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, m.k, bound.tie_code,
                  bound.c0, bound.empty, prune, _NO_ORDER if u_order is None else u_order,
@@ -166,11 +166,10 @@ def line_profile(bound, classes, s0, u, u_order=None):
     out_h = np.zeros(total, dtype=np.bool_)
     base = np.empty(bound.n_queries)
     n_out = np.empty(bound.n_queries, dtype=np.int64)
-    K.sweep_queries(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
-                    offsets, m.k,
-                    bound.tie_code, classes.gain, classes.err_r, classes.rel, bound.disc,
-                    bound.c0, bound.empty, bound.empty_value, classes.n_classes, EPS, chunks,
-                    base, n_out, out_t, out_d, out_h)
+    K.SWEEPS[code](code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
+                   offsets, m.k, bound.tie_code, classes.gain, classes.err_r, classes.rel,
+                   bound.disc, bound.c0, bound.empty, bound.empty_value, classes.n_classes,
+                   EPS, chunks, base, n_out, out_t, out_d, out_h)
     breaks, cum, hazards = K.assemble(out_t, out_d, out_h, offsets, n_out, EPS)
     if m.empty == "skip":
         live = ~bound.empty

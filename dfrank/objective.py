@@ -17,10 +17,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._scoring import linear_metric_batch, linear_scores, transpose_features
+from ._scoring import linear_scores, transpose_features
 from .data import RankingData
 from .linesearch import LineClasses, choose, line_profile
-from .metrics.bound import _chunks
 from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
@@ -218,17 +217,9 @@ class LinearObjective(Objective):
         return self.bound.mean(self.per_query_weights(W))
 
     def per_query_weights(self, W):
-        """Per-query values ``[P, n_queries]`` of linear weights ``W`` (P, d): scoring fused
-        with ranking (:func:`dfrank._scoring.linear_metric_batch`). Not counted."""
-        b = self.bound
-        m = b.metric
-        if m.is_custom:
-            return b.per_query_batch(linear_scores(self.XT, W))
-        out = np.empty((W.shape[0], b.n_queries))
-        linear_metric_batch(self.XT, W, m.code, b.y, b.gains, b.disc, b.qptr, m.k,
-                            b.tie_code, float(m.rel_threshold), b.norm, b.c0, b.empty,
-                            b.empty_value, _chunks(), out)
-        return out
+        """Per-query values ``[P, n_queries]`` of linear weights ``W`` (P, d), scoring
+        fused with ranking. Not counted as evaluations."""
+        return self.bound.per_query_linear(self.XT, W)
 
     def per_query(self, point):
         """Per-query metric values at one point (not counted as an evaluation)."""

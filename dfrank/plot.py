@@ -95,11 +95,10 @@ def ternary_surface(points, values, path=None, labels=("f1", "f2", "f3"), best=N
     tc = ax.tripcolor(tri, vals, shading="gouraud", cmap=cmap)
     fig.colorbar(tc, ax=ax, label=title or "metric")
     ax.plot([0, 1, 0.5, 0], [0, 0, np.sqrt(3) / 2, 0], color="k", lw=1)
-    for (x, y), lab, ha in zip([(0, 0), (1, 0), (0.5, np.sqrt(3) / 2)], labels,
-                               ["right", "left", "center"]):
-        ax.annotate(lab, (x, y), xytext=(-6 if ha == "right" else 6 if ha == "left" else 0,
-                                         -14 if y == 0 else 6),
-                    textcoords="offset points", ha=ha)
+    # corner labels under the bottom corners (growing inwards) and above the top one
+    for (x, y), lab, ha, dy in zip([(0, 0), (1, 0), (0.5, np.sqrt(3) / 2)], labels,
+                                   ["left", "right", "center"], [-16, -16, 6]):
+        ax.annotate(lab, (x, y), xytext=(0, dy), textcoords="offset points", ha=ha)
     if best is not None:
         b = np.asarray(best, dtype=float)
         bx, by = b[1] + 0.5 * b[2], (np.sqrt(3) / 2) * b[2]

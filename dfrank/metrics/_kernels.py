@@ -2,16 +2,11 @@
 
 Every kernel reads the flat layout (``s`` scores, ``y`` labels, rows ``lo:hi`` of one query)
 and returns one float. Positions are 0-based inside the kernels (rank = position + 1).
-
-Built-in metrics are selected by an integer code inside one dispatch function rather than
-passed as first-class functions: numba's ``cache=True`` does not persist a function that
-takes another jitted function as an argument (measured: it recompiles in every process),
-and a cold compile is what users notice first. User-registered metrics do go through a
-first-class-function driver (:func:`eval_custom`), compiled once per process.
+The parallel drivers that call them live in :mod:`dfrank.metrics._drivers`.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._rank import EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows, top_k
 
@@ -364,96 +359,8 @@ def _expected(code, s, y, g, disc, lo, hi, k, kk, thr, c0, ibuf, jbuf):
     return v
 
 
-# ---------------------------------------------------------------------------- dispatch
-@njit(cache=True)
-def query_value(code, s, y, g, disc, lo, hi, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    """Metric ``code`` of the query at rows ``lo:hi`` under scores ``s``.
-
-    ``g`` holds each row's gain, ``disc`` the discount of each position, ``k`` the cut-off
-    (0 = whole list), ``norm`` ERR's gain normalizer, ``c0`` the query's constant (ideal
-    DCG for NDCG, the number of relevant rows for the binary metrics, the number of pairs
-    with different labels for Kendall's tau). ``ibuf``/``jbuf``/``fbuf`` are scratch.
-    """
-    m = hi - lo
-    kk = _cutoff(k, m)
-    if code == RPREC:
-        kk = min(int(c0), m)
-    if ties == EXPECTED and code != KTAU:
-        return _expected(code, s, y, g, disc, lo, hi, k, kk, thr, c0, ibuf, jbuf)
-    if code == NDCG:
-        return _dcg(s, y, g, disc, lo, hi, kk, ties, ibuf) / c0
-    if code == DCG:
-        return _dcg(s, y, g, disc, lo, hi, kk, ties, ibuf)
-    if code == PREC:
-        return _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf) / k
-    if code == RECALL or code == RPREC:
-        return _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf) / c0
-    if code == RR:
-        return _rr(s, y, lo, hi, kk, ties, thr)
-    if code == AP:
-        if k <= 0:
-            return _ap_full(s, y, lo, hi, ties, thr, c0, ibuf, jbuf, fbuf)
-        return _ap_cut(s, y, lo, hi, kk, ties, thr, c0, ibuf)
-    if code == ERR:
-        return _err(s, y, g, lo, hi, kk, ties, norm, ibuf)
-    if code == KTAU:
-        return _ktau(s, y, lo, hi, ties, c0, ibuf, jbuf, fbuf)
-    return np.nan
-
-
-@njit(cache=True)
-def _n_chunks(n_tasks, per_thread_chunks):
-    """Work is split into a few chunks per thread; each chunk allocates its scratch once.
-
-    The thread count comes from the caller: reading it inside a jitted function would stop
-    numba from caching the function."""
-    return max(1, min(n_tasks, per_thread_chunks))
-
-
-@njit(cache=True, parallel=True)
-def eval_queries(code, s, y, g, disc, qptr, k, ties, thr, norm, c0, empty, empty_value,
-                 chunks, out):
-    """Per-query values of one score vector ``s`` into ``out[n_queries]``."""
-    nq = len(qptr) - 1
-    nc = _n_chunks(nq, chunks)
-    max_m = len(disc)
-    for c in prange(nc):
-        ibuf = np.empty(max_m, np.int64)
-        jbuf = np.empty(max_m + 1, np.int64)
-        fbuf = np.empty(2 * max_m, np.float64)
-        for q in range(c * nq // nc, (c + 1) * nq // nc):
-            if empty[q]:
-                out[q] = empty_value
-            else:
-                out[q] = query_value(code, s, y, g, disc, qptr[q], qptr[q + 1], k, ties, thr,
-                                     norm, c0[q], ibuf, jbuf, fbuf)
-
-
-@njit(cache=True, parallel=True)
-def eval_batch(code, S, y, g, disc, qptr, k, ties, thr, norm, c0, empty, empty_value, chunks,
-               out):
-    """Per-query values of P score vectors ``S[P, n_docs]`` into ``out[P, n_queries]``;
-    the (point, query) pairs are spread over the threads."""
-    nq = len(qptr) - 1
-    total = S.shape[0] * nq
-    nc = _n_chunks(total, chunks)
-    max_m = len(disc)
-    for c in prange(nc):
-        ibuf = np.empty(max_m, np.int64)
-        jbuf = np.empty(max_m + 1, np.int64)
-        fbuf = np.empty(2 * max_m, np.float64)
-        for t in range(c * total // nc, (c + 1) * total // nc):
-            p = t // nq
-            q = t - p * nq
-            if empty[q]:
-                out[p, q] = empty_value
-            else:
-                out[p, q] = query_value(code, S[p], y, g, disc, qptr[q], qptr[q + 1], k, ties,
-                                        thr, norm, c0[q], ibuf, jbuf, fbuf)
-
-
 # ---------------------------------------------------------------------------- constants
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def query_constants(code, y, qptr, k, gain_type, thr, c0, empty):
     """Per-query constants, computed once per dataset and metric.
 
@@ -462,7 +369,7 @@ def query_constants(code, y, qptr, k, gain_type, thr, c0, empty):
     ``empty[q]`` marks queries the metric cannot score (no gain, no relevant row, no pair).
     """
     nq = len(qptr) - 1
-    for q in prange(nq):
+    for q in range(nq):
         lo, hi = qptr[q], qptr[q + 1]
         m = hi - lo
         if code == NDCG or code == DCG or code == ERR:
@@ -493,23 +400,3 @@ def query_constants(code, y, qptr, k, gain_type, thr, c0, empty):
                     r += 1
             c0[q] = r
             empty[q] = r == 0
-
-
-# ---------------------------------------------------------------------------- custom metrics
-@njit(parallel=True)
-def eval_custom(fn, s, y, qptr, k, ties, max_m, chunks, out):
-    """User metric ``fn(labels_in_rank_order, k)`` per query (``k`` = 0: no cut-off).
-
-    Not cached: numba cannot cache a function that takes another jitted function.
-    """
-    nq = len(qptr) - 1
-    nc = _n_chunks(nq, chunks)
-    for c in prange(nc):
-        ibuf = np.empty(max_m, np.int64)
-        lab = np.empty(max_m, np.float64)
-        for q in range(c * nq // nc, (c + 1) * nq // nc):
-            lo, hi = qptr[q], qptr[q + 1]
-            n = top_k(s, y, lo, hi, hi - lo, ties, ibuf)
-            for p in range(n):
-                lab[p] = y[ibuf[p]]
-            out[q] = fn(lab[:n], k)

@@ -1,18 +1,20 @@
 """A metric bound to the labels and query offsets of one dataset.
 
 Binding computes the per-query constants (ideal DCG, relevant counts) once; afterwards
-every call is one parallel kernel over queries, or over (point, query) pairs for a batch.
+every call is one parallel kernel over (point, query) pairs (:mod:`._drivers`).
 """
 
 import numba
 import numpy as np
 
+from . import _drivers as D
 from . import _kernels as K
 from .registry import GAINS, get, tie_code
 
 __all__ = ["BoundMetric"]
 
 _EMPTY_VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
+_ONE = np.ones((1, 1))
 
 
 def _chunks():
@@ -60,12 +62,23 @@ class BoundMetric:
             K.query_constants(m.code, self.y, self.qptr, m.k, self.gain_code,
                               float(m.rel_threshold), self.c0, self.empty)
 
-    def _cache_order(self):
-        """Query order balancing O(m^2) work over numba's threads (line searches)."""
+        self._order = None
+        self._driver = None if m.is_custom else D.driver(m.code, self.tie_code)
+
+    def query_order(self):
+        """Query order balancing O(m^2) work over numba's threads: queries by decreasing
+        size dealt to the threads in a snake, so each thread's contiguous block of a
+        ``prange`` gets about the same work (used by the line search)."""
         n = numba.get_num_threads()
-        if getattr(self, "_order", None) is None or self._order[0] != n:
-            from .._linesearch import balanced_order
-            self._order = (n, balanced_order(self.qptr, n))
+        if self._order is None or self._order[0] != n:
+            sizes = np.diff(self.qptr).astype(np.float64)
+            order = np.argsort(-sizes ** 2, kind="stable")
+            n_bins = max(1, min(n, len(order)))
+            bins = [[] for _ in range(n_bins)]
+            for i, q in enumerate(order):
+                r, k = divmod(i, n_bins)
+                bins[k if r % 2 == 0 else n_bins - 1 - k].append(q)
+            self._order = (n, np.concatenate([np.asarray(b, dtype=np.int64) for b in bins]))
         return self._order[1]
 
     @property
@@ -74,27 +87,27 @@ class BoundMetric:
 
     def per_query(self, scores):
         """Per-query values for one score vector (NaN marks a skipped query)."""
-        out = np.empty(self.n_queries)
-        m = self.metric
-        if m.is_custom:
-            K.eval_custom(m.fn, scores, self.y, self.qptr, m.k, self.tie_code, self.max_m,
-                          _chunks(), out)
-        else:
-            K.eval_queries(m.code, scores, self.y, self.gains, self.disc, self.qptr, m.k,
-                           self.tie_code, float(m.rel_threshold), self.norm, self.c0,
-                           self.empty, self.empty_value, _chunks(), out)
-        return out
+        s = np.ascontiguousarray(scores, dtype=np.float64)
+        return self.per_query_linear(s[None, :], _ONE)[0]
 
     def per_query_batch(self, S):
         """Per-query values for P score vectors ``S[P, n_docs]`` → ``[P, n_queries]``."""
-        P = S.shape[0]
-        out = np.empty((P, self.n_queries))
+        out = np.empty((S.shape[0], self.n_queries))
+        for p in range(S.shape[0]):
+            out[p] = self.per_query(S[p])
+        return out
+
+    def per_query_linear(self, XT, W):
+        """Per-query values ``[P, n_queries]`` of the linear scorers ``W`` (P, d) over the
+        transposed features ``XT`` (d, n_docs): scoring and ranking in one parallel pass."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        out = np.empty((W.shape[0], self.n_queries))
         m = self.metric
         if m.is_custom:
-            for p in range(P):
-                out[p] = self.per_query(S[p])
+            D.batch_custom(m.fn, XT, W, self.qptr, self.y, m.k, self.tie_code, _chunks(),
+                           out)
         else:
-            K.eval_batch(m.code, S, self.y, self.gains, self.disc, self.qptr, m.k,
+            self._driver(XT, W, self.qptr, self.y, self.gains, self.disc, m.code, m.k,
                          self.tie_code, float(m.rel_threshold), self.norm, self.c0,
                          self.empty, self.empty_value, _chunks(), out)
         return out

@@ -1,0 +1,255 @@
+"""Parallel drivers: per-query metric values of P linear scorers, one entry point per family.
+
+Every entry point computes ``out[p, q]``, the metric of query q under the scores
+``W[p] . x`` of its documents (``XT`` holds the features transposed, (d, n_docs)). Plain
+score vectors are the case d = 1, W = [[1.0]] (1.0 * s is exactly s), so there is one code
+path for evaluating scores and for evaluating linear rankers.
+
+Why one small cached entry point per metric family instead of one dispatching kernel: a
+kernel that switches on the metric code compiles every family's code (about 20 s cold,
+measured); numba's ``cache=True`` cannot persist a kernel that receives the family kernel as
+a first-class argument. So the shared skeleton :func:`_drive` takes the family kernel as an
+argument but is inlined (``inline="always"``) into each entry point, where the kernel is a
+global constant: each entry point compiles only its own family, once, and is cached.
+User-registered metrics do pass their function as an argument (:func:`batch_custom`), which
+is compiled once per process.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from . import _kernels as K
+from ._rank import EXPECTED, top_k
+
+
+@njit(cache=True, inline="always")
+def dot_block(XT, w, lo, hi, acc):
+    """``acc[i] = sum_j w[j] * XT[j, lo + i]``, j in increasing order.
+
+    Four features per pass, written as one left-to-right sum: the rounding is exactly that
+    of adding the features one by one, while the block is read and written a quarter as
+    often. Every score in dfrank goes through here, so a batch of points scores exactly
+    like the same points one at a time.
+    """
+    d = XT.shape[0]
+    m = hi - lo
+    for i in range(m):
+        acc[i] = 0.0
+    j = 0
+    while j + 4 <= d:
+        w0, w1, w2, w3 = w[j], w[j + 1], w[j + 2], w[j + 3]
+        r0 = XT[j, lo:hi]
+        r1 = XT[j + 1, lo:hi]
+        r2 = XT[j + 2, lo:hi]
+        r3 = XT[j + 3, lo:hi]
+        for i in range(m):
+            acc[i] = (((acc[i] + w0 * r0[i]) + w1 * r1[i]) + w2 * r2[i]) + w3 * r3[i]
+        j += 4
+    while j < d:
+        wj = w[j]
+        row = XT[j, lo:hi]
+        for i in range(m):
+            acc[i] += wj * row[i]
+        j += 1
+
+
+@njit(inline="always")
+def _drive(fn, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty, empty_value,
+           chunks, out):
+    """The shared skeleton: (point, query) tasks in chunks over the threads, query-major so
+    the points of one query reuse its features from cache; each chunk allocates its
+    scratch once."""
+    P = W.shape[0]
+    nq = len(qptr) - 1
+    total = P * nq
+    nc = max(1, min(total, chunks))
+    max_m = len(disc)
+    for ch in prange(nc):
+        sq = np.empty(max_m)
+        ibuf = np.empty(max_m, np.int64)
+        jbuf = np.empty(max_m + 1, np.int64)
+        fbuf = np.empty(2 * max_m)
+        for t in range(ch * total // nc, (ch + 1) * total // nc):
+            q = t // P
+            p = t - q * P
+            if empty[q]:
+                out[p, q] = empty_value
+                continue
+            lo = qptr[q]
+            hi = qptr[q + 1]
+            m = hi - lo
+            dot_block(XT, W[p], lo, hi, sq)
+            out[p, q] = fn(code, sq[:m], y[lo:hi], g[lo:hi], disc, m, k, ties, thr, norm,
+                           c0[q], ibuf, jbuf, fbuf)
+
+
+# ------------------------------------------------------------------ family kernels
+# uniform signature: (code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf)
+# with s, y, g the query's own rows (positions 0..m-1).
+
+@njit(cache=True)
+def _q_ndcg(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    return K._dcg(s, y, g, disc, 0, m, K._cutoff(k, m), ties, ibuf) / c0
+
+
+@njit(cache=True)
+def _q_dcg(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    return K._dcg(s, y, g, disc, 0, m, K._cutoff(k, m), ties, ibuf)
+
+
+@njit(cache=True)
+def _q_prec(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    return K._count_rel_top(s, y, 0, m, K._cutoff(k, m), ties, thr, ibuf) / k
+
+
+@njit(cache=True)
+def _q_recall(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    return K._count_rel_top(s, y, 0, m, K._cutoff(k, m), ties, thr, ibuf) / c0
+
+
+@njit(cache=True)
+def _q_rprec(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    return K._count_rel_top(s, y, 0, m, min(int(c0), m), ties, thr, ibuf) / c0
+
+
+@njit(cache=True)
+def _q_rr(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    return K._rr(s, y, 0, m, K._cutoff(k, m), ties, thr)
+
+
+@njit(cache=True)
+def _q_ap(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    if k <= 0:
+        return K._ap_full(s, y, 0, m, ties, thr, c0, ibuf, jbuf, fbuf)
+    return K._ap_cut(s, y, 0, m, K._cutoff(k, m), ties, thr, c0, ibuf)
+
+
+@njit(cache=True)
+def _q_err(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    return K._err(s, y, g, 0, m, K._cutoff(k, m), ties, norm, ibuf)
+
+
+@njit(cache=True)
+def _q_ktau(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    return K._ktau(s, y, 0, m, ties, c0, ibuf, jbuf, fbuf)
+
+
+@njit(cache=True)
+def _q_expected(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
+    kk = min(int(c0), m) if code == K.RPREC else K._cutoff(k, m)
+    return K._expected(code, s, y, g, disc, 0, m, k, kk, thr, c0, ibuf, jbuf)
+
+
+# ------------------------------------------------------------------ entry points
+_SIG = "XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value, chunks, out"
+
+
+@njit(cache=True, parallel=True)
+def batch_ndcg(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
+               chunks, out):
+    _drive(_q_ndcg, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+@njit(cache=True, parallel=True)
+def batch_dcg(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
+              chunks, out):
+    _drive(_q_dcg, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+@njit(cache=True, parallel=True)
+def batch_prec(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
+               chunks, out):
+    _drive(_q_prec, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+@njit(cache=True, parallel=True)
+def batch_recall(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
+                 chunks, out):
+    _drive(_q_recall, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+@njit(cache=True, parallel=True)
+def batch_rprec(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
+                chunks, out):
+    _drive(_q_rprec, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+@njit(cache=True, parallel=True)
+def batch_rr(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
+             chunks, out):
+    _drive(_q_rr, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+@njit(cache=True, parallel=True)
+def batch_ap(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
+             chunks, out):
+    _drive(_q_ap, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+@njit(cache=True, parallel=True)
+def batch_err(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
+              chunks, out):
+    _drive(_q_err, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+@njit(cache=True, parallel=True)
+def batch_ktau(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
+               chunks, out):
+    _drive(_q_ktau, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+@njit(cache=True, parallel=True)
+def batch_expected(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty,
+                   empty_value, chunks, out):
+    _drive(_q_expected, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out)
+
+
+DRIVERS = {K.NDCG: batch_ndcg, K.DCG: batch_dcg, K.PREC: batch_prec,
+           K.RECALL: batch_recall, K.RPREC: batch_rprec, K.RR: batch_rr, K.AP: batch_ap,
+           K.ERR: batch_err, K.KTAU: batch_ktau}
+
+
+def driver(code, ties_code):
+    """The entry point for a metric family and tie policy."""
+    if ties_code == EXPECTED and code != K.KTAU:
+        return batch_expected
+    return DRIVERS[code]
+
+
+# ------------------------------------------------------------------ user metrics
+@njit(parallel=True)
+def batch_custom(fn, XT, W, qptr, y, k, ties, chunks, out):
+    """User metric ``fn(labels_in_rank_order, k)`` of P linear scorers (not cached: numba
+    cannot cache a function that takes another jitted function)."""
+    P = W.shape[0]
+    nq = len(qptr) - 1
+    total = P * nq
+    nc = max(1, min(total, chunks))
+    max_m = 1
+    for q in range(nq):
+        max_m = max(max_m, qptr[q + 1] - qptr[q])
+    for ch in prange(nc):
+        sq = np.empty(max_m)
+        ibuf = np.empty(max_m, np.int64)
+        lab = np.empty(max_m)
+        for t in range(ch * total // nc, (ch + 1) * total // nc):
+            q = t // P
+            p = t - q * P
+            lo = qptr[q]
+            hi = qptr[q + 1]
+            m = hi - lo
+            dot_block(XT, W[p], lo, hi, sq)
+            n = top_k(sq[:m], y[lo:hi], 0, m, m, ties, ibuf)
+            for i in range(n):
+                lab[i] = y[lo + ibuf[i]]
+            out[p, q] = fn(lab[:n], k)
