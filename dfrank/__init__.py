@@ -4,7 +4,7 @@ Learn linear rankers and tune few-parameter retrieval models by maximizing exact
 metric you report (MAP, NDCG@k, P@k, MRR, ERR@k, ...), over Metzler's multinomial manifold.
 """
 
-from . import datasets, metrics
+from . import callbacks, datasets, metrics
 from .api import evaluate, maximize
 from .data import RankingData
 from .errors import DataFormatError
@@ -16,6 +16,6 @@ from .spaces import Box, Simplex
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "maximize", "metrics", "datasets", "LinearRanker", "Result", "RankingData", "DataFormatError", "load_svmlight",
+__all__ = ["evaluate", "maximize", "metrics", "datasets", "callbacks", "LinearRanker", "Result", "RankingData", "DataFormatError", "load_svmlight",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
            "BudgetExhausted", "__version__"]

@@ -201,3 +201,15 @@ def test_registry_and_plugins():
     inst = strategies.CoordinateAscent(restarts=1, line_search="steps")
     r2 = dfrank.maximize(data, "ndcg@10", inst)
     assert r2.params["line_search"] == "steps"
+
+
+def test_ready_made_callbacks(data, capsys):
+    from dfrank.callbacks import EarlyStopping, Logger, chain
+
+    stop = EarlyStopping(patience=40)
+    r = dfrank.maximize(data, "ndcg@10", "random", callback=chain(stop, Logger(every=0)),
+                        batch_size=10, n_samples=100000)
+    assert r.interrupted and r.n_evals < 100000
+    assert "evals  best ndcg@10" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="patience"):
+        EarlyStopping(patience=0)
