@@ -8,7 +8,8 @@ from . import callbacks, datasets, metrics
 from .api import evaluate, maximize
 from .data import RankingData
 from .errors import DataFormatError
-from .io import load_svmlight
+from .io import load_qrels, load_run, load_svmlight
+from .metrics.trec import evaluate_run
 from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,
                         ScoringObjective)
 from .result import LinearRanker, Result
@@ -17,5 +18,6 @@ from .spaces import Box, Simplex
 __version__ = "0.1.0"
 
 __all__ = ["evaluate", "maximize", "metrics", "datasets", "callbacks", "LinearRanker", "Result", "RankingData", "DataFormatError", "load_svmlight",
+           "load_qrels", "load_run", "evaluate_run",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
            "BudgetExhausted", "__version__"]

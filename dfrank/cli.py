@@ -28,6 +28,7 @@ examples:
   dfrank evaluate model.json Fold1/test.txt.gz --metric map --metric ndcg@10
   dfrank grid Fold1/train.txt.gz --features 1,10,25 --resolution 50 --metric map \\
       --plot surface.png
+  dfrank trec-eval qrels.txt run.txt            trec_eval's measures of a TREC run
   dfrank info Fold1/train.txt.gz                what a LETOR/SVMlight file holds
   dfrank metrics                                metric names and formulas
   dfrank strategies                             optimizers and their options
@@ -283,6 +284,17 @@ def cmd_demo(args):
     return 0
 
 
+def cmd_trec_eval(args):
+    from .metrics.trec import evaluate_run
+
+    with _Compiling(args.quiet):
+        res = evaluate_run(args.qrels, args.run, args.measure or ["official"],
+                           complete=args.complete, rel_level=args.level,
+                           max_docs=args.max_docs)
+    sys.stdout.write(res.format(per_query=args.per_query))
+    return 0
+
+
 def cmd_info(args):
     data = _load(args.file, query_file=args.query_file)
     sizes = data.query_sizes
@@ -413,6 +425,34 @@ def _parser():
     d.add_argument("--seed", type=int, default=0)
     _common(d, ties=False)
     d.set_defaults(func=cmd_demo)
+
+    t = sub.add_parser("trec-eval", formatter_class=fmt,
+                       help="trec_eval's measures of a TREC run, trec_eval's output",
+                       description="Evaluate a TREC run (qid Q0 docno rank score runid) "
+                                   "against qrels (qid iter docno rel) exactly as trec_eval "
+                                   "does, printing trec_eval's three-column layout. Ties "
+                                   "in score are broken by docno, descending; the rank "
+                                   "column is ignored.",
+                       epilog="examples:\n  dfrank trec-eval qrels.txt run.txt\n"
+                              "  dfrank trec-eval -q -m map -m ndcg_cut.10 -m P.5,10 "
+                              "qrels.txt run.txt.gz")
+    t.add_argument("qrels")
+    t.add_argument("run")
+    t.add_argument("-q", dest="per_query", action="store_true",
+                   help="also print every query's values")
+    t.add_argument("-c", dest="complete", action="store_true",
+                   help="average over every query of the qrels (missing ones count 0)")
+    t.add_argument("-l", dest="level", type=int, default=1,
+                   help="lowest judgment counted relevant (default 1)")
+    t.add_argument("-M", dest="max_docs", type=int,
+                   help="only the first N documents of each ranking")
+    t.add_argument("-m", dest="measure", action="append", metavar="MEASURE",
+                   help="measure (repeatable): official (default), map, gm_map, Rprec, "
+                        "bpref, recip_rank, iprec_at_recall, P[.k,...], recall[.k,...], "
+                        "ndcg, ndcg_cut[.k,...], map_cut[.k,...], success[.k,...], num_q, "
+                        "num_ret, num_rel, num_rel_ret, runid")
+    _common(t, ties=False)
+    t.set_defaults(func=cmd_trec_eval)
 
     i = sub.add_parser("info", formatter_class=fmt, help="summarize a LETOR/SVMlight file",
                        description="Summarize a LETOR/SVMlight file: queries, documents, "

@@ -1,0 +1,522 @@
+"""trec_eval's measures on TREC runs, with trec_eval's exact conventions.
+
+* Each query's documents are ranked by score descending, ties broken by docno descending
+  (string order); the rank column of the run is ignored. Scores are doubles.
+* Only queries in both the qrels and the run are evaluated (a query of the qrels without
+  any relevant document is evaluated, its measures 0); ``complete=True`` (``-c``) averages
+  over every query of the qrels, a query missing from the run counting 0.
+* A document is relevant if its judgment is >= ``rel_level`` (``-l``); unjudged documents
+  are not relevant, and only judged non-relevant ones count for bpref.
+* ``max_docs`` (``-M``) keeps the first N documents of each ranking.
+* ndcg uses the judgment values as gains (linear), discount 1/log2(1 + rank), the ideal
+  ranking of all judged documents of the query; gm_map averages log(max(AP, 1e-5)) and
+  reports exp of the mean; P_k divides by k.
+* A run holding one docno twice for one query is an error (its line numbers are given):
+  the measures would depend on which copy counts.
+
+Numbers agree with trec_eval as exposed by pytrec_eval (pytrec-eval-terrier) to 1e-9; see
+``tests/test_trec.py``.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .._sort import sort_pairs
+from ..errors import DataFormatError
+from ..io import _trec_kernel as TK
+
+__all__ = ["evaluate_run", "TrecEval", "parse_measures", "OFFICIAL", "format_trec"]
+
+CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+DEFAULT_PARAMS = {"P": CUTS, "recall": CUTS, "ndcg_cut": CUTS, "map_cut": CUTS,
+                  "success": (1, 5, 10)}
+# trec_eval's table order (the order of printing)
+ORDER = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+         "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut",
+         "success", "map_cut"]
+OFFICIAL = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+            "bpref", "recip_rank", "iprec_at_recall", "P"]
+COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # trec_eval's
+RECALL_LEVELS_ARR = np.array(RECALL_LEVELS)
+MIN_GEO = 1e-5
+
+
+def parse_measures(specs):
+    """trec_eval measure specs (``official``, ``map``, ``P.5,10``, ``ndcg_cut.10``) into an
+    ordered dict family -> cut-offs (or None)."""
+    if isinstance(specs, str):
+        specs = [specs]
+    chosen = {}
+    for spec in specs or ["official"]:
+        name, _, params = spec.partition(".")
+        if name == "official":
+            for fam in OFFICIAL:
+                chosen.setdefault(fam, DEFAULT_PARAMS.get(fam))
+            continue
+        if name not in ORDER:
+            raise ValueError(f"unknown trec_eval measure {spec!r}; dfrank knows "
+                             f"{', '.join(ORDER)} and 'official' (cut-offs as "
+                             f"'P.5,10')")
+        if params:
+            if name not in DEFAULT_PARAMS:
+                raise ValueError(f"measure {name!r} takes no parameters, got {spec!r}")
+            try:
+                cuts = tuple(int(x) for x in params.split(","))
+            except ValueError:
+                raise ValueError(f"cut-offs must be integers, got {spec!r}") from None
+            if any(c < 1 for c in cuts):
+                raise ValueError(f"cut-offs must be >= 1, got {spec!r}")
+            prev = chosen.get(name) or ()
+            chosen[name] = tuple(sorted(set(prev) | set(cuts)))
+        else:
+            chosen.setdefault(name, DEFAULT_PARAMS.get(name))
+    return {f: chosen[f] for f in ORDER if f in chosen}
+
+
+def _names(family, params):
+    if family == "iprec_at_recall":
+        return [f"iprec_at_recall_{lv:.2f}" for lv in RECALL_LEVELS]
+    if params is None:
+        return [family]
+    return [f"{family}_{c}" for c in params]
+
+
+# ---------------------------------------------------------------- the kernel
+# per-query output columns: 0 num_ret 1 num_rel 2 num_rel_ret 3 map 4 log(max(ap, 1e-5))
+# 5 Rprec 6 bpref 7 recip_rank 8..18 iprec, then P, recall, ndcg, ndcg_cut, success, map_cut
+_BASE = 19
+
+
+@njit(cache=True)
+def _docno_greater(buf, span, a, b):
+    """strcmp(docno_a, docno_b) > 0."""
+    a0, a1 = span[a, 0], span[a, 1]
+    b0, b1 = span[b, 0], span[b, 1]
+    n = min(a1 - a0, b1 - b0)
+    for i in range(n):
+        if buf[a0 + i] != buf[b0 + i]:
+            return buf[a0 + i] > buf[b0 + i]
+    return (a1 - a0) > (b1 - b0)
+
+
+@njit(cache=True)
+def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, ideal, level,
+                max_docs, p_cuts, r_cuts, n_cuts, s_cuts, m_cuts, out, keys, k2, v2):
+    """All measures of one query into ``out``; ``ideal`` holds the query's judged gains
+    sorted descending."""
+    m = len(rows)
+    # rank: score descending, ties by docno descending
+    for i in range(m):
+        keys[i] = -score[rows[i]]
+    sort_pairs(keys[:m], rows, k2, v2)
+    a = 0
+    while a < m:
+        b = a + 1
+        while b < m and keys[b] == keys[a]:
+            b += 1
+        for t in range(a + 1, b):
+            v = rows[t]
+            w = t - 1
+            while w >= a and _docno_greater(buf, d_span, v, rows[w]):
+                rows[w + 1] = rows[w]
+                w -= 1
+            rows[w + 1] = v
+        a = b
+    n = m if max_docs <= 0 else min(m, max_docs)
+    R = num_rel
+    n_p, n_r, n_n, n_s, n_m = len(p_cuts), len(r_cuts), len(n_cuts), len(s_cuts), len(m_cuts)
+    col_p = _BASE
+    col_r = col_p + n_p
+    col_ndcg = col_r + n_r
+    col_n = col_ndcg + 1
+    col_s = col_n + n_n
+    col_m = col_s + n_s
+    out[:] = 0.0
+    out[0] = n
+    out[1] = R
+    hits = 0
+    ap = 0.0
+    rr = 0.0
+    dcg = 0.0
+    nonrel = 0
+    bpref = 0.0
+    rprec_hits = 0
+    for i in range(n):
+        r = rows[i]
+        rank = i + 1.0
+        is_rel = judged[r] and rel[r] >= level
+        if judged[r] and rel[r] > 0:
+            dcg += rel[r] / np.log2(rank + 1.0)
+        if is_rel:
+            hits += 1
+            prec = hits / rank
+            ap += prec
+            if rr == 0.0:
+                rr = 1.0 / rank
+            k2[hits - 1] = prec  # precision at the hits-th relevant document
+            if nonrel > 0:
+                bpref += 1.0 - min(nonrel, R) / min(num_nonrel, R)
+            else:
+                bpref += 1.0
+            if i < R:
+                rprec_hits += 1
+        elif judged[r]:
+            nonrel += 1
+        # cut-off measures at the end of rank i + 1
+        for c in range(n_p):
+            if p_cuts[c] == i + 1:
+                out[col_p + c] = hits / p_cuts[c]
+        for c in range(n_r):
+            if r_cuts[c] == i + 1 and R > 0:
+                out[col_r + c] = hits / R
+        for c in range(n_s):
+            if s_cuts[c] == i + 1:
+                out[col_s + c] = 1.0 if hits > 0 else 0.0
+        for c in range(n_m):
+            if m_cuts[c] == i + 1 and R > 0:
+                out[col_m + c] = ap / R
+        for c in range(n_n):
+            if n_cuts[c] == i + 1:
+                out[col_n + c] = dcg
+    # cut-offs beyond the list: the whole list counts
+    for c in range(n_p):
+        if p_cuts[c] > n:
+            out[col_p + c] = hits / p_cuts[c]
+    for c in range(n_r):
+        if r_cuts[c] > n and R > 0:
+            out[col_r + c] = hits / R
+    for c in range(n_s):
+        if s_cuts[c] > n:
+            out[col_s + c] = 1.0 if hits > 0 else 0.0
+    for c in range(n_m):
+        if m_cuts[c] > n and R > 0:
+            out[col_m + c] = ap / R
+    for c in range(n_n):
+        if n_cuts[c] > n:
+            out[col_n + c] = dcg
+    # ideal DCG (whole list and at each cut-off)
+    idcg = 0.0
+    for j in range(len(ideal)):
+        idcg += ideal[j] / np.log2(j + 2.0)
+    out[col_ndcg] = dcg / idcg if idcg > 0 else 0.0
+    for c in range(n_n):
+        ic = 0.0
+        for j in range(min(n_cuts[c], len(ideal))):
+            ic += ideal[j] / np.log2(j + 2.0)
+        out[col_n + c] = out[col_n + c] / ic if ic > 0 else 0.0
+    # interpolated precision, trec_eval's way: level x needs int(x R + 0.9) relevant
+    # documents; its value is the best precision from that relevant document on
+    for j in range(hits - 2, -1, -1):
+        k2[j] = max(k2[j], k2[j + 1])
+    for lv in range(11):
+        need = int(RECALL_LEVELS_ARR[lv] * R + 0.9)
+        if need <= hits and hits > 0:
+            out[8 + lv] = k2[max(need, 1) - 1]
+    out[2] = hits
+    ap_val = ap / R if R > 0 else 0.0
+    out[3] = ap_val
+    out[4] = np.log(max(ap_val, 1e-5))
+    out[5] = rprec_hits / R if R > 0 else 0.0
+    out[6] = bpref / R if R > 0 else 0.0
+    out[7] = rr
+
+
+@njit(cache=True)
+def _judge_query(rows, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel, qrows, table, rel,
+                 judged, dup):
+    """Judge the run rows of one query: a small open-addressing table of their docno hashes
+    (it stays in cache), probed by the query's qrels rows; equal hashes are confirmed byte
+    for byte. A docno met twice in the run is reported in ``dup``."""
+    m = len(rows)
+    size = 1
+    while size < 2 * m + 1:
+        size *= 2
+    t = table[:size]
+    t[:] = -1
+    mask = np.uint64(size - 1)
+    for r in rows:
+        judged[r] = False
+        rel[r] = 0
+        h = d_hash[r] & mask
+        while t[h] >= 0:
+            s = t[h]
+            if d_hash[s] == d_hash[r] and TK.same_bytes(buf, d_span[r, 0], d_span[r, 1], buf,
+                                                        d_span[s, 0], d_span[s, 1]):
+                dup[0] = min(r, s)
+                dup[1] = max(r, s)
+                return
+            h = (h + np.uint64(1)) & mask
+        t[h] = r
+    for j in qrows:
+        h = qd_hash[j] & mask
+        while t[h] >= 0:
+            r = t[h]
+            if d_hash[r] == qd_hash[j] and TK.same_bytes(buf, d_span[r, 0], d_span[r, 1], qbuf,
+                                                         qd_span[j, 0], qd_span[j, 1]):
+                judged[r] = True
+                rel[r] = qrel[j]
+                break
+            h = (h + np.uint64(1)) & mask
+
+
+@njit(cache=True, parallel=True)
+def eval_queries(order, qptr, score, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel,
+                 qorder, qlo, qhi, level, max_docs, p_cuts, r_cuts, n_cuts, s_cuts, m_cuts,
+                 rel, judged, out, dup):
+    """Measures of each query (its run rows are ``order[qptr[q]:qptr[q+1]]``, its qrels rows
+    ``qorder[qlo[q]:qhi[q]]``) into ``out[q]``; ``dup[q]`` the rows of a duplicate docno,
+    if any. ``rel``/``judged`` receive each run row's judgment."""
+    nq = len(qptr) - 1
+    max_m = 1
+    max_j = 1
+    for q in range(nq):
+        max_m = max(max_m, qptr[q + 1] - qptr[q])
+        max_j = max(max_j, qhi[q] - qlo[q])
+    size = 1
+    while size < 2 * max_m + 1:
+        size *= 2
+    for q in prange(nq):
+        lo, hi = qptr[q], qptr[q + 1]
+        m = hi - lo
+        rows = order[lo:hi].copy()
+        qrows = qorder[qlo[q]:qhi[q]]
+        table = np.empty(size, np.int64)
+        dup[q, 0] = -1
+        dup[q, 1] = -1
+        _judge_query(rows, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel, qrows, table,
+                     rel, judged, dup[q])
+        if dup[q, 0] >= 0:
+            continue
+        # the query's judged gains, descending, and its relevant / judged non-relevant counts
+        nj = len(qrows)
+        gains = np.empty(max(nj, 1))
+        gi = np.empty(max(nj, 1), np.int64)
+        n_pos = 0
+        n_rel = 0
+        n_non = 0
+        for i in range(nj):
+            v = qrel[qrows[i]]
+            if v >= level:
+                n_rel += 1
+            else:
+                n_non += 1
+            if v > 0:
+                gains[n_pos] = -float(v)
+                gi[n_pos] = i
+                n_pos += 1
+        big = max(m, nj, 1)
+        keys = np.empty(big)
+        k2 = np.empty(big)
+        v2 = np.empty(big, np.int64)
+        sort_pairs(gains[:n_pos], gi[:n_pos], k2, v2)
+        for i in range(n_pos):
+            gains[i] = -gains[i]
+        _eval_query(rows, score, rel, judged, buf, d_span, float(n_rel), float(n_non),
+                    gains[:n_pos], level, max_docs, p_cuts, r_cuts, n_cuts, s_cuts, m_cuts,
+                    out[q], keys, k2, v2)
+
+
+# ---------------------------------------------------------------- the Python side
+class TrecEval:
+    """trec_eval's measures of a run.
+
+    Attributes
+    ----------
+    measures : list of str
+        Measure names in trec_eval's order.
+    qids : list of str
+        The evaluated queries.
+    values : ndarray (n_queries, n_measures)
+        Per-query values (``runid`` and ``num_q`` columns hold NaN and 1).
+    all : dict
+        What trec_eval prints for "all" (means; sums for the counts; exp of the mean log
+        for gm_map).
+    runid : str
+    """
+
+    def __init__(self, measures, qids, values, all_, runid):
+        self.measures, self.qids, self.values, self.all, self.runid = \
+            measures, qids, values, all_, runid
+        self._per_query = None
+
+    @property
+    def per_query(self):
+        """``{qid: {measure: value}}`` (gm_map per query is log(max(AP, 1e-5)), as in
+        trec_eval and pytrec_eval)."""
+        if self._per_query is None:
+            self._per_query = {
+                q: {n: (self.runid if n == "runid" else float(v))
+                    for n, v in zip(self.measures, row)}
+                for q, row in zip(self.qids, self.values)}
+        return self._per_query
+
+    def __repr__(self):
+        head = ", ".join(f"{n}={self.all[n]:.4f}" for n in self.measures
+                         if n in self.all and n not in COUNTS)
+        return f"TrecEval({len(self.qids)} queries, runid={self.runid!r}, {head})"
+
+    def format(self, per_query=False):
+        """trec_eval's three-column text (``measure<TAB>qid|all<TAB>value``)."""
+        return format_trec(self, per_query)
+
+
+def _fmt(name, value):
+    if name in COUNTS:
+        return str(int(round(value)))
+    return f"{value:.4f}"
+
+
+def format_trec(res, per_query=False):
+    """trec_eval's layout: name padded to 22, a tab, the qid (or "all"), a tab, the value
+    (4 decimals; integers for counts); per-query blocks in qid order, then "all"."""
+    lines = []
+    if per_query:
+        cols = [(j, n, f"{n:<22s}\t") for j, n in enumerate(res.measures)
+                if n not in ("runid", "num_q")]
+        for i in sorted(range(len(res.qids)), key=lambda i: res.qids[i]):
+            q = res.qids[i]
+            row = res.values[i]
+            lines.extend(f"{pad}{q}\t{_fmt(n, row[j])}" for j, n, pad in cols)
+    for n in res.measures:
+        v = str(res.runid) if n == "runid" else _fmt(n, res.all[n])
+        lines.append(f"{n:<22s}\tall\t{v}")
+    return "\n".join(lines) + "\n"
+
+
+def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=False,
+                 rel_level=1, max_docs=None):
+    """Evaluate a TREC run exactly as trec_eval does.
+
+    Parameters
+    ----------
+    qrels, run : paths or :class:`~dfrank.io.trec.Qrels` / :class:`~dfrank.io.trec.Run`
+    measures : list of trec_eval measure specs
+        ``"official"`` (trec_eval's default set), ``"map"``, ``"P.5,10"``,
+        ``"ndcg_cut.10"``, ``"recall"``, ``"map_cut"``, ``"success"``, ...
+    per_query : bool
+        Return per-query values too (``TrecEval.per_query``); ``False`` keeps them anyway
+        but the caller may ignore them.
+    complete : bool
+        trec_eval -c: average over every query of the qrels.
+    rel_level : int
+        trec_eval -l: the lowest judgment counted relevant.
+    max_docs : int or None
+        trec_eval -M: only the first N documents of each ranking.
+
+    Returns
+    -------
+    TrecEval
+    """
+    from ..io.trec import Qrels, Run
+
+    if not isinstance(qrels, Qrels):
+        qrels = Qrels(qrels)
+    if not isinstance(run, Run):
+        run = Run(run)
+    if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
+        raise ValueError(f"max_docs must be a positive integer, got {max_docs!r}")
+    if int(rel_level) != rel_level:
+        raise ValueError(f"rel_level must be an integer, got {rel_level!r}")
+    chosen = parse_measures(list(measures))
+    names = []
+    for fam, params in chosen.items():
+        names += _names(fam, params)
+
+    rqids, row_q = run.queries()
+    qqids, qrow_q = qrels.queries()
+    qrel_index = {q: i for i, q in enumerate(qqids)}
+    # run queries that are judged, in run order; their qrels index
+    judged_q = np.array([qrel_index.get(q, -1) for q in rqids], dtype=np.int64)
+    keep_q = np.flatnonzero(judged_q >= 0)
+    # per-qrels-query relevant counts (for -c averages of num_rel)
+    nq_qrels = len(qqids)
+    num_rel = np.bincount(qrow_q, weights=(qrels.rel >= rel_level), minlength=nq_qrels)
+    # run rows grouped by (kept) query
+    q_to_k = np.full(len(rqids), -1, np.int64)
+    q_to_k[keep_q] = np.arange(len(keep_q))
+    row_k = q_to_k[row_q]
+    sel = np.flatnonzero(row_k >= 0)
+    order = sel[np.argsort(row_k[sel], kind="stable")]
+    qptr = np.concatenate([[0], np.cumsum(np.bincount(row_k[sel], minlength=len(keep_q)))])
+    cuts = {f: np.asarray(chosen.get(f) or DEFAULT_PARAMS[f], dtype=np.int64)
+            for f in DEFAULT_PARAMS}
+    n_cols = _BASE + sum(len(cuts[f]) for f in ("P", "recall", "ndcg_cut", "success",
+                                                  "map_cut")) + 1
+    kq = len(keep_q)
+    out = np.zeros((kq, n_cols))
+    dup = np.empty((kq, 2), np.int64)
+    jq = judged_q[keep_q]
+    qorder = np.argsort(qrow_q, kind="stable").astype(np.int64)
+    qstart = np.concatenate([[0], np.cumsum(np.bincount(qrow_q, minlength=nq_qrels))])
+    rel_out = np.zeros(run.n, np.int64)
+    judged_out = np.zeros(run.n, np.bool_)
+    eval_queries(order.astype(np.int64), qptr.astype(np.int64), run.score, run.buf,
+                 run.d_span, run.d_hash, qrels.buf, qrels.d_span, qrels.d_hash, qrels.rel,
+                 qorder, qstart[jq].astype(np.int64), qstart[jq + 1].astype(np.int64),
+                 int(rel_level),
+                 0 if max_docs is None else int(max_docs), cuts["P"], cuts["recall"],
+                 cuts["ndcg_cut"], cuts["success"], cuts["map_cut"], rel_out, judged_out,
+                 out, dup)
+    bad = np.flatnonzero(dup[:, 0] >= 0)
+    if bad.size:
+        a, b = sorted(int(x) for x in dup[bad[0]])
+        raise DataFormatError(
+            f"docno {run.text(a, run.d_span)!r} appears twice for query "
+            f"{run.text(a, run.q_span)!r} (lines {int(run.line_no[a])} and "
+            f"{int(run.line_no[b])}); trec_eval's measures would depend on which copy "
+            "counts, so dfrank refuses the run", path=run.path, line=int(run.line_no[b]))
+    columns = _columns(cuts)
+    values = np.full((kq, len(names)), np.nan)
+    for j, n in enumerate(names):
+        if n in columns:
+            values[:, j] = out[:, columns[n]]
+        elif n == "num_q":
+            values[:, j] = 1.0
+    # averages (complete: over every qrels query, the missing ones counting 0)
+    n_eval = kq
+    extra = 0
+    if complete:
+        extra = nq_qrels - kq
+        n_eval = nq_qrels
+    agg = {}
+    missing = np.setdiff1d(np.arange(nq_qrels), jq) if complete else np.empty(0, int)
+    for name in names:
+        if name == "runid":
+            continue
+        if name == "num_q":
+            agg[name] = float(n_eval)
+            continue
+        col = out[:, columns[name]] if kq else np.zeros(0)
+        if name in ("num_ret", "num_rel_ret"):
+            agg[name] = float(col.sum())
+        elif name == "num_rel":
+            agg[name] = float(col.sum() + num_rel[missing].sum())
+        elif name == "gm_map":
+            total = col.sum() + extra * math.log(MIN_GEO)
+            agg[name] = math.exp(total / n_eval) if n_eval else 0.0
+        else:
+            agg[name] = float(col.sum() / n_eval) if n_eval else 0.0
+    return TrecEval(names, [rqids[qi] for qi in keep_q], values, agg, run.runid)
+
+
+def _columns(cuts):
+    col = {"num_ret": 0, "num_rel": 1, "num_rel_ret": 2, "map": 3, "gm_map": 4, "Rprec": 5,
+           "bpref": 6, "recip_rank": 7}
+    for lv in range(11):
+        col[f"iprec_at_recall_{lv / 10:.2f}"] = 8 + lv
+    c = _BASE
+    for fam in ("P", "recall"):
+        for k in cuts[fam]:
+            col[f"{fam}_{k}"] = c
+            c += 1
+    col["ndcg"] = c
+    c += 1
+    for fam in ("ndcg_cut", "success", "map_cut"):
+        for k in cuts[fam]:
+            col[f"{fam}_{k}"] = c
+            c += 1
+    return col
+

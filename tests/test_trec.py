@@ -1,0 +1,185 @@
+"""TREC runs: agreement with trec_eval (through pytrec_eval), file errors, the CLI layout."""
+
+import gzip
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from dfrank import DataFormatError, cli
+from dfrank.metrics.trec import evaluate_run, parse_measures
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+MEASURES = ["map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "ndcg",
+            "ndcg_cut", "recall", "map_cut", "success", "num_ret", "num_rel", "num_rel_ret"]
+
+
+@st.composite
+def trec_case(draw):
+    """Qrels and a run sharing some queries, with score ties (docno decides), graded
+    relevance, unjudged documents, queries without relevant documents."""
+    n_q = draw(st.integers(1, 5))
+    docs = [f"d{i}" for i in range(draw(st.integers(1, 12)))] + ["D1", "x", "d10b", "aa"]
+    qrels, run = {}, {}
+    for q in range(n_q):
+        qid = f"q{q}"
+        if draw(st.booleans()) or q == 0:  # judged
+            judged = draw(st.lists(st.sampled_from(docs), unique=True, max_size=len(docs)))
+            if judged:
+                qrels[qid] = {d: draw(st.integers(0, 3)) for d in judged}
+        if draw(st.booleans()) or q == 0:  # retrieved
+            ret = draw(st.lists(st.sampled_from(docs), unique=True, min_size=1,
+                                max_size=len(docs)))
+            run[qid] = {d: float(draw(st.sampled_from([0.0, 0.5, 1.0, 1.5, -2.0, 1e-3])))
+                        for d in ret}
+    return qrels, run
+
+
+def write_files(tmp_path, qrels, run, gz=False):
+    qp = tmp_path / ("q.txt.gz" if gz else "q.txt")
+    rp = tmp_path / ("r.txt.gz" if gz else "r.txt")
+    qtext = "".join(f"{q} 0 {d} {r}\n" for q, js in qrels.items() for d, r in js.items())
+    rtext = "".join(f"{q} Q0 {d} {i + 1} {s!r} myrun extra\n" for q, ds in run.items()
+                    for i, (d, s) in enumerate(ds.items()))
+    for p, t in ((qp, qtext), (rp, rtext)):
+        if gz:
+            with gzip.open(p, "wt") as f:
+                f.write(t)
+        else:
+            p.write_text(t)
+    return str(qp), str(rp)
+
+
+@pytest.mark.parametrize("level", [1, 2])
+@settings(max_examples=60, deadline=None)
+@given(case=trec_case())
+def test_agrees_with_trec_eval(tmp_path_factory, case, level):
+    qrels, run = case
+    if not qrels:
+        return
+    tmp = tmp_path_factory.mktemp("t")
+    qp, rp = write_files(tmp, qrels, run)
+    ours = evaluate_run(qp, rp, MEASURES, rel_level=level)
+    ref = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES), relevance_level=level)
+    theirs = ref.evaluate(run)
+    assert set(ours.per_query) == set(theirs)
+    for q, vals in theirs.items():
+        for name, v in vals.items():
+            assert ours.per_query[q][name] == pytest.approx(v, abs=1e-9), (q, name)
+    # averages as trec_eval prints them
+    if theirs:
+        for name in ["map", "P_5", "ndcg_cut_10", "bpref", "recip_rank"]:
+            mean = np.mean([theirs[q][name] for q in theirs])
+            assert ours.all[name] == pytest.approx(mean, abs=1e-9)
+        gm = math.exp(np.mean([theirs[q]["gm_map"] for q in theirs]))
+        assert ours.all["gm_map"] == pytest.approx(gm, abs=1e-12)
+        assert ours.all["num_ret"] == sum(theirs[q]["num_ret"] for q in theirs)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=trec_case(), cut=st.integers(1, 6))
+def test_max_docs_and_custom_cutoffs(tmp_path_factory, case, cut):
+    qrels, run = case
+    if not qrels:
+        return
+    tmp = tmp_path_factory.mktemp("t")
+    qp, rp = write_files(tmp, qrels, run, gz=True)
+    # -M: trec_eval keeps the first N of each ranking = pytrec_eval on truncated runs
+    truncated = {}
+    for q, ds in run.items():
+        ranked = sorted(ds.items(), key=lambda kv: (-kv[1], [-ord(c) for c in kv[0]] + [1]))
+        truncated[q] = dict(ranked[:cut])
+    ours = evaluate_run(qp, rp, ["map", "P.1,3,7", "ndcg_cut.2,4"], max_docs=cut)
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P.1,3,7", "ndcg_cut.2,4"})
+    theirs = ref.evaluate(truncated)
+    for q, vals in theirs.items():
+        for name, v in vals.items():
+            assert ours.per_query[q][name] == pytest.approx(v, abs=1e-9), (q, name)
+
+
+def test_complete_averages_over_all_judged_queries(tmp_path):
+    qrels = {"a": {"d1": 1}, "b": {"d2": 1}, "c": {"d1": 0}}
+    run = {"a": {"d1": 1.0}, "z": {"d1": 1.0}}
+    qp, rp = write_files(tmp_path, qrels, run)
+    plain = evaluate_run(qp, rp, ["official"])
+    full = evaluate_run(qp, rp, ["official"], complete=True)
+    assert plain.all["num_q"] == 1 and full.all["num_q"] == 3
+    assert plain.all["map"] == 1.0 and full.all["map"] == pytest.approx(1 / 3)
+    assert full.all["num_rel"] == 2
+    assert full.all["gm_map"] == pytest.approx(math.exp((0 + 2 * math.log(1e-5)) / 3))
+
+
+def test_cli_layout_matches_trec_eval(tmp_path, capsys):
+    qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": 1}}
+    run = {"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.1}, "q2": {"d9": 1.0, "d1": 0.2}}
+    qp, rp = write_files(tmp_path, qrels, run)
+    assert cli.main(["trec-eval", "-q", "-m", "official", "-m", "ndcg_cut.5,10", qp, rp]) == 0
+    out = capsys.readouterr().out
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"map", "gm_map", "Rprec", "bpref",
+                                                 "recip_rank", "iprec_at_recall", "P",
+                                                 "num_ret", "num_rel", "num_rel_ret",
+                                                 "ndcg_cut.5,10"}).evaluate(run)
+    # build the expected text from pytrec_eval's values in trec_eval's layout and order
+    names = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+             "recip_rank"] + [f"iprec_at_recall_{i / 10:.2f}" for i in range(11)] + \
+        [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)] + \
+        ["ndcg_cut_5", "ndcg_cut_10"]
+
+    def fmt(n, q, v):
+        s = str(int(v)) if n.startswith("num_") else f"{v:.4f}"
+        return f"{n:<22s}\t{q}\t{s}"
+
+    lines = [fmt(n, q, ref[q][n]) for q in sorted(ref) for n in names]
+    lines.append(f"{'runid':<22s}\tall\tmyrun")
+    lines.append(f"{'num_q':<22s}\tall\t2")
+    for n in names:
+        vals = [ref[q][n] for q in ref]
+        v = sum(vals) if n.startswith("num_") else (
+            math.exp(np.mean(vals)) if n == "gm_map" else np.mean(vals))
+        lines.append(fmt(n, "all", v))
+    assert out == "\n".join(lines) + "\n"
+
+
+BAD = [
+    ("qrels", "q1 0 d1\n", "too few columns", 1),
+    ("qrels", "q1 0 d1 1\nq1 0 d2 yes\n", "relevance is not an integer", 2),
+    ("run", "q1 Q0 d1 1 0.5 r\nq1 Q0 d2 2 high r\n", "score is not a number", 2),
+    ("run", "q1 Q0 d1 1 0.5 r\n\nq1 Q0 d2 2\n", "too few columns", 3),
+    ("run", "q1 Q0 d1 1 nan r\n", "NaN or infinite", 1),
+]
+
+
+@pytest.mark.parametrize("which,text,match,line", BAD)
+def test_malformed_lines(tmp_path, which, text, match, line):
+    good_q = tmp_path / "q.txt"
+    good_q.write_text("q1 0 d1 1\n")
+    good_r = tmp_path / "r.txt"
+    good_r.write_text("q1 Q0 d1 1 0.5 r\n")
+    bad = tmp_path / "bad.txt"
+    bad.write_text(text)
+    args = (str(bad), str(good_r)) if which == "qrels" else (str(good_q), str(bad))
+    with pytest.raises(DataFormatError, match=match) as e:
+        evaluate_run(*args)
+    assert e.value.line == line and f"line {line}" in str(e.value)
+
+
+def test_duplicate_docno_in_run_is_an_error(tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text("q1 0 d1 1\n")
+    r = tmp_path / "r.txt"
+    r.write_text("q1 Q0 d1 1 0.5 r\nq1 Q0 d2 2 0.4 r\nq1 Q0 d1 3 0.3 r\n")
+    with pytest.raises(DataFormatError,
+                       match=r"'d1' appears twice for query 'q1' \(lines 1 and 3\)"):
+        evaluate_run(str(q), str(r))
+
+
+def test_measure_specs():
+    assert list(parse_measures(["official"]))[:3] == ["runid", "num_q", "num_ret"]
+    assert parse_measures(["P.3,7", "P.5"])["P"] == (3, 5, 7)
+    with pytest.raises(ValueError, match="unknown trec_eval measure"):
+        parse_measures(["mapp"])
+    with pytest.raises(ValueError, match="takes no parameters"):
+        parse_measures(["map.5"])
+    assert "trec-eval" in cli._parser().format_help()
