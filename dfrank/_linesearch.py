@@ -23,7 +23,7 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import njit, prange
 
-from ._sort import radix_argsort, sort_pairs
+from ._sort import radix_argsort, sort_pairs, sorted_copy
 from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 
@@ -674,7 +674,10 @@ def middles(lower, upper):
             mid[i] = 0.5 * (lower[i] + upper[i])
             widths[nb] = upper[i] - lower[i]
             nb += 1
-    step = np.median(widths[:nb]) if nb > 0 else -1.0
+    step = -1.0
+    if nb > 0:  # the median width
+        w = sorted_copy(widths[:nb])
+        step = w[nb // 2] if nb % 2 else 0.5 * (w[nb // 2 - 1] + w[nb // 2])
     for i in range(n):
         if np.isfinite(lower[i]) and not np.isfinite(upper[i]):
             mid[i] = lower[i] + (step if step > 0 else max(abs(lower[i]), 1.0))

@@ -19,6 +19,35 @@ _RADIX_FROM = 4096
 
 
 @njit(cache=True)
+def _merge_pass(ks, vs, kd, vd, n, width):
+    """Merge the sorted runs of length ``width`` of (ks, vs) into (kd, vd)."""
+    for a in range(0, n, 2 * width):
+        mid = min(a + width, n)
+        b = min(a + 2 * width, n)
+        i, j, t = a, mid, a
+        while i < mid and j < b:
+            if ks[j] < ks[i]:
+                kd[t] = ks[j]
+                vd[t] = vs[j]
+                j += 1
+            else:
+                kd[t] = ks[i]
+                vd[t] = vs[i]
+                i += 1
+            t += 1
+        while i < mid:
+            kd[t] = ks[i]
+            vd[t] = vs[i]
+            i += 1
+            t += 1
+        while j < b:
+            kd[t] = ks[j]
+            vd[t] = vs[j]
+            j += 1
+            t += 1
+
+
+@njit(cache=True)
 def _merge_pairs(keys, vals, k_tmp, v_tmp):
     n = len(keys)
     for a in range(0, n, _RUN):
@@ -35,40 +64,17 @@ def _merge_pairs(keys, vals, k_tmp, v_tmp):
             vals[j + 1] = vv
     width = _RUN
     in_tmp = False
-    while width < n:
-        ks = k_tmp if in_tmp else keys
-        vs = v_tmp if in_tmp else vals
-        kd = keys if in_tmp else k_tmp
-        vd = vals if in_tmp else v_tmp
-        for a in range(0, n, 2 * width):
-            mid = min(a + width, n)
-            b = min(a + 2 * width, n)
-            i, j, t = a, mid, a
-            while i < mid and j < b:
-                if ks[j] < ks[i]:
-                    kd[t] = ks[j]
-                    vd[t] = vs[j]
-                    j += 1
-                else:
-                    kd[t] = ks[i]
-                    vd[t] = vs[i]
-                    i += 1
-                t += 1
-            while i < mid:
-                kd[t] = ks[i]
-                vd[t] = vs[i]
-                i += 1
-                t += 1
-            while j < b:
-                kd[t] = ks[j]
-                vd[t] = vs[j]
-                j += 1
-                t += 1
+    while width < n:  # passes alternate between the arrays and the scratch
+        if in_tmp:
+            _merge_pass(k_tmp, v_tmp, keys, vals, n, width)
+        else:
+            _merge_pass(keys, vals, k_tmp, v_tmp, n, width)
         in_tmp = not in_tmp
         width *= 2
-    if in_tmp:
-        keys[:] = k_tmp[:n]
-        vals[:] = v_tmp[:n]
+    if in_tmp:  # explicit loops: numba's array-to-slice assignment is slow to compile
+        for i in range(n):
+            keys[i] = k_tmp[i]
+            vals[i] = v_tmp[i]
 
 
 @njit(cache=True)
@@ -102,11 +108,13 @@ def _radix_pairs(keys, vals):
             u, u2 = u2, u
             v, v2 = v2, v
         shift += np.uint64(_BITS)
-    vals[:] = v
     for i in range(n):
+        vals[i] = v[i]
         b = u[i]
         bits[i] = b & ~_SIGN if b & _SIGN else ~b
-    keys[:] = bits.view(np.float64)
+    fb = bits.view(np.float64)
+    for i in range(n):
+        keys[i] = fb[i]
 
 
 @njit(cache=True)
@@ -127,3 +135,15 @@ def radix_argsort(keys):
     idx = np.arange(n)
     sort_pairs(k, idx, np.empty(n), np.empty(n, np.int64))
     return idx
+
+
+@njit(cache=True)
+def sorted_copy(x):
+    """An ascending sorted copy of float64 ``x`` (instead of ``np.sort``, whose generic
+    implementation is slow to compile)."""
+    n = len(x)
+    k = np.empty(n)
+    for i in range(n):
+        k[i] = x[i]
+    sort_pairs(k, np.zeros(n, np.int64), np.empty(n), np.empty(n, np.int64))
+    return k

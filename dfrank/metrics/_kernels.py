@@ -8,6 +8,7 @@ The parallel drivers that call them live in :mod:`dfrank.metrics._drivers`.
 import numpy as np
 from numba import njit
 
+from .._sort import sorted_copy
 from ._rank import EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows, top_k
 
 # metric family codes
@@ -262,7 +263,8 @@ def _discordant(lab, tmp):
         src, dst = dst, src
         width *= 2
     if src is not lab:
-        lab[:] = src
+        for i in range(n):
+            lab[i] = src[i]
     return count
 
 
@@ -281,7 +283,9 @@ def _ktau(s, y, lo, hi, ties, n_pairs, ibuf, jbuf, fbuf):
                 b += 1
             if b - a > 1:
                 grp = lab[a:b]
-                grp[:] = -np.sort(-grp)
+                srt = sorted_copy(grp)
+                for i in range(b - a):  # descending
+                    grp[i] = srt[b - a - 1 - i]
                 g = b - a
                 same = 0.0
                 t = 0
@@ -373,7 +377,8 @@ def query_constants(code, y, qptr, k, gain_type, thr, c0, empty):
         lo, hi = qptr[q], qptr[q + 1]
         m = hi - lo
         if code == NDCG or code == DCG or code == ERR:
-            lab = -np.sort(-y[lo:hi])
+            asc = sorted_copy(y[lo:hi])
+            lab = asc[::-1]
             kk = _cutoff(k, m)
             ideal = 0.0
             for p in range(kk):
@@ -381,7 +386,7 @@ def query_constants(code, y, qptr, k, gain_type, thr, c0, empty):
             c0[q] = ideal if code == NDCG else 1.0
             empty[q] = lab[0] <= 0.0
         elif code == KTAU:
-            lab = np.sort(y[lo:hi])
+            lab = sorted_copy(y[lo:hi])
             same = 0.0
             a = 0
             while a < m:

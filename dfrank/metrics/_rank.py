@@ -134,8 +134,9 @@ def sort_rows(s, y, idx, ties, tmp):
                 t += 1
         in_tmp = not in_tmp
         width *= 2
-    if in_tmp:
-        idx[:n] = tmp[:n]
+    if in_tmp:  # explicit loop: numba's array-to-slice assignment is slow to compile
+        for t in range(n):
+            idx[t] = tmp[t]
 
 
 @njit(cache=True)
