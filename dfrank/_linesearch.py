@@ -23,7 +23,7 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import njit, prange
 
-from ._sort import radix_argsort, sort_pairs, sorted_copy
+from ._sort import radix_argsort, sort_pairs
 from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 
@@ -625,19 +625,6 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps):
 
 
 @njit(cache=True)
-def middle_of(lower, upper, i):
-    """The point of interval i that :func:`middles` would give (the median width is only
-    computed when the interval is unbounded)."""
-    lo = lower[i]
-    hi = upper[i]
-    if np.isfinite(lo) and np.isfinite(hi):
-        return 0.5 * (lo + hi)
-    if not np.isfinite(lo) and not np.isfinite(hi):
-        return 0.0
-    return middles(lower, upper)[i]
-
-
-@njit(cache=True)
 def merge_profile(t, d, eps):
     """Merge all queries' breakpoints, already sorted by t: group near-equal t (like the
     per-query sweeps) and return (breaks, cumulative change after each break)."""
@@ -662,27 +649,21 @@ def merge_profile(t, d, eps):
 
 # ---------------------------------------------------------------------------- choosing
 @njit(cache=True)
-def middles(lower, upper):
+def middles(lower, upper, step):
     """A point inside each interval: the middle of bounded ones; past the finite end of an
-    unbounded one by the median width of the bounded ones (or by max(1, |end|))."""
+    unbounded one by ``step`` (the median width of the bounded ones, given by the caller;
+    or max(1, |end|) when there is none, ``step <= 0``)."""
     n = len(lower)
     mid = np.zeros(n)
-    widths = np.empty(n)
-    nb = 0
     for i in range(n):
-        if np.isfinite(lower[i]) and np.isfinite(upper[i]):
-            mid[i] = 0.5 * (lower[i] + upper[i])
-            widths[nb] = upper[i] - lower[i]
-            nb += 1
-    step = -1.0
-    if nb > 0:  # the median width
-        w = sorted_copy(widths[:nb])
-        step = w[nb // 2] if nb % 2 else 0.5 * (w[nb // 2 - 1] + w[nb // 2])
-    for i in range(n):
-        if np.isfinite(lower[i]) and not np.isfinite(upper[i]):
-            mid[i] = lower[i] + (step if step > 0 else max(abs(lower[i]), 1.0))
-        elif np.isfinite(upper[i]) and not np.isfinite(lower[i]):
-            mid[i] = upper[i] - (step if step > 0 else max(abs(upper[i]), 1.0))
+        lo = lower[i]
+        hi = upper[i]
+        if np.isfinite(lo) and np.isfinite(hi):
+            mid[i] = 0.5 * (lo + hi)
+        elif np.isfinite(lo):
+            mid[i] = lo + (step if step > 0 else max(abs(lo), 1.0))
+        elif np.isfinite(hi):
+            mid[i] = hi - (step if step > 0 else max(abs(hi), 1.0))
     return mid
 
 

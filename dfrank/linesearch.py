@@ -209,11 +209,19 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
     lo, hi, v = profile.lower, profile.upper, profile.values
     if len(v) == 1:
         return LineResult(float(v[0]), 0.0, -np.inf, np.inf, int(n_crossings), profile)
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    median_width = None
+
+    def step():  # the median width of the bounded intervals (numpy's selection, O(n))
+        nonlocal median_width
+        if median_width is None:
+            median_width = float(np.median((hi - lo)[bounded])) if bounded.any() else -1.0
+        return median_width
+
     if rule == "plateau":
-        mid = K.middles(lo, hi)
+        mid = K.middles(lo, hi, step())
         if window is None:
-            bounded = np.isfinite(lo) & np.isfinite(hi)
-            window = float(np.median((hi - lo)[bounded])) if bounded.any() else 1.0
+            window = step() if step() > 0 else 1.0
         score = K.window_min(v, lo, hi, mid, float(window))
         if np.isfinite(floor):
             low = v < floor - tol
@@ -222,7 +230,11 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
     else:
         score = v
     i = K.pick(lo, hi, v, score, min_width, tol, rule == "plateau")
-    t = profile.safe_point(float(lo[i]), float(hi[i]), K.middle_of(lo, hi, i))
+    if bounded[i]:
+        t = 0.5 * (lo[i] + hi[i])
+    else:
+        t = float(K.middles(lo[i:i + 1], hi[i:i + 1], step())[0])
+    t = profile.safe_point(float(lo[i]), float(hi[i]), t)
     return LineResult(float(v[i]), t, float(lo[i]), float(hi[i]), int(n_crossings), profile)
 
 
