@@ -33,7 +33,8 @@ class Strategy:
     """
 
     name = None
-    needs_linear_objective = False   # uses the exact line search
+    needs_linear_objective = False   # needs a LinearObjective (data, simplex)
+    linear_reason = "for its exact line search"
     needs_simplex = False            # only searches the simplex of a linear ranker
     supports_box = True              # can search a Box
     default_restarts = 1
@@ -65,7 +66,7 @@ class Strategy:
             raise ValueError(f"{self.label}: restarts must be an integer >= 1, got {r!r}")
         if self.needs_linear_objective and not getattr(objective, "is_linear", False):
             raise TypeError(f"{self.label} needs a linear ranker objective (LinearObjective "
-                            f"over a Simplex) for its exact line search; got "
+                            f"over a Simplex) {self.linear_reason}; got "
                             f"{type(objective).__name__} over {objective.space!r}")
         if isinstance(objective.space, Box) and not self.supports_box:
             raise TypeError(f"{self.label} searches the simplex of a linear ranker; it "

@@ -16,8 +16,9 @@ from .coordinate_ascent import CoordinateAscent
 from .grid import GridSearch
 from .pso import ParticleSwarm
 from .random_search import RandomSearch
+from .smoothed import ApproxAP, ApproxNDCG, SmoothAP, SmoothNDCG
 from .steepest_ascent import SteepestAscent
 
 __all__ = ["Strategy", "FunctionStrategy", "register", "get", "available", "resolve",
            "CoordinateAscent", "SteepestAscent", "ParticleSwarm", "RandomSearch",
-           "GridSearch"]
+           "GridSearch", "ApproxNDCG", "ApproxAP", "SmoothNDCG", "SmoothAP"]
