@@ -195,7 +195,7 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     from .result import Result
 
     t_start = time.perf_counter()
-    budget, max_seconds = _check_budget(budget, max_seconds)
+    budget, max_seconds = _check_budget(budget, max_seconds, "budget")
     objective = _objective_of(data_or_objective, metric, ties, budget, max_seconds)
     if budget is None:
         budget = objective.max_evals

@@ -28,6 +28,8 @@ examples:
   dfrank evaluate model.json Fold1/test.txt.gz --metric map --metric ndcg@10
   dfrank grid Fold1/train.txt.gz --features 1,10,25 --resolution 50 --metric map \\
       --plot surface.png
+  dfrank compare Fold1/train.txt.gz --test Fold1/test.txt.gz \\
+      --strategies ca,pso,random,cma:es --seeds 5 --budget 2000 --plot anytime.png
   dfrank trec-eval qrels.txt run.txt            trec_eval's measures of a TREC run
   dfrank info Fold1/train.txt.gz                what a LETOR/SVMlight file holds
   dfrank metrics                                metric names and formulas
@@ -288,6 +290,51 @@ def cmd_demo(args):
     return 0
 
 
+def cmd_compare(args):
+    from .compare import compare
+
+    names = [n.strip() for n in args.strategies.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--strategies needs at least one strategy name")
+    if args.seeds < 1:
+        raise UsageError(f"--seeds must be at least 1, got {args.seeds}")
+    if args.budget is None and args.max_seconds is None:
+        raise UsageError("give --budget (evaluations) and/or --max-seconds: every strategy "
+                         "gets the same allowance")
+    options = {}
+    for item in args.option or []:
+        left, eq, value = item.partition("=")
+        name, sep, key = left.rpartition(":")   # names may hold ':' (cma:es:sigma0=0.3)
+        if not (eq and sep and name and key):
+            raise UsageError(f"--option expects STRATEGY:KEY=VALUE, got {item!r}")
+        options.setdefault(name, {}).update(_parse_options([f"{key}={value}"]))
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        raise UsageError(f"--option names strategies not in --strategies: {unknown}")
+    train = _load(args.train, query_file=args.query_file)
+    valid = _load(args.valid, n_features=train.n_features) if args.valid else None
+    test = _load(args.test, n_features=train.n_features) if args.test else None
+    with _Compiling(args.quiet):
+        _warm_up(args.metric, args.ties)
+    cmp = compare(train, names, seeds=range(args.seeds), budget=args.budget,
+                  max_seconds=args.max_seconds, metric=args.metric, valid=valid, test=test,
+                  n_jobs=args.n_jobs, options=options, test_name=args.test_name,
+                  ties=args.ties, progress=_show_progress(args))
+    allowance = " and ".join(x for x in (
+        f"{args.budget} evaluations" if args.budget is not None else "",
+        f"{args.max_seconds:g} s" if args.max_seconds is not None else "") if x)
+    print(f"{len(names)} strategies x {args.seeds} seeds on {train.n_queries} queries, "
+          f"{train.n_features} features; {allowance} per run")
+    print(cmp.summary())
+    if args.json:
+        cmp.to_json(args.json)
+        print(f"comparison written to {args.json}")
+    if args.plot:
+        cmp.plot(args.plot)
+        print(f"anytime curves written to {args.plot}")
+    return 0
+
+
 def cmd_trec_eval(args):
     from .metrics.trec import evaluate_run
 
@@ -429,6 +476,50 @@ def _parser():
     d.add_argument("--seed", type=int, default=0)
     _common(d, ties=False)
     d.set_defaults(func=cmd_demo)
+
+    c = sub.add_parser("compare", formatter_class=fmt,
+                       help="compare optimizers on one objective with one budget",
+                       description="Run every strategy with every seed on TRAIN's --metric, "
+                                   "each with the same allowance (--budget objective "
+                                   "evaluations and/or --max-seconds), counted by the "
+                                   "objective. Prints mean +- sd of the train (and valid/"
+                                   "test) metric, and the evaluations and seconds each "
+                                   "strategy needed to reach 95%% and 99%% of the best value "
+                                   "any run found; with --test, a paired test over queries "
+                                   "marks the strategies that differ from the best one.",
+                       epilog="examples:\n  dfrank compare Fold1/train.txt.gz --test "
+                              "Fold1/test.txt.gz --strategies ca,pso,random \\\n"
+                              "      --seeds 5 --budget 2000 --metric ndcg@10 --json "
+                              "cmp.json --plot anytime.png\n"
+                              "  dfrank compare train.txt --strategies ca,scipy:powell,"
+                              "nevergrad:NGOpt --max-seconds 5 \\\n"
+                              "      --option ca:line_search=steps\n\n"
+                              "External optimizers (scipy:*, cma:es, nevergrad:NAME, "
+                              "optuna:*) need\npip install \"dfrank[compare]\"; "
+                              "'dfrank strategies' lists what is installed.\n"
+                              "With --max-seconds, keep --n-jobs 1 so that runs do not "
+                              "share cores.")
+    c.add_argument("train", help="LETOR/SVMlight file (plain or .gz)")
+    c.add_argument("--valid", help="validation file (chooses among each run's restarts)")
+    c.add_argument("--test", help="test file (reported; significance vs the best)")
+    c.add_argument("--query-file", help="group sizes for a train file without qid")
+    c.add_argument("--strategies", default="ca,pso,random",
+                   help="comma-separated strategy names (default ca,pso,random)")
+    c.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per strategy "
+                                                         "(default 5)")
+    c.add_argument("--budget", type=int, help="objective evaluations per run")
+    c.add_argument("--max-seconds", type=float, help="wall-clock limit per run")
+    c.add_argument("--metric", default="ndcg@10", help="metric to maximize (default ndcg@10)")
+    c.add_argument("--test-name", default="randomization",
+                   choices=["randomization", "t", "wilcoxon", "sign"],
+                   help="paired test against the best strategy (default randomization)")
+    c.add_argument("--n-jobs", type=int, default=1, help="runs in parallel (-1: all cores)")
+    c.add_argument("--option", action="append", metavar="STRATEGY:KEY=VALUE",
+                   help="a strategy option, e.g. --option pso:swarm_size=40 (repeatable)")
+    c.add_argument("--json", help="write the comparison (JSON, with traces) here")
+    c.add_argument("--plot", help="write the anytime curves (PNG) here")
+    _common(c)
+    c.set_defaults(func=cmd_compare)
 
     t = sub.add_parser("trec-eval", formatter_class=fmt,
                        help="trec_eval's measures of a TREC run, trec_eval's output",

@@ -38,10 +38,12 @@ class BudgetExhausted(Exception):
         self.n_evals = n_evals
 
 
-def _check_budget(max_evals, max_seconds):
+def _check_budget(max_evals, max_seconds, evals_name="max_evals"):
     if max_evals is not None:
-        if int(max_evals) != max_evals or max_evals < 0:
-            raise ValueError(f"max_evals must be an integer >= 0, got {max_evals!r}")
+        if isinstance(max_evals, bool) or not isinstance(max_evals, (int, np.integer, float)) \
+                or not np.isfinite(max_evals) or int(max_evals) != max_evals or max_evals < 0:
+            raise ValueError(f"{evals_name} must be an integer >= 0 (objective evaluations), "
+                             f"got {max_evals!r}")
         max_evals = int(max_evals)
     if max_seconds is not None:
         if not (max_seconds >= 0) or not np.isfinite(max_seconds):

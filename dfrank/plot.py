@@ -1,14 +1,16 @@
 """Plots (matplotlib, the ``plot`` extra): convergence, Metzler's ternary metric surface,
-per-query differences between two rankers.
+per-query differences between two rankers, anytime curves of a comparison.
 
 Every function writes a PNG (or any format matplotlib knows from the file name) when given
 ``path`` and returns the matplotlib Figure. A non-interactive backend is used, so plots
 work on machines without a screen.
 """
 
+import warnings
+
 import numpy as np
 
-__all__ = ["convergence", "ternary_surface", "per_query_differences"]
+__all__ = ["convergence", "ternary_surface", "per_query_differences", "comparison"]
 
 
 def _plt():
@@ -135,3 +137,69 @@ def per_query_differences(values_a, values_b, path=None, labels=("A", "B"), metr
     ax.set_ylabel(f"difference in {metric}")
     ax.grid(axis="y", alpha=0.3)
     return _save(fig, path)
+
+
+def _step_values(trace, key, grid):
+    """The best value of an anytime trace (a step function of ``trace[key]``) at each
+    point of ``grid``; NaN before the first finite value."""
+    x = np.asarray(trace[key], dtype=float)
+    v = np.asarray(trace["values"], dtype=float)
+    ok = np.isfinite(v)
+    x, v = x[ok], v[ok]
+    i = np.searchsorted(x, grid, side="right") - 1
+    out = np.full(len(grid), np.nan)
+    out[i >= 0] = v[i[i >= 0]]
+    return out
+
+
+def comparison(cmp, path=None, title=None, points=200):
+    """Anytime curves of a :class:`dfrank.compare.Comparison`: the best training value
+    against evaluations (log scale) and against seconds, per strategy the median over
+    seeds with the band between the first and third quartiles."""
+    plt = _plt()
+    runs = [r for r in cmp.runs if r.trace is not None]
+    if not runs:
+        raise ValueError("the comparison has no runs with a trace to plot")
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = ["-", "--", "-.", ":"]
+    max_evals = max(max(int(r.trace["evals"][-1]), r.n_evals, 1) for r in runs)
+    max_secs = max(max(float(r.trace["seconds"][-1]), r.seconds, 1e-3) for r in runs)
+    grids = {"evals": np.unique(np.geomspace(1, max_evals, points).round()),
+             "seconds": np.linspace(0.0, max_secs, points)}
+    for i, s in enumerate(cmp.strategies):
+        rs = [r for r in cmp.runs_of(s) if r.trace is not None]
+        color, ls = colors[i % len(colors)], styles[(i // len(colors)) % len(styles)]
+        for ax, key in zip(axes, ("evals", "seconds")):
+            g = grids[key]
+            ends = [r.n_evals if key == "evals" else r.seconds for r in rs]
+            vals = np.array([_step_values(r.trace, key, g) for r in rs])
+            vals[:, g > max(ends)] = np.nan       # no line past the longest run
+            with warnings.catch_warnings():   # all-NaN columns before the first value
+                warnings.simplefilter("ignore", RuntimeWarning)
+                q1, med, q3 = np.nanpercentile(vals, [25, 50, 75], axis=0)
+            ax.plot(g, med, color=color, ls=ls, lw=1.6, label=f"{s} ({len(rs)})")
+            ax.fill_between(g, q1, q3, color=color, alpha=0.18, lw=0)
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel("evaluations")
+    axes[1].set_xlabel("seconds")
+    for ax in axes:
+        ax.set_ylabel(f"best train {cmp.metric}")
+        ax.grid(alpha=0.3)
+    # the interesting part is near the top: clip the long climb from the start
+    best = cmp.best_value
+    finals = [r.train for r in runs]
+    low = min(finals)
+    span = max(best - low, 1e-3)
+    for ax in axes:
+        ax.set_ylim(low - 1.5 * span, best + 0.15 * span)
+    axes[1].legend(loc="lower right", fontsize=7, ncol=2)
+    budget = []
+    if cmp.budget is not None:
+        budget.append(f"{cmp.budget} evaluations")
+    if cmp.max_seconds is not None:
+        budget.append(f"{cmp.max_seconds:g} s")
+    fig.suptitle(title or f"{cmp.metric}: median over seeds, quartile bands"
+                 + (f" (budget {' / '.join(budget)})" if budget else ""))
+    return _save(fig, path)
+

@@ -15,7 +15,7 @@ import inspect
 
 import numpy as np
 
-__all__ = ["register", "get", "available", "resolve", "Strategy", "FunctionStrategy"]
+__all__ = ["register", "register_family", "get", "available", "resolve", "Strategy", "FunctionStrategy"]
 
 ENTRY_POINT_GROUP = "dfrank.strategies"
 
@@ -101,6 +101,7 @@ class FunctionStrategy(Strategy):
 
 _REGISTRY = {}     # name -> class or instance
 _ALIASES = {}      # alias -> name
+_FAMILIES = {}     # prefix -> factory(suffix) -> instance, for names "prefix:suffix"
 _entry_points_loaded = False
 
 
@@ -122,6 +123,18 @@ def register(name, aliases=()):
         if isinstance(obj, type) and obj.name is None:
             obj.name = name
         return obj
+    return deco
+
+
+def register_family(prefix):
+    """Decorator registering ``factory(suffix) -> Strategy instance`` for every name
+    ``"prefix:suffix"`` not registered on its own (e.g. ``nevergrad:NAME`` for any of
+    nevergrad's optimizers)."""
+    def deco(factory):
+        if prefix in _FAMILIES:
+            raise ValueError(f"strategy family {prefix!r} is already registered")
+        _FAMILIES[prefix] = factory
+        return factory
     return deco
 
 
@@ -156,6 +169,9 @@ def get(name):
     """The class (or preset instance) registered under ``name`` (or an alias)."""
     _load_entry_points()
     key = _ALIASES.get(name, name)
+    prefix, _, suffix = str(name).partition(":")
+    if key not in _REGISTRY and suffix and prefix in _FAMILIES:
+        return _FAMILIES[prefix](suffix)
     if key not in _REGISTRY:
         close = difflib.get_close_matches(str(name), available(), n=3)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""

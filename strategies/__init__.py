@@ -17,6 +17,7 @@ from .grid import GridSearch
 from .pso import ParticleSwarm
 from .random_search import RandomSearch
 from .smoothed import ApproxAP, ApproxNDCG, SmoothAP, SmoothNDCG
+from . import external  # noqa: E402,F401  (adapters of installed optimizer packages)
 from .steepest_ascent import SteepestAscent
 
 __all__ = ["Strategy", "FunctionStrategy", "register", "get", "available", "resolve",

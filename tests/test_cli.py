@@ -67,7 +67,7 @@ def test_fit_json_and_options(files, capsys):
     (["fit", "TRAIN", "--strategy", "annealing"], 2, "unknown strategy"),
     (["fit", "TRAIN", "--option", "restart=3"], 2, "Did you mean 'restarts'"),
     (["fit", "TRAIN", "--option", "nonsense"], 2, "key=value"),
-    (["fit", "TRAIN", "--budget", "-3"], 2, "max_evals"),
+    (["fit", "TRAIN", "--budget", "-3"], 2, "budget must be an integer"),
     (["evaluate", "TRAIN", "TRAIN"], 1, "not valid JSON"),
     (["grid", "TRAIN", "--features", "1"], 2, "two or more"),
 ])

@@ -1,0 +1,337 @@
+"""The comparison harness: several strategies, several seeds, one objective, one budget.
+
+    cmp = dfrank.compare(train, ["ca", "pso", "random"], seeds=range(5), budget=2000,
+                         metric="ndcg@10", valid=vali, test=test)
+    print(cmp.summary())
+    cmp.plot("anytime.png")
+
+Every (strategy, seed) run is one :func:`dfrank.maximize` on a fresh copy of the same
+objective with the same allowance (``budget`` evaluations and/or ``max_seconds``), counted
+by the objective, never by the strategy. On the test set, the strategies are compared with
+the best one by a paired test over queries (:func:`dfrank.stats.significance`) of their
+per-query values averaged over seeds.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .data import RankingData
+from .result import VERSION, _jsonable, write_json_atomic
+from .stats import significance
+
+__all__ = ["compare", "Comparison", "Run", "COMPARISON_FORMAT"]
+
+COMPARISON_FORMAT = "dfrank.comparison"
+FRACTIONS = (0.95, 0.99)
+
+
+@dataclass
+class Run:
+    """One (strategy, seed) run of a comparison."""
+    strategy: str
+    seed: int
+    train: float                  # best training value the run found (any restart)
+    valid: float = None           # of the final ranker, when valid data was given
+    test: float = None            # of the final ranker, when test data was given
+    n_evals: int = 0
+    seconds: float = 0.0
+    trace: dict = None            # best value vs evals and seconds
+    status: str = ""
+    point: np.ndarray = None
+    test_per_query: np.ndarray = field(default=None, repr=False)
+
+    def to_dict(self):
+        return _jsonable({"strategy": self.strategy, "seed": self.seed, "train": self.train,
+                          "valid": self.valid, "test": self.test, "n_evals": self.n_evals,
+                          "seconds": self.seconds, "status": self.status,
+                          "point": self.point, "trace": self.trace})
+
+    def reach(self, target):
+        """(evaluations, seconds) at which the trace first reached ``target``, or None."""
+        vals = self.trace["values"]
+        hit = np.flatnonzero(vals >= target)
+        if hit.size == 0:
+            return None
+        i = int(hit[0])
+        return int(self.trace["evals"][i]), float(self.trace["seconds"][i])
+
+
+@dataclass
+class Comparison:
+    """The runs of :func:`compare` and what they say together."""
+    runs: list
+    metric: str
+    budget: int = None
+    max_seconds: float = None
+    test_name: str = "randomization"
+    significance: dict = field(default_factory=dict)   # strategy -> SignificanceResult
+
+    @property
+    def strategies(self):
+        seen = []
+        for r in self.runs:
+            if r.strategy not in seen:
+                seen.append(r.strategy)
+        return seen
+
+    def runs_of(self, strategy):
+        return [r for r in self.runs if r.strategy == strategy]
+
+    @property
+    def best_value(self):
+        """The best training value any run found (the reference of the reach columns)."""
+        return max(r.train for r in self.runs)
+
+    def summary_rows(self):
+        """One dict per strategy: mean and sd of train/valid/test, evaluations, seconds,
+        and the median evaluations/seconds to reach 95% and 99% of :attr:`best_value`
+        (with how many runs got there)."""
+        best = self.best_value
+        rows = []
+        for s in self.strategies:
+            rs = self.runs_of(s)
+            row = {"strategy": s, "runs": len(rs)}
+            for key in ("train", "valid", "test"):
+                vals = [getattr(r, key) for r in rs if getattr(r, key) is not None]
+                if vals:
+                    row[key] = float(np.mean(vals))
+                    row[key + "_sd"] = float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0
+            row["evals"] = float(np.median([r.n_evals for r in rs]))
+            row["seconds"] = float(np.median([r.seconds for r in rs]))
+            for f in FRACTIONS:
+                hits = [r.reach(f * best) for r in rs]
+                hits = [h for h in hits if h is not None]
+                pct = int(round(100 * f))
+                row[f"reached_{pct}"] = len(hits)
+                row[f"evals_to_{pct}"] = float(np.median([h[0] for h in hits])) if hits else None
+                row[f"seconds_to_{pct}"] = float(np.median([h[1] for h in hits])) if hits \
+                    else None
+            sig = self.significance.get(s)
+            if sig is not None:
+                row["p_vs_best"] = sig.p_value
+            rows.append(row)
+        return rows
+
+    def summary(self):
+        """The summary as a printable table."""
+        rows = self.summary_rows()
+        has = {k: any(k in r for r in rows) for k in ("valid", "test", "p_vs_best")}
+        headers = ["strategy", "train"]
+        headers += ["valid"] * has["valid"] + ["test"] * has["test"]
+        headers += ["evals", "seconds", "evals to 95%", "evals to 99%", "s to 95%", "s to 99%"]
+        if has["p_vs_best"]:
+            headers.append(f"p vs best ({self.test_name})")
+        table = []
+        for r in rows:
+            line = [r["strategy"], _pm(r, "train")]
+            if has["valid"]:
+                line.append(_pm(r, "valid"))
+            if has["test"]:
+                line.append(_pm(r, "test"))
+            line += [f"{r['evals']:.0f}", f"{r['seconds']:.2f}"]
+            for key in ("evals_to_95", "evals_to_99", "seconds_to_95", "seconds_to_99"):
+                v = r[key]
+                pct = key[-2:]
+                n = r[f"reached_{pct}"]
+                if v is None:
+                    line.append(f"- (0/{r['runs']})")
+                else:
+                    txt = f"{v:.0f}" if key.startswith("evals") else f"{v:.2f}"
+                    line.append(txt if n == r["runs"] else f"{txt} ({n}/{r['runs']})")
+            if has["p_vs_best"]:
+                p = r.get("p_vs_best")
+                line.append("best" if p is None else f"{p:.3g}" + (" *" if p < 0.05 else ""))
+            table.append(line)
+        note = (f"{self.metric}; mean ± sd over seeds; reach columns: median over the runs "
+                f"that reached that fraction of the best train value any run found "
+                f"({self.best_value:.4f})")
+        if has["p_vs_best"]:
+            note += "; * = differs from the best strategy on test (p < 0.05)"
+        return _format_table(table, headers) + "\n" + note
+
+    def to_dict(self):
+        return _jsonable({
+            "format": COMPARISON_FORMAT, "version": VERSION, "metric": self.metric,
+            "budget": self.budget, "max_seconds": self.max_seconds,
+            "best_value": self.best_value, "summary": self.summary_rows(),
+            "significance": {k: v.to_dict() for k, v in self.significance.items()},
+            "runs": [r.to_dict() for r in self.runs]})
+
+    def to_json(self, path=None):
+        """The comparison as a JSON-ready dict, also written (atomically) to ``path``."""
+        d = self.to_dict()
+        if path is not None:
+            write_json_atomic(path, d)
+        return d
+
+    def plot(self, path=None, **kwargs):
+        """Anytime curves (best train value vs evaluations and vs seconds; median over
+        seeds with the interquartile band). See :func:`dfrank.plot.comparison`."""
+        from .plot import comparison
+
+        return comparison(self, path, **kwargs)
+
+
+def _pm(row, key):
+    if key not in row:
+        return ""
+    return f"{row[key]:.4f} ± {row[key + '_sd']:.4f}"
+
+
+def _format_table(rows, headers):
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    out = ["  ".join(str(h).ljust(w) if i == 0 else str(h).rjust(w)
+                     for i, (h, w) in enumerate(zip(headers, widths)))]
+    out.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        out.append("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                             for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(out)
+
+
+def _label(spec):
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, tuple):
+        return _label(spec[0])
+    return getattr(spec, "label", None) or getattr(spec, "__name__", None) or repr(spec)
+
+
+def _one_run(task):
+    """One (strategy, seed) run; module level so that joblib can send it to a worker."""
+    from .api import maximize
+
+    objective, spec, options, seed, budget, max_seconds, valid, test = task
+    t0 = time.perf_counter()
+    res = maximize(objective.fresh(), strategy=spec, seed=seed, budget=budget,
+                   max_seconds=max_seconds, valid=valid, n_jobs=1, **options)
+    seconds = time.perf_counter() - t0
+    test_value, per_query = None, None
+    if test is not None and res.weights is not None:
+        per_query = res.ranker.evaluate(test, objective.metric, per_query=True,
+                                        ties=objective.ties)
+        per_query = np.asarray(per_query, dtype=np.float64)
+        test_value = float(np.nanmean(per_query)) if per_query.size else None
+    statuses = sorted({r.status for r in res.restarts})
+    # with valid data the final ranker is the restart best on valid, not always the best
+    # training point: "train" is the best the run found, as its anytime trace says
+    best_train = max(res.value, float(np.max(res.trace["values"])))
+    return Run(strategy=_label(spec), seed=seed, train=best_train, valid=res.valid_value,
+               test=test_value, n_evals=res.n_evals, seconds=seconds, trace=res.trace,
+               status=",".join(statuses), point=res.point, test_per_query=per_query)
+
+
+def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random"),
+            seeds=range(5), *, budget=None, max_seconds=None, metric=None, valid=None,
+            test=None, n_jobs=1, options=None, test_name="randomization",
+            ties="pessimistic", progress=False):
+    """Run every strategy with every seed on the same objective and budget.
+
+    Parameters
+    ----------
+    objective_or_data : RankingData or Objective
+        Training data (then ``metric`` and ``ties`` build the objective) or an objective.
+    strategies : list
+        Names (``dfrank.strategies.available()``), Strategy instances, or
+        ``(name, {option: value})`` pairs.
+    seeds : iterable of int
+    budget : int, optional
+        Objective evaluations per run (all restarts together).
+    max_seconds : float, optional
+        Wall-clock limit per run. Time budgets are only fair when runs do not share the
+        cores: with ``max_seconds`` keep ``n_jobs=1``.
+    valid, test : RankingData, optional
+        Validation data picks each run's restart; test data is reported per run and
+        used for the significance tests.
+    n_jobs : int
+        (strategy, seed) runs in parallel through joblib; each run itself is serial, so
+        the results are the same for any n_jobs.
+    options : dict, optional
+        ``{strategy name: {option: value}}`` for names given as plain strings.
+    test_name : {"randomization", "t", "wilcoxon", "sign"}
+        The paired test of each strategy against the best on test.
+
+    Returns
+    -------
+    Comparison
+    """
+    from .api import _objective_of
+    from .objective import _check_budget
+    from .parallel import run_tasks
+    from .registry import resolve
+
+    budget, max_seconds = _check_budget(budget, max_seconds, "budget")
+    if budget is None and max_seconds is None:
+        raise ValueError("compare needs a budget (evaluations) and/or max_seconds, so that "
+                         "every strategy gets the same allowance")
+    objective = _objective_of(objective_or_data, metric, ties, None, None)
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds is empty")
+    for name, data in (("valid", valid), ("test", test)):
+        if data is not None and not isinstance(data, RankingData):
+            raise TypeError(f"{name} must be a RankingData, got {type(data).__name__}")
+        if data is not None and getattr(objective, "data", None) is not None and \
+                data.n_features != objective.data.n_features:
+            raise ValueError(f"{name} has {data.n_features} features but the training data "
+                             f"has {objective.data.n_features}")
+    options = dict(options or {})
+    specs = []
+    for spec in strategies:
+        opts = {}
+        if isinstance(spec, tuple):
+            spec, opts = spec
+        elif isinstance(spec, str):
+            opts = options.get(spec, {})
+        resolve(spec, **opts).check(objective)      # fail before any run starts
+        specs.append((spec, dict(opts)))
+    if test_name not in ("randomization", "t", "wilcoxon", "sign"):
+        raise ValueError(f"unknown test {test_name!r}")
+    tasks = [(objective, spec, opts, seed, budget, max_seconds, valid, test)
+             for spec, opts in specs for seed in seeds]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(tasks), desc="compare", unit="run")
+    runs = []
+    try:
+        for run in run_tasks(_one_run, tasks, n_jobs):
+            runs.append(run)
+            if bar is not None:
+                bar.update(1)
+    except KeyboardInterrupt:
+        if not runs:
+            raise
+    finally:
+        if bar is not None:
+            bar.close()
+    name = getattr(getattr(objective, "metric", None), "name", None)
+    cmp = Comparison(runs=runs, metric=name or "objective", budget=budget,
+                     max_seconds=max_seconds, test_name=test_name)
+    if test is not None:
+        cmp.significance = _against_best(cmp, test_name)
+    return cmp
+
+
+def _against_best(cmp, test_name):
+    """Paired test over test queries of each strategy against the best one (by mean test
+    value); per-query values are averaged over the strategy's seeds first."""
+    means = {}
+    for s in cmp.strategies:
+        pq = [r.test_per_query for r in cmp.runs_of(s) if r.test_per_query is not None]
+        if pq:
+            means[s] = np.mean(pq, axis=0)
+    if len(means) < 2:
+        return {}
+    best = max(means, key=lambda s: float(np.nanmean(means[s])))
+    out = {}
+    for s, pq in means.items():
+        if s == best:
+            continue
+        a, b = means[best], pq
+        if np.array_equal(a, b, equal_nan=True):
+            continue
+        out[s] = significance(a, b, test_name)
+    return out

@@ -1,0 +1,351 @@
+"""Thin adapters that let general-purpose black-box optimizers search a dfrank objective:
+``scipy:nelder-mead``, ``scipy:powell``, ``scipy:differential_evolution`` (scipy),
+``cma:es`` (pycma), ``nevergrad:NAME`` (any nevergrad optimizer, e.g. ``nevergrad:NGOpt``),
+``optuna:tpe`` and ``optuna:cmaes`` (optuna). Each is registered only when its package is
+installed (``pip install "dfrank[compare]"``).
+
+The map. Every optimizer searches the unit cube z in [0, 1]^D, D = ``space.dim``:
+on a simplex, lambda = z / sum(z) (the center when z = 0), which reaches every point of
+the simplex and keeps rank-equivalent rankers (scaled z) on one ray; in a box,
+x = ``Box.from_unit(z)`` (log scale where the box says so). Points outside the cube are
+clipped first.
+
+The sign. The optimizers minimize; :meth:`_External.loss` is the one place where the metric
+is negated. Evaluations go through the objective, which counts them and raises
+``BudgetExhausted`` at the budget, ending the optimizer's loop wherever it is.
+"""
+
+import importlib.util
+import warnings
+
+import numpy as np
+
+from dfrank.registry import Strategy, register, register_family
+from dfrank.spaces import Simplex
+
+from ._common import check_float, check_int
+
+_MAX_EVALS_DEFAULT = 1000
+
+
+def _installed(name):
+    return importlib.util.find_spec(name) is not None
+
+
+class _External(Strategy):
+    """Shared plumbing: the cube-to-space map, the sign flip, seeds and the start."""
+
+    package = None
+    default_restarts = 1
+
+    def _seed(self, rng):
+        return int(rng.integers(0, 2 ** 31 - 1))
+
+    @staticmethod
+    def to_points(space, Z):
+        """Points of ``space`` from rows of unit-cube coordinates ``Z`` (P, D)."""
+        Z = np.clip(np.atleast_2d(np.asarray(Z, dtype=np.float64)), 0.0, 1.0)
+        if isinstance(space, Simplex):
+            s = Z.sum(axis=1, keepdims=True)
+            out = np.where(s > 0, Z / np.where(s > 0, s, 1.0), 1.0 / space.dim)
+            return out
+        return space.from_unit(Z)
+
+    def loss(self, objective, z):
+        """Minus the metric at one cube point (the only sign flip)."""
+        return -objective(self.to_points(objective.space, z)[0])
+
+    def losses(self, objective, Z):
+        """Minus the metric at rows of cube points, as one batch."""
+        return -objective.batch(self.to_points(objective.space, Z))
+
+    @staticmethod
+    def start(objective, rng, restart):
+        """The cube's center first (the simplex's center, the box's middle), then random."""
+        d = objective.space.dim
+        return np.full(d, 0.5) if restart == 0 else rng.random(d)
+
+    @staticmethod
+    def eval_cap(objective, default=_MAX_EVALS_DEFAULT):
+        """The optimizer's own evaluation limit: the objective's budget if any."""
+        return int(objective.max_evals) if objective.max_evals is not None else default
+
+    def check(self, objective):
+        super().check(objective)
+        if not _installed(self.package):
+            raise ImportError(f"{self.label} needs the {self.package!r} package: "
+                              f"pip install \"dfrank[compare]\"")
+
+
+class ScipyNelderMead(_External):
+    """scipy's Nelder-Mead simplex method in the unit cube (bounded).
+
+    Parameters: restarts (1), xatol (1e-4), fatol (1e-7).
+    """
+
+    package = "scipy"
+
+    def __init__(self, *, restarts=1, xatol=1e-4, fatol=1e-7):
+        self.restarts = restarts
+        self.xatol = xatol
+        self.fatol = fatol
+
+    def run(self, objective, rng, callback=None, *, restart=0):
+        from scipy.optimize import minimize
+
+        self.check(objective)
+        d = objective.space.dim
+        res = minimize(lambda z: self.loss(objective, z), self.start(objective, rng, restart),
+                       method="Nelder-Mead", bounds=[(0.0, 1.0)] * d,
+                       options={"maxfev": self.eval_cap(objective, 200 * d),
+                                "xatol": self.xatol, "fatol": self.fatol})
+        return {"iterations": int(res.nit), "converged": bool(res.success)}
+
+
+class ScipyPowell(_External):
+    """scipy's Powell conjugate-direction method in the unit cube (bounded).
+
+    Parameters: restarts (1), xtol (1e-4), ftol (1e-7).
+    """
+
+    package = "scipy"
+
+    def __init__(self, *, restarts=1, xtol=1e-4, ftol=1e-7):
+        self.restarts = restarts
+        self.xtol = xtol
+        self.ftol = ftol
+
+    def run(self, objective, rng, callback=None, *, restart=0):
+        from scipy.optimize import minimize
+
+        self.check(objective)
+        d = objective.space.dim
+        res = minimize(lambda z: self.loss(objective, z), self.start(objective, rng, restart),
+                       method="Powell", bounds=[(0.0, 1.0)] * d,
+                       options={"maxfev": self.eval_cap(objective, 200 * d),
+                                "xtol": self.xtol, "ftol": self.ftol})
+        return {"iterations": int(res.nit), "converged": bool(res.success)}
+
+
+class ScipyDifferentialEvolution(_External):
+    """scipy's differential evolution in the unit cube, each generation one batch.
+
+    Parameters: restarts (1), popsize (15, times the dimension), mutation ((0.5, 1)),
+    recombination (0.7), tol (1e-6), maxiter (1000).
+    """
+
+    package = "scipy"
+
+    def __init__(self, *, restarts=1, popsize=15, mutation=(0.5, 1.0), recombination=0.7,
+                 tol=1e-6, maxiter=1000):
+        self.restarts = restarts
+        self.popsize = popsize
+        self.mutation = mutation
+        self.recombination = recombination
+        self.tol = tol
+        self.maxiter = maxiter
+
+    def check(self, objective):
+        super().check(objective)
+        check_int(self.label, "popsize", self.popsize, 1)
+        check_int(self.label, "maxiter", self.maxiter, 1)
+        check_float(self.label, "recombination", self.recombination, 0.0, 1.0)
+
+    def run(self, objective, rng, callback=None, *, restart=0):
+        from scipy.optimize import differential_evolution
+
+        self.check(objective)
+        d = objective.space.dim
+        res = differential_evolution(
+            lambda Z: self.losses(objective, np.asarray(Z).T), [(0.0, 1.0)] * d,
+            vectorized=True, updating="deferred", popsize=self.popsize,
+            mutation=self.mutation, recombination=self.recombination, tol=self.tol,
+            maxiter=self.maxiter, polish=False, rng=self._seed(rng))
+        return {"iterations": int(res.nit), "converged": bool(res.success)}
+
+
+class CMAES(_External):
+    """pycma's CMA-ES in the unit cube (bounded), each generation one batch.
+
+    Parameters: restarts (1), sigma0 (0.25, in cube units), popsize (None: pycma's
+    4 + 3 ln D), tolfun (1e-9).
+    """
+
+    package = "cma"
+
+    def __init__(self, *, restarts=1, sigma0=0.25, popsize=None, tolfun=1e-9):
+        self.restarts = restarts
+        self.sigma0 = sigma0
+        self.popsize = popsize
+        self.tolfun = tolfun
+
+    def check(self, objective):
+        super().check(objective)
+        check_float(self.label, "sigma0", self.sigma0, 0.0, low_open=True)
+        if self.popsize is not None:
+            check_int(self.label, "popsize", self.popsize, 2)
+
+    def run(self, objective, rng, callback=None, *, restart=0):
+        import cma
+
+        self.check(objective)
+        opts = {"bounds": [0.0, 1.0], "seed": self._seed(rng) + 1, "verbose": -9,
+                "maxfevals": self.eval_cap(objective, 10 ** 9), "tolfun": self.tolfun}
+        if self.popsize is not None:
+            opts["popsize"] = self.popsize
+        es = cma.CMAEvolutionStrategy(self.start(objective, rng, restart), self.sigma0, opts)
+        while not es.stop():
+            Z = np.array(es.ask())
+            es.tell(list(Z), list(self.losses(objective, Z)))
+        return {"iterations": int(es.countiter), "converged": True}
+
+
+class Nevergrad(_External):
+    """Any nevergrad optimizer (``nevergrad:NAME``) over the unit cube, ask/tell in batches
+    of ``num_workers`` candidates.
+
+    Parameters: optimizer ("NGOpt"), restarts (1), num_workers (1), max_evals (used when the
+    objective has no budget: nevergrad needs one).
+    """
+
+    package = "nevergrad"
+
+    def __init__(self, *, optimizer="NGOpt", restarts=1, num_workers=1,
+                 max_evals=_MAX_EVALS_DEFAULT):
+        self.optimizer = optimizer
+        self.restarts = restarts
+        self.num_workers = num_workers
+        self.max_evals = max_evals
+
+    @property
+    def label(self):
+        return f"nevergrad:{self.optimizer}"
+
+    def check(self, objective):
+        super().check(objective)
+        check_int(self.label, "num_workers", self.num_workers, 1)
+        check_int(self.label, "max_evals", self.max_evals, 1)
+        import nevergrad as ng
+
+        if self.optimizer not in ng.optimizers.registry:
+            import difflib
+
+            close = difflib.get_close_matches(str(self.optimizer),
+                                              list(ng.optimizers.registry), n=3)
+            raise ValueError(f"nevergrad has no optimizer {self.optimizer!r}"
+                             + (f"; did you mean {', '.join(close)}?" if close else ""))
+
+    def run(self, objective, rng, callback=None, *, restart=0):
+        import nevergrad as ng
+
+        self.check(objective)
+        _tolerate_nevergrad_metamodel()
+        d = objective.space.dim
+        param = ng.p.Array(init=self.start(objective, rng, restart))
+        param.set_mutation(sigma=0.25).set_bounds(0.0, 1.0)
+        param.random_state = np.random.RandomState(self._seed(rng))
+        budget = self.eval_cap(objective, self.max_evals)
+        opt = ng.optimizers.registry[self.optimizer](parametrization=param, budget=budget,
+                                                     num_workers=self.num_workers)
+        with warnings.catch_warnings():   # nevergrad's inner optimizers' advice to users
+            warnings.simplefilter("ignore")
+            self._loop(objective, opt, budget, d)
+        return {"converged": False}
+
+    def _loop(self, objective, opt, budget, d):
+        told = 0
+        while told < budget:
+            cands = [opt.ask() for _ in range(min(self.num_workers, budget - told))]
+            losses = self.losses(objective, np.array([c.value for c in cands]).reshape(-1, d))
+            for c, v in zip(cands, losses):
+                opt.tell(c, float(v))
+            told += len(cands)
+
+
+def _tolerate_nevergrad_metamodel():
+    """nevergrad 1.0.12's meta-model step (used by NGOpt and others in few dimensions)
+    calls ``float()`` on a one-element array, a TypeError under numpy >= 2.4. nevergrad
+    already treats a failing meta-model as "no proposal" (``MetaModelFailure``) and falls
+    back to its base optimizer; this shim turns that TypeError into the same failure.
+    Installed once, on nevergrad's module, only when a nevergrad strategy runs."""
+    from nevergrad.optimization import metamodel, optimizerlib
+
+    inner = optimizerlib.learn_on_k_best
+    if getattr(inner, "_dfrank_tolerant", False):
+        return
+
+    def learn_on_k_best(*args, **kwargs):
+        try:
+            return inner(*args, **kwargs)
+        except TypeError as e:
+            raise metamodel.MetaModelFailure(f"meta-model failed: {e}") from None
+
+    learn_on_k_best._dfrank_tolerant = True
+    optimizerlib.learn_on_k_best = learn_on_k_best
+
+
+class Optuna(_External):
+    """optuna's samplers (``optuna:tpe``, ``optuna:cmaes``): one trial per evaluation, each
+    of the D cube coordinates a float in [0, 1].
+
+    Parameters: sampler ("tpe" or "cmaes"), restarts (1), n_trials (used when the objective
+    has no budget).
+    """
+
+    package = "optuna"
+
+    def __init__(self, *, sampler="tpe", restarts=1, n_trials=200):
+        self.sampler = sampler
+        self.restarts = restarts
+        self.n_trials = n_trials
+
+    @property
+    def label(self):
+        return f"optuna:{self.sampler}"
+
+    def check(self, objective):
+        super().check(objective)
+        if self.sampler not in ("tpe", "cmaes"):
+            raise ValueError(f"optuna: sampler must be 'tpe' or 'cmaes', got {self.sampler!r}")
+        check_int(self.label, "n_trials", self.n_trials, 1)
+
+    def run(self, objective, rng, callback=None, *, restart=0):
+        import optuna
+
+        self.check(objective)
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        d = objective.space.dim
+        seed = self._seed(rng)
+        x0 = self.start(objective, rng, restart)
+        if self.sampler == "tpe":
+            sampler = optuna.samplers.TPESampler(seed=seed)
+        else:   # its mean starts at the cube's center; the start below is its first trial
+            sampler = optuna.samplers.CmaEsSampler(seed=seed)
+        study = optuna.create_study(direction="minimize", sampler=sampler)
+        study.enqueue_trial({f"z{i}": float(v) for i, v in enumerate(x0)})
+
+        def trial_loss(trial):
+            z = np.array([trial.suggest_float(f"z{i}", 0.0, 1.0) for i in range(d)])
+            return self.loss(objective, z)
+
+        study.optimize(trial_loss, n_trials=self.eval_cap(objective, self.n_trials))
+        return {"converged": False}
+
+
+def _register_all():
+    if _installed("scipy"):
+        register("scipy:nelder-mead")(ScipyNelderMead)
+        register("scipy:powell")(ScipyPowell)
+        register("scipy:differential_evolution")(ScipyDifferentialEvolution)
+    if _installed("cma"):
+        register("cma:es")(CMAES)
+    if _installed("nevergrad"):
+        register("nevergrad:NGOpt")(Nevergrad(optimizer="NGOpt"))
+        register_family("nevergrad")(lambda name: Nevergrad(optimizer=name))
+    if _installed("optuna"):
+        register("optuna:tpe")(Optuna(sampler="tpe"))
+        if _installed("cmaes"):   # optuna's CMA-ES sampler runs on the cmaes package
+            register("optuna:cmaes")(Optuna(sampler="cmaes"))
+
+
+_register_all()
