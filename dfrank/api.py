@@ -93,14 +93,16 @@ def _objective_of(data_or_objective, metric, ties, budget, max_seconds):
                     f"{type(data_or_objective).__name__}")
 
 
-def _split_budget(budget, n):
+def _restart_budget(budget, n, r):
+    """Restart ``r``'s share of ``budget`` split evenly over ``n`` restarts (the first
+    ones get one more when it does not divide)."""
     if budget is None:
-        return [None] * n
+        return None
     base, extra = divmod(int(budget), n)
-    return [base + (1 if r < extra else 0) for r in range(n)]
+    return base + (1 if r < extra else 0)
 
 
-def _run_restart(task, listener=None):
+def _run_restart(task, objective, listener=None):
     """One restart in this process or a worker: a fresh objective, a seeded generator."""
     import time as _time
 
@@ -108,7 +110,7 @@ def _run_restart(task, listener=None):
     from .parallel import describe_seed
     from .result import RestartResult
 
-    strategy, objective, index, ss, max_evals, deadline = task
+    strategy, index, ss, max_evals, deadline = task
     max_seconds = None if deadline is None else max(0.0, deadline - _time.time())
     obj = objective.fresh(max_evals=max_evals, max_seconds=max_seconds)
     obj.listener = listener
@@ -147,7 +149,8 @@ def _merge_traces(restarts):
 
 def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, seed=0,
              n_jobs=1, budget=None, max_seconds=None, valid=None, callback=None,
-             progress=False, ties="pessimistic", **options):
+             progress=False, ties="pessimistic", checkpoint=None, resume=None,
+             checkpoint_every=5.0, **options):
     """Maximize a rank metric directly.
 
     Parameters
@@ -178,6 +181,14 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     progress : bool
         Show a progress bar (tqdm).
     ties : tie policy of the metric (default "pessimistic").
+    checkpoint : path, optional
+        Write the finished restarts to this JSON file (atomically, at most every
+        ``checkpoint_every`` seconds, and always at the end or on an interruption).
+    resume : path, optional
+        Continue the run saved in this checkpoint: its finished restarts are read back,
+        the others run, and the result equals that of an uninterrupted run with the same
+        arguments. A checkpoint of any other run is refused. Keeps checkpointing to the
+        same file unless ``checkpoint`` names another. See :mod:`dfrank.checkpoint`.
     **options
         The strategy's hyperparameters (e.g. ``restarts=5``, ``rule="plateau"``).
 
@@ -190,7 +201,7 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     import time
 
     from .objective import _check_budget
-    from .parallel import effective_n_jobs, run_tasks, spawn
+    from .parallel import child, effective_n_jobs, run_tasks, seed_sequence
     from .registry import resolve
     from .result import Result
 
@@ -214,15 +225,32 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
                              "n_features")
     n_jobs_eff = effective_n_jobs(n_jobs)
     R = strat.n_restarts
-    seeds = spawn(seed, R)
-    budgets = _split_budget(budget, R)
+    root = seed_sequence(seed)
     deadline = None if max_seconds is None else time.time() + max_seconds
-    tasks = [(strat, objective, r, seeds[r], budgets[r], deadline) for r in range(R)
-             if budgets[r] is None or budgets[r] > 0]
+    n_tasks = R if budget is None else min(R, budget)   # restarts with evaluations to make
+    saver, restored = None, []
+    if checkpoint is not None or resume is not None:
+        from .checkpoint import Checkpoint, fingerprint
+
+        fp = fingerprint(objective, strat, root, budget, R)
+        if resume is not None:
+            restored = Checkpoint(resume, fp).restore()
+        saver = Checkpoint(checkpoint if checkpoint is not None else resume, fp,
+                           every=checkpoint_every)
+    skip = {r.index for r in restored}
+
+    def tasks():
+        """Restarts made on demand; none is started after the deadline."""
+        for r in range(n_tasks):
+            if r in skip:
+                continue
+            if deadline is not None and time.time() >= deadline:
+                return
+            yield (strat, r, child(root, r), _restart_budget(budget, R, r), deadline)
 
     bar = _progress_bar(progress, budget, strat.label)
-    done = []
-    evals_before = [0]
+    done = sorted(restored, key=lambda r: r.index)
+    evals_before = [sum(r.n_evals for r in done)]
 
     def snapshot(current=None):
         rs = done + ([current] if current is not None else [])
@@ -239,9 +267,12 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     try:
         local = functools.partial(_run_restart, listener=listener
                                   if (bar is not None or callback is not None) else None)
-        for res in run_tasks(local if n_jobs_eff == 1 else _run_restart, tasks, n_jobs):
+        for res in run_tasks(local if n_jobs_eff == 1 else _run_restart, tasks(), n_jobs,
+                             shared=(objective,)):
             done.append(res)
             evals_before[0] += res.n_evals
+            if saver is not None and res.status not in ("stopped", "interrupted"):
+                saver.write(done)
             if bar is not None:
                 bar.update(evals_before[0] - bar.n)
             if res.status in ("stopped", "interrupted"):
@@ -256,15 +287,21 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     finally:
         if bar is not None:
             bar.close()
+        if saver is not None:   # the restarts that ended on their own, never a cut one
+            saver.write([r for r in done if r.status not in ("stopped", "interrupted")],
+                        force=True)
+    done.sort(key=lambda r: r.index)
     if not any(r.point is not None for r in done):
         if interrupted:
             raise KeyboardInterrupt("interrupted before any restart finished")
-        raise RuntimeError("no point was evaluated: the budget or time limit is too small "
-                           f"for {strat.label} ({len(tasks)} restarts)")
+        from .errors import NoEvaluationError
+
+        raise NoEvaluationError("no point was evaluated: the budget or time limit is too small "
+                           f"for {strat.label} ({n_tasks} restarts)")
     result = snapshot()
-    if interrupted or len(done) < len(tasks):
+    if interrupted or len(done) < n_tasks:
         result.interrupted = True
-        result.message = (f"stopped after {len(done)} of {len(tasks)} restarts; "
+        result.message = (f"stopped after {len(done)} of {n_tasks} restarts; "
                           + result.message).rstrip("; ")
     return result
 

@@ -132,7 +132,8 @@ def cmd_fit(args):
     t0 = time.perf_counter()
     result = maximize(train, metric, args.strategy, seed=args.seed, n_jobs=args.n_jobs,
                       budget=args.budget, max_seconds=args.max_seconds, valid=valid,
-                      progress=_show_progress(args), ties=args.ties, **options)
+                      progress=_show_progress(args), ties=args.ties,
+                      checkpoint=args.checkpoint, resume=args.resume, **options)
     secs = time.perf_counter() - t0
     ranker = result.ranker
     scores = {"train": result.value}
@@ -415,7 +416,9 @@ def _parser():
                               "      --metric ndcg@10 --strategy ca --restarts 5 -o "
                               "model.json\n\nWith --valid, the restart with the best "
                               "validation metric is kept.\nCtrl-C stops the run and keeps "
-                              "the best point found so far.")
+                              "the best point found so far.\nLong runs: add --checkpoint "
+                              "run.ckpt; after a crash, the same command with\n--resume "
+                              "run.ckpt finishes it with the result of an uninterrupted run.")
     f.add_argument("train", help="LETOR/SVMlight file (plain or .gz)")
     f.add_argument("--valid", help="validation file (chooses among restarts)")
     f.add_argument("--test", help="test file (only reported)")
@@ -430,6 +433,11 @@ def _parser():
     f.add_argument("--max-seconds", type=float, help="wall-clock limit")
     f.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="a strategy option, e.g. --option rule=plateau (repeatable)")
+    f.add_argument("--checkpoint", metavar="FILE",
+                   help="save finished restarts here (JSON, atomically, every few seconds)")
+    f.add_argument("--resume", metavar="FILE",
+                   help="continue the run saved in this checkpoint (same arguments: the "
+                        "result equals an uninterrupted run)")
     f.add_argument("-o", "--output", help="write the model (JSON) here")
     f.add_argument("--result", help="write the full result (JSON, with traces) here")
     f.add_argument("--json", action="store_true", help="print the outcome as JSON")

@@ -50,6 +50,8 @@ class Run:
 
     def reach(self, target):
         """(evaluations, seconds) at which the trace first reached ``target``, or None."""
+        if self.trace is None:
+            return None
         vals = self.trace["values"]
         hit = np.flatnonzero(vals >= target)
         if hit.size == 0:
@@ -82,7 +84,8 @@ class Comparison:
     @property
     def best_value(self):
         """The best training value any run found (the reference of the reach columns)."""
-        return max(r.train for r in self.runs)
+        vals = [r.train for r in self.runs if np.isfinite(r.train)]
+        return max(vals) if vals else float("nan")
 
     def summary_rows(self):
         """One dict per strategy: mean and sd of train/valid/test, evaluations, seconds,
@@ -93,8 +96,10 @@ class Comparison:
         for s in self.strategies:
             rs = self.runs_of(s)
             row = {"strategy": s, "runs": len(rs)}
+            row["failed"] = sum(r.trace is None for r in rs)   # nothing evaluated in time
             for key in ("train", "valid", "test"):
-                vals = [getattr(r, key) for r in rs if getattr(r, key) is not None]
+                vals = [getattr(r, key) for r in rs
+                        if getattr(r, key) is not None and np.isfinite(getattr(r, key))]
                 if vals:
                     row[key] = float(np.mean(vals))
                     row[key + "_sd"] = float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0
@@ -125,7 +130,8 @@ class Comparison:
             headers.append(f"p vs best ({self.test_name})")
         table = []
         for r in rows:
-            line = [r["strategy"], _pm(r, "train")]
+            line = [r["strategy"], _pm(r, "train") + (f" ({r['failed']} runs evaluated "
+                                                       f"nothing)" if r["failed"] else "")]
             if has["valid"]:
                 line.append(_pm(r, "valid"))
             if has["test"]:
@@ -199,14 +205,20 @@ def _label(spec):
     return getattr(spec, "label", None) or getattr(spec, "__name__", None) or repr(spec)
 
 
-def _one_run(task):
-    """One (strategy, seed) run; module level so that joblib can send it to a worker."""
+def _one_run(task, objective, valid, test):
+    """One (strategy, seed) run; module level so that joblib can send it to a worker (the
+    objective and the data go as separate arguments: a cluster receives them once)."""
     from .api import maximize
+    from .errors import NoEvaluationError
 
-    objective, spec, options, seed, budget, max_seconds, valid, test = task
+    spec, options, seed, budget, max_seconds = task
     t0 = time.perf_counter()
-    res = maximize(objective.fresh(), strategy=spec, seed=seed, budget=budget,
-                   max_seconds=max_seconds, valid=valid, n_jobs=1, **options)
+    try:
+        res = maximize(objective.fresh(), strategy=spec, seed=seed, budget=budget,
+                       max_seconds=max_seconds, valid=valid, n_jobs=1, **options)
+    except NoEvaluationError as e:   # a strategy too slow to start within the allowance
+        return Run(strategy=_label(spec), seed=seed, train=float("nan"),
+                   seconds=time.perf_counter() - t0, status=f"no evaluation: {e}")
     seconds = time.perf_counter() - t0
     test_value, per_query = None, None
     if test is not None and res.weights is not None:
@@ -289,15 +301,14 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
         specs.append((spec, dict(opts)))
     if test_name not in ("randomization", "t", "wilcoxon", "sign"):
         raise ValueError(f"unknown test {test_name!r}")
-    tasks = [(objective, spec, opts, seed, budget, max_seconds, valid, test)
-             for spec, opts in specs for seed in seeds]
+    tasks = [(spec, opts, seed, budget, max_seconds) for spec, opts in specs for seed in seeds]
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(tasks), desc="compare", unit="run")
     runs = []
     try:
-        for run in run_tasks(_one_run, tasks, n_jobs):
+        for run in run_tasks(_one_run, tasks, n_jobs, shared=(objective, valid, test)):
             runs.append(run)
             if bar is not None:
                 bar.update(1)

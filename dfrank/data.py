@@ -155,6 +155,22 @@ class RankingData:
         return (f"RankingData(n_queries={self.n_queries}, n_docs={self.n_docs}, "
                 f"n_features={self.n_features}, dtype={self.X.dtype.name}{src})")
 
+    # ------------------------------------------------------------------ binary cache
+    def save(self, path):
+        """Write a binary cache (a directory of ``.npy`` files with a versioned JSON
+        header, no pickle) that :meth:`load` maps back in a moment."""
+        from .io.binary import save_data
+
+        return save_data(self, path)
+
+    @classmethod
+    def load(cls, path, mmap=True):
+        """Read a cache written by :meth:`save`; with ``mmap`` (default) the feature matrix
+        is a read-only memory map, so loading costs no time and no memory up front."""
+        from .io.binary import load_data
+
+        return load_data(path, mmap=mmap)
+
     # ------------------------------------------------------------------ views
     def query_rows(self, i):
         """The row slice of query ``i`` (position, not qid)."""

@@ -3,7 +3,7 @@
 Every error names what the user gave and what would have been right.
 """
 
-__all__ = ["DataFormatError"]
+__all__ = ["DataFormatError", "NoEvaluationError"]
 
 
 class DataFormatError(ValueError):
@@ -33,3 +33,8 @@ class DataFormatError(ValueError):
         prefix = ":".join(where[:1]) + (f", {where[1]}" if len(where) > 1 else "")
         text = message if token is None else f"{message} (token {token!r})"
         super().__init__(f"{prefix}: {text}" if prefix else text)
+
+
+class NoEvaluationError(RuntimeError):
+    """A run ended before it evaluated a single point (the budget or the time limit was
+    too small for the strategy to start)."""

@@ -12,7 +12,7 @@ never changes numba's or numpy's global thread settings. Inside
 import numpy as np
 from joblib import Parallel, delayed
 
-__all__ = ["seed_sequence", "spawn", "run_tasks", "effective_n_jobs"]
+__all__ = ["seed_sequence", "spawn", "child", "run_tasks", "effective_n_jobs"]
 
 
 def seed_sequence(seed):
@@ -33,6 +33,14 @@ def spawn(seed, n):
     return seed_sequence(seed).spawn(n)
 
 
+def child(root, i):
+    """The ``i``-th child of a fresh ``root`` SeedSequence, the same as
+    ``root.spawn(i + 1)[i]`` but made on demand: a run with a million restarts under a
+    time limit should not spend seconds spawning seeds it never uses."""
+    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (i,),
+                                  pool_size=root.pool_size)
+
+
 def describe_seed(ss):
     """JSON-able description of a child SeedSequence, enough to rebuild it."""
     return {"entropy": int(ss.entropy) if ss.entropy is not None else None,
@@ -49,11 +57,57 @@ def effective_n_jobs(n_jobs):
     return eff(int(n_jobs))
 
 
-def run_tasks(fn, tasks, n_jobs):
-    """Yield ``fn(task)`` for each task, in task order; in this process when n_jobs == 1
-    (so callbacks and Ctrl-C reach the caller), else through joblib."""
+def run_tasks(fn, tasks, n_jobs, shared=()):
+    """Yield ``fn(task, *shared)`` for each task, in task order; in this process when
+    n_jobs == 1 (so callbacks and Ctrl-C reach the caller), else through joblib.
+
+    ``shared`` holds the large objects every task needs (the objective with its data).
+    They are separate arguments, not parts of the task tuples, so that joblib's dask
+    backend sends each of them to the cluster once per call (it scatters arguments that
+    dask's ``sizeof`` finds large; :func:`_teach_dask_sizes` tells it their real size)
+    instead of with every task."""
     if effective_n_jobs(n_jobs) == 1:
         for t in tasks:
-            yield fn(t)
+            yield fn(t, *shared)
         return
-    yield from Parallel(n_jobs=n_jobs, return_as="generator")(delayed(fn)(t) for t in tasks)
+    _teach_dask_sizes()
+    yield from Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(fn)(t, *shared) for t in tasks)
+
+
+def nbytes_of(obj, _depth=0):
+    """Bytes held in numpy arrays by ``obj`` and its attributes (two levels deep): the
+    size that matters when it is shipped to another process."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if _depth > 2:
+        return 0
+    if isinstance(obj, dict):
+        values = obj.values()
+    elif isinstance(obj, (list, tuple)):
+        values = obj
+    else:
+        values = list(getattr(obj, "__dict__", {}).values())
+        values += [getattr(obj, k, None) for k in getattr(type(obj), "__slots__", ())]
+    return sum(nbytes_of(v, _depth + 1) for v in values)
+
+
+_taught = False
+
+
+def _teach_dask_sizes():
+    """Register dfrank's data-carrying classes with dask's ``sizeof`` (when dask is in
+    use), which otherwise sees a few dozen bytes and would ship them with every task."""
+    global _taught
+    import sys
+
+    if _taught or "dask" not in sys.modules:
+        return
+    from dask.sizeof import sizeof
+
+    from .data import RankingData
+    from .objective import Objective
+
+    for cls in (RankingData, Objective):
+        sizeof.register(cls)(lambda obj: max(nbytes_of(obj), 64))
+    _taught = True

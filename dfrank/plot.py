@@ -169,6 +169,8 @@ def comparison(cmp, path=None, title=None, points=200):
              "seconds": np.linspace(0.0, max_secs, points)}
     for i, s in enumerate(cmp.strategies):
         rs = [r for r in cmp.runs_of(s) if r.trace is not None]
+        if not rs:        # no run of this strategy evaluated anything in its allowance
+            continue
         color, ls = colors[i % len(colors)], styles[(i // len(colors)) % len(styles)]
         for ax, key in zip(axes, ("evals", "seconds")):
             g = grids[key]
@@ -188,7 +190,7 @@ def comparison(cmp, path=None, title=None, points=200):
         ax.grid(alpha=0.3)
     # the interesting part is near the top: clip the long climb from the start
     best = cmp.best_value
-    finals = [r.train for r in runs]
+    finals = [r.train for r in runs if np.isfinite(r.train)]
     low = min(finals)
     span = max(best - low, 1e-3)
     for ax in axes:

@@ -313,7 +313,6 @@ class Optuna(_External):
         import optuna
 
         self.check(objective)
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
         d = objective.space.dim
         seed = self._seed(rng)
         x0 = self.start(objective, rng, restart)
@@ -321,14 +320,21 @@ class Optuna(_External):
             sampler = optuna.samplers.TPESampler(seed=seed)
         else:   # its mean starts at the cube's center; the start below is its first trial
             sampler = optuna.samplers.CmaEsSampler(seed=seed)
-        study = optuna.create_study(direction="minimize", sampler=sampler)
-        study.enqueue_trial({f"z{i}": float(v) for i, v in enumerate(x0)})
 
         def trial_loss(trial):
             z = np.array([trial.suggest_float(f"z{i}", 0.0, 1.0) for i in range(d)])
             return self.loss(objective, z)
 
-        study.optimize(trial_loss, n_trials=self.eval_cap(objective, self.n_trials))
+        # optuna logs the study and every trial at INFO and the trial the budget ends
+        # (BudgetExhausted goes through) at WARNING: dfrank's bookkeeping, not the user's
+        verbosity = optuna.logging.get_verbosity()
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+        try:
+            study = optuna.create_study(direction="minimize", sampler=sampler)
+            study.enqueue_trial({f"z{i}": float(v) for i, v in enumerate(x0)})
+            study.optimize(trial_loss, n_trials=self.eval_cap(objective, self.n_trials))
+        finally:
+            optuna.logging.set_verbosity(verbosity)
         return {"converged": False}
 
 

@@ -38,7 +38,7 @@ def test_readme_python_block(code, expected, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
     if expected is not None:
         assert same_output(buf.getvalue().strip(), expected.strip()), buf.getvalue()
 

@@ -217,3 +217,24 @@ def test_ready_made_callbacks(data, capsys):
     assert "evals  best ndcg@10" in capsys.readouterr().err
     with pytest.raises(ValueError, match="patience"):
         EarlyStopping(patience=0)
+
+
+def test_restart_seeds_made_on_demand_equal_spawned_ones():
+    from dfrank.parallel import child, seed_sequence
+
+    for seed in (0, 12345, None):
+        root = seed_sequence(seed)
+        kids = seed_sequence(root.entropy).spawn(5)
+        for i, k in enumerate(kids):
+            np.testing.assert_array_equal(child(root, i).generate_state(4),
+                                          k.generate_state(4))
+
+
+def test_time_limit_with_a_million_restarts_stops_on_time(data):
+    import time
+
+    t = time.perf_counter()
+    r = dfrank.maximize(data, "ndcg@10", "random", max_seconds=0.3, restarts=10 ** 6,
+                        n_samples=50)
+    assert time.perf_counter() - t < 3.0
+    assert r.interrupted and "of 1000000 restarts" in r.message

@@ -15,7 +15,7 @@ from ..data import RankingData, group_runs
 from ..errors import DataFormatError
 from . import _svmlight_kernel as K
 
-__all__ = ["load_svmlight", "read_query_file", "open_maybe_gzip"]
+__all__ = ["load_svmlight", "save_svmlight", "read_query_file", "open_maybe_gzip"]
 
 _MESSAGES = {
     K.BAD_LABEL: "the label is not a number",
@@ -217,3 +217,62 @@ def read_query_file(path, n_rows=None, data_path=None):
             f"the query sizes add up to {int(sizes.sum())} rows but "
             f"{data_path or 'the data file'} has {n_rows}", path=path)
     return sizes
+
+
+def save_svmlight(data, path, *, precision=6, chunk_rows=None):
+    """Write ``data`` as a LETOR/SVMlight file (``.gz`` compresses): every feature of every
+    row, ``label qid:Q 1:v ... #docid = D``, values in fixed point with ``precision``
+    decimals. Written through a temporary file and renamed, so a reader never sees half a
+    file. Integer qids only (LETOR's)."""
+    from ._write_kernel import format_rows
+
+    if not isinstance(precision, (int, np.integer)) or not 0 <= precision <= 9:
+        raise ValueError(f"precision must be an integer in [0, 9], got {precision!r}")
+    if not np.issubdtype(np.asarray(data.qids).dtype, np.integer):
+        raise ValueError(f"save_svmlight writes integer qids; these are "
+                         f"{np.asarray(data.qids).dtype}")
+    limit = 9.0e18 / 10.0 ** precision
+    for name, a in (("features", data.X), ("labels", data.y)):
+        big = float(np.abs(a).max()) if a.size else 0.0
+        if big >= limit:
+            raise ValueError(f"{name} reach {big:g}: too large for {precision} decimals in "
+                             f"fixed point (below {limit:g})")
+    qid_of_row = np.repeat(np.asarray(data.qids, dtype=np.int64), data.query_sizes)
+    fids = np.asarray(data.feature_ids, dtype=np.int64)
+    has_docids = data.docids is not None
+    if has_docids:
+        doc = np.asarray(data.docids).astype(bytes)
+        if doc.dtype.itemsize == 0:
+            doc = doc.astype("S1")
+        docs = doc.view(np.uint8).reshape(len(doc), doc.dtype.itemsize)
+        if np.any((docs == 10) | (docs == 13)):
+            raise ValueError("a docid holds a line break")
+    else:
+        docs = np.zeros((1, 1), dtype=np.uint8)
+    d = data.n_features
+    # worst case per row: label and qid (22 + 26), each feature (' ' + 19-digit id + ':'
+    # + sign, 19 digits, '.', decimals), the comment, the newline
+    row_bytes = 48 + d * (22 + 21 + precision) + 10 + docs.shape[1] + 1
+    chunk = chunk_rows or max(1, (64 << 20) // row_bytes)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=".dfrank-", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(tmp, "wb") as f:
+            buf = np.empty(min(chunk, data.n_docs) * row_bytes, dtype=np.uint8)
+            for a in range(0, data.n_docs, chunk):
+                b = min(a + chunk, data.n_docs)
+                used = format_rows(data.X[a:b], data.y[a:b], qid_of_row[a:b], fids,
+                                   docs[a:b] if has_docids else docs, has_docids,
+                                   int(precision), buf)
+                f.write(buf[:used].tobytes())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path

@@ -1,0 +1,168 @@
+"""dfrank's strategies against general-purpose black-box optimizers, on equal budgets.
+
+    python benchmarks/bench_compare.py [--seeds 5] [--budgets 500,2000,10000]
+                                       [--seconds 5,20] [--n-jobs 2] [--out bench_out]
+
+Datasets: OHSUMED Fold1 with NDCG@10 and MQ2008 Fold1 with MAP (../shared/data). Every
+strategy runs once per seed through :func:`dfrank.compare`, at each evaluation budget
+(counted by the objective: an exact line search counts one evaluation) and at each
+wall-clock budget. Tables print the mean +- sd of the train and test metric; plots of the
+anytime curves and the JSON of every comparison go to ``--out``.
+
+Settings, so that the budget is what binds:
+- dfrank's restarting strategies (ca, fdsa) get max(10, budget / 250) restarts at an
+  evaluation budget (the budget is split evenly among restarts) and unbounded restarts
+  at a time budget; pso and random search are unbounded (the budget stops them); the
+  smoothed-metric baselines keep their defaults and stop on their own.
+- External optimizers keep their library defaults (one run; Nelder-Mead and Powell may
+  converge before the budget); at a time budget they restart until the time is spent
+  (optuna and nevergrad get one long run instead, since their models carry over).
+- A run at an evaluation budget is also capped at ``--cap`` seconds (optuna's TPE slows
+  down with the number of trials); the "evals" column shows where a capped run stopped.
+- With ``--n-jobs 2`` two runs share the machine's two cores, one core each (joblib gives
+  each worker one numba thread), the same for every strategy.
+- grid is left out: a simplex grid over 46 coordinates has C(K + 45, 45) points, so any
+  budget here sees only its first corner.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import load_warning, shared_path, table  # noqa: E402
+
+import dfrank  # noqa: E402
+from dfrank import strategies  # noqa: E402
+
+DATASETS = {
+    "OHSUMED Fold1": ("ohsumed-letor3/QueryLevelNorm/Fold1", "ndcg@10"),
+    "MQ2008 Fold1": ("mq2008-letor4/Fold1", "map"),
+}
+OURS = ["ca", "fdsa", "pso", "random", "approx_ndcg", "approx_ap", "smooth_ndcg",
+        "smooth_ap"]
+EXTERNAL = ["scipy:nelder-mead", "scipy:powell", "scipy:differential_evolution", "cma:es",
+            "nevergrad:NGOpt", "optuna:tpe", "optuna:cmaes"]
+UNBOUNDED = 10 ** 6
+
+
+def options_at(name, budget=None):
+    """Settings of ``name`` at an evaluation budget (or at a time budget when None)."""
+    if name in ("ca", "fdsa"):
+        return {"restarts": UNBOUNDED if budget is None else max(10, budget // 250)}
+    if name == "pso":
+        return {"iterations": UNBOUNDED}
+    if name == "random":
+        return {"n_samples": UNBOUNDED * 1000}
+    if budget is None and name.startswith("optuna:"):
+        return {"n_trials": UNBOUNDED}
+    if budget is None and name.startswith("nevergrad:"):
+        return {"max_evals": 100_000}   # NGOpt picks its algorithm from this
+    if budget is None and name in EXTERNAL:
+        return {"restarts": UNBOUNDED}
+    return {}
+
+
+def run_all(train, test, metric, names, seeds, budget, seconds, n_jobs, cap):
+    specs = [(n, options_at(n, budget)) for n in names]
+    return dfrank.compare(train, specs, seeds=range(seeds), budget=budget,
+                          max_seconds=seconds if budget is None else cap, metric=metric,
+                          test=test, n_jobs=n_jobs)
+
+
+def report(cmp, title, names):
+    rows = []
+    for r in cmp.summary_rows():
+        sig = cmp.significance.get(r["strategy"])
+        mark = "best" if sig is None else f"{sig.p_value:.3f}" + ("*" if sig.p_value < .05
+                                                                    else "")
+        capped = sum(run.status == "time" for run in cmp.runs_of(r["strategy"]))
+        if "train" not in r:
+            rows.append([r["strategy"], "nan (no run evaluated anything)"] + [""] * 6)
+            continue
+        rows.append([r["strategy"] + ("" if r["strategy"] in OURS else " (ext)"),
+                     f"{r['train']:.4f} ± {r['train_sd']:.4f}"
+                     + (f" ({r['failed']} failed)" if r["failed"] else ""),
+                     f"{r['test']:.4f} ± {r['test_sd']:.4f}", mark,
+                     f"{r['evals']:.0f}", f"{r['seconds']:.1f}",
+                     "-" if r["evals_to_99"] is None else f"{r['evals_to_99']:.0f}"
+                     f" ({r['reached_99']}/{r['runs']})",
+                     f"{capped}" if cmp.budget is not None else ""])
+    rows.sort(key=lambda x: -float(x[1].split()[0]) if x[1][0] != "n" else 0.0)
+    print(f"\n{title}")
+    print(table(rows, ["strategy", "train", "test", "p vs best test", "evals", "s",
+                       "evals to 99%", "capped"]))
+    done = [r for r in cmp.summary_rows() if "train" in r]
+    ours = max((r for r in done if r["strategy"] in OURS), key=lambda r: r["train"])
+    ext = [r for r in done if r["strategy"] not in OURS]
+    if ext:
+        best_ext = max(ext, key=lambda r: r["train"])
+        verdict = "higher" if ours["train"] > best_ext["train"] else "NOT higher"
+        print(f"dfrank's best ({ours['strategy']} {ours['train']:.4f}) is {verdict} than the "
+              f"best external optimizer ({best_ext['strategy']} {best_ext['train']:.4f})")
+    return {r["strategy"]: r.get("train", float("nan")) for r in cmp.summary_rows()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--budgets", default="500,2000,10000", help="evaluation budgets")
+    ap.add_argument("--seconds", default="5,20", help="wall-clock budgets")
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--strategies", default=",".join(OURS + EXTERNAL))
+    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--cap", type=float, default=120.0,
+                    help="seconds cap of a run at an evaluation budget (default 120)")
+    ap.add_argument("--out", default="bench_out", help="directory for plots and JSON")
+    args = ap.parse_args()
+    print(load_warning())
+    available = set(strategies.available())
+    names = [n for n in args.strategies.split(",") if n]
+    missing = [n for n in names if n not in available]
+    if missing:
+        print(f"not installed (pip install 'dfrank[compare]'): {', '.join(missing)}")
+    names = [n for n in names if n in available]
+    os.makedirs(args.out, exist_ok=True)
+    budgets = [("evals", int(b)) for b in args.budgets.split(",") if b] + \
+              [("seconds", float(s)) for s in args.seconds.split(",") if s]
+    for ds in args.datasets.split(","):
+        folder, metric = DATASETS[ds]
+        paths = [shared_path(folder, f"{p}.txt.gz") for p in ("train", "test")]
+        if None in paths:
+            print(f"{ds}: ../shared/data absent, skipped")
+            continue
+        train, test = (dfrank.load_svmlight(p) for p in paths)
+        # compile every kernel once, outside the timed runs
+        dfrank.compare(train, [(n, {}) for n in names], seeds=[0], budget=30,
+                       metric=metric, test=test)
+        grid = {}
+        for kind, b in budgets:
+            t = time.perf_counter()
+            cmp = run_all(train, test, metric, names, args.seeds,
+                          b if kind == "evals" else None, b if kind == "seconds" else None,
+                          args.n_jobs, args.cap)
+            label = f"{b} evaluations" if kind == "evals" else f"{b:g} s"
+            tag = f"{ds.split()[0].lower()}_{kind}_{b:g}"
+            grid[label] = report(cmp, f"{ds}, {metric}, {label} per run, {args.seeds} seeds "
+                                      f"({time.perf_counter() - t:.0f} s)", names)
+            cmp.to_json(os.path.join(args.out, f"compare_{tag}.json"))
+            try:
+                cmp.plot(os.path.join(args.out, f"compare_{tag}.png"),
+                         title=f"{ds}: best train {metric}, {label} per run "
+                               f"(median of {args.seeds} seeds, quartile bands)")
+            except ImportError as e:
+                print(f"no plot: {e}")
+        labels = list(grid)
+        rows = [[n + ("" if n in OURS else " (ext)")] + [f"{grid[l][n]:.4f}" for l in labels]
+                for n in names]
+        print(f"\n{ds}, {metric}: mean train value per budget")
+        print(table(rows, ["strategy"] + labels))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Web-sized data on one machine: load, cache, evaluate, line search, one sweep.
+
+    python benchmarks/bench_scale.py            # 1,000,000 documents x 136 features
+    python benchmarks/bench_scale.py --full     # 3,770,000 x 136 (MSLR-WEB30K's size)
+
+A synthetic LETOR-like set (``dfrank.datasets.make_letor_like``, about 120 documents per
+query, float32, six decimals as in MSLR) is written as an SVMlight text file, then:
+- the text load (float32) in a fresh process: wall time and peak memory (the growth of the
+  process's maximum resident set) against the size of the final arrays;
+- the binary cache: ``RankingData.save`` once, ``RankingData.load(mmap=True)`` after;
+- NDCG@10 of one weight vector, of a batch of 64, one exact line search, and one
+  coordinate-ascent sweep over all d + 1 = 137 simplex coordinates (exact line search).
+Times are medians of three where it is cheap enough to repeat.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import load_warning, table  # noqa: E402
+
+import dfrank  # noqa: E402
+from dfrank.io import save_svmlight  # noqa: E402
+from dfrank.objective import LinearObjective  # noqa: E402
+
+LOAD_SCRIPT = r"""
+import json, resource, sys, time
+import numpy as np
+import dfrank
+tiny = sys.argv[2]
+dfrank.load_svmlight(tiny, dtype=np.float32)            # compile / load the kernel first
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+t = time.perf_counter()
+data = dfrank.load_svmlight(sys.argv[1], dtype=np.float32)
+secs = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+size = sum(a.nbytes for a in (data.X, data.y, data.qptr, data.qids))
+t = time.perf_counter()
+data.save(sys.argv[3])
+save = time.perf_counter() - t
+print(json.dumps({"seconds": secs, "peak": peak, "size": size, "save": save,
+                  "n_docs": data.n_docs, "n_queries": data.n_queries}))
+"""
+
+
+def median3(fn):
+    times = []
+    for i in range(3):
+        t = time.perf_counter()
+        fn(i)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--full", action="store_true", help="3,770,000 documents")
+    ap.add_argument("--docs", type=int, help="number of documents (overrides --full)")
+    ap.add_argument("--features", type=int, default=136)
+    ap.add_argument("--dir", help="where to write the files (default: a temporary dir)")
+    ap.add_argument("--metric", default="ndcg@10")
+    args = ap.parse_args()
+    n_docs = args.docs or (3_770_000 if args.full else 1_000_000)
+    print(load_warning())
+    folder = args.dir or tempfile.mkdtemp(prefix="dfrank-scale-")
+    os.makedirs(folder, exist_ok=True)
+    text = os.path.join(folder, f"synthetic_{n_docs}.txt")
+    cache = os.path.join(folder, f"synthetic_{n_docs}.dfrank")
+    tiny = os.path.join(folder, "tiny.txt")
+    rows = []
+
+    t = time.perf_counter()
+    data = dfrank.datasets.make_letor_like(n_queries=max(1, n_docs // 120),
+                                           docs_per_query=(60, 180), n_features=args.features,
+                                           seed=0, dtype=np.float32)
+    rows.append(["generate (make_letor_like)", f"{time.perf_counter() - t:.1f} s",
+                 f"{data.n_docs:,} docs, {data.n_queries:,} queries"])
+    t = time.perf_counter()
+    save_svmlight(data, text)
+    save_svmlight(data.subset(np.arange(3)), tiny)
+    rows.append(["write SVMlight text (save_svmlight)", f"{time.perf_counter() - t:.1f} s",
+                 f"{os.path.getsize(text) / 2**30:.2f} GiB"])
+    del data
+
+    out = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, text, tiny, cache],
+                         capture_output=True, text=True, check=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    rows.append(["load text, float32 (fresh process)", f"{res['seconds']:.1f} s",
+                 f"peak +{res['peak'] / 2**30:.2f} GiB = {res['peak'] / res['size']:.2f}x "
+                 f"the arrays ({res['size'] / 2**30:.2f} GiB)"])
+    rows.append(["save binary cache", f"{res['save']:.1f} s", ""])
+    t = time.perf_counter()
+    data = dfrank.RankingData.load(cache, mmap=True)
+    rows.append(["load binary cache (mmap)", f"{(time.perf_counter() - t) * 1e3:.1f} ms",
+                 repr(data)[:60]])
+
+    t = time.perf_counter()
+    obj = LinearObjective(data, args.metric)
+    rows.append([f"objective {args.metric} (per-query constants)",
+                 f"{time.perf_counter() - t:.1f} s", ""])
+    rng = np.random.default_rng(0)
+    pts = obj.space.sample(rng, 64 * 4)
+    obj(pts[0])     # first touch of the mapped pages and of the kernels
+    one = median3(lambda i: obj(pts[i + 1]))
+    rows.append([f"one evaluation of {args.metric}", f"{one * 1e3:.0f} ms", ""])
+    batch = median3(lambda i: obj.batch(pts[64 * i:64 * (i + 1)]))
+    rows.append(["one batch of 64 weight vectors", f"{batch:.2f} s",
+                 f"{batch / 64 * 1e3:.0f} ms per vector ({one * 64 / batch:.1f}x)"])
+    dim = obj.space.dim
+
+    def line(i):
+        e = np.zeros(dim)
+        e[i] = 1.0
+        obj.line(obj.space.center(), e - 1.0 / dim)
+    ls = median3(line)
+    rows.append(["one exact line search", f"{ls:.2f} s", f"{ls / one:.0f} evaluations' time"])
+    t = time.perf_counter()
+    r = dfrank.maximize(obj, strategy="ca", restarts=1, max_sweeps=1, seed=0)
+    sweep = time.perf_counter() - t
+    rows.append([f"one coordinate-ascent sweep ({dim} coordinates)", f"{sweep:.1f} s",
+                 f"{args.metric} {obj(obj.space.center()):.4f} -> {r.value:.4f}"])
+    print(f"\n{n_docs:,} documents x {args.features} features, float32 "
+          f"(files in {folder})")
+    print(table(rows, ["step", "time", "notes"]))
+
+
+if __name__ == "__main__":
+    main()

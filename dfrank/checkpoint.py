@@ -1,0 +1,148 @@
+"""Checkpoints of long runs: the restarts :func:`dfrank.maximize` has finished, written
+atomically as JSON, so that a run killed part-way (Ctrl-C, SIGKILL, a lost node) resumes
+where it stopped and ends with the same result as an uninterrupted run.
+
+What makes the resumed result identical: restart ``r`` depends only on its own seed (the
+r-th child of the run's SeedSequence) and its own share of the evaluation budget, so the
+finished restarts are read back as they were and the others run as they would have.
+(A ``max_seconds`` limit makes any run time-dependent, resumed or not.)
+
+What makes a wrong resume impossible: the file carries a fingerprint of the run (strategy
+and its hyperparameters, seed, budget, restarts, the objective's metric and ties, and a
+digest of the data); a file whose fingerprint differs, that is not valid JSON, or that is
+not a dfrank checkpoint is refused with the reason.
+
+Granularity: a restart that was running when the process died runs again from its start.
+"""
+
+import hashlib
+import os
+import time
+
+import numpy as np
+
+from .errors import DataFormatError
+from .result import RestartResult, _jsonable, read_json, write_json_atomic
+
+__all__ = ["CHECKPOINT_FORMAT", "fingerprint", "Checkpoint"]
+
+CHECKPOINT_FORMAT = "dfrank.checkpoint"
+_HASH_BYTES = 64 << 20      # rows of X hashed: evenly spaced, about this many bytes
+
+
+def _digest(*arrays):
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
+    return h.hexdigest()
+
+
+def _data_digest(data):
+    """Digest of labels, query layout and evenly spaced rows of the features (all of them
+    when X is below 64 MB): cheap on web-sized data, and any other data set differs."""
+    X = data.X
+    step = max(1, X.nbytes // _HASH_BYTES)
+    return _digest(data.y, data.qptr, X[::step], np.array(X.shape))
+
+
+def fingerprint(objective, strategy, root, budget, n_restarts):
+    """What a checkpoint must match to be resumed (JSON-able)."""
+    metric = getattr(objective, "metric", None)
+    fp = {"objective": type(objective).__name__,
+          "space": repr(objective.space),
+          "metric": getattr(metric, "name", None) if metric is not None else None,
+          "ties": getattr(objective, "ties", None),
+          "strategy": strategy.label,
+          "params": {k: repr(v) for k, v in strategy.get_params().items()},
+          "seed": {"entropy": str(root.entropy), "spawn_key": list(root.spawn_key)},
+          "budget": budget, "restarts": int(n_restarts)}
+    data = getattr(objective, "data", None)
+    if data is not None:
+        fp["data"] = _data_digest(data)
+    return _jsonable(fp)
+
+
+def _restart_to_dict(r):
+    d = r.to_dict()
+    d["trace"] = _jsonable(r.trace)
+    d["info"] = _jsonable({k: v for k, v in (r.info or {}).items() if k != "values"})
+    return d
+
+
+def _restart_from_dict(d):
+    tr = d.get("trace")
+    trace = None if tr is None else {
+        "evals": np.asarray(tr["evals"], dtype=np.int64),
+        "seconds": np.asarray(tr["seconds"], dtype=np.float64),
+        "values": np.asarray(tr["values"], dtype=np.float64)}
+    info = dict(d.get("info") or {})
+    if isinstance(info.get("plateau"), list):
+        info["plateau"] = np.asarray(info["plateau"], dtype=np.float64)
+    point = d.get("point")
+    return RestartResult(index=int(d["index"]), seed=d["seed"], value=float(d["value"]),
+                         point=None if point is None else np.asarray(point, np.float64),
+                         n_evals=int(d["n_evals"]), elapsed=float(d["elapsed"]),
+                         status=d["status"], valid_value=d.get("valid_value"), trace=trace,
+                         info=info)
+
+
+class Checkpoint:
+    """Reads and writes one run's checkpoint file.
+
+    Parameters
+    ----------
+    path : str
+        The JSON file.
+    fingerprint : dict
+        :func:`fingerprint` of the run.
+    every : float
+        Seconds between two writes at least (the last restart and an interruption are
+        always written).
+    """
+
+    def __init__(self, path, fingerprint, every=5.0):
+        if not (isinstance(every, (int, float)) and every >= 0):
+            raise ValueError(f"checkpoint_every must be a number of seconds >= 0, got "
+                             f"{every!r}")
+        self.path = os.fspath(path)
+        self.fingerprint = fingerprint
+        self.every = float(every)
+        self._last = -np.inf
+
+    def restore(self):
+        """The finished restarts of a checkpoint written for this very run."""
+        d = read_json(self.path, CHECKPOINT_FORMAT)
+        theirs = d.get("fingerprint")
+        if not isinstance(theirs, dict):
+            raise DataFormatError("the checkpoint has no fingerprint", path=self.path)
+        differ = sorted(k for k in set(theirs) | set(self.fingerprint)
+                        if theirs.get(k) != self.fingerprint.get(k))
+        if differ:
+            detail = "; ".join(f"{k}: checkpoint {theirs.get(k)!r}, this run "
+                               f"{self.fingerprint.get(k)!r}" for k in differ[:3])
+            raise DataFormatError(f"the checkpoint was written by a different run "
+                                  f"({', '.join(differ)} differ: {detail})", path=self.path)
+        try:
+            done = [_restart_from_dict(r) for r in d["restarts"]]
+        except (KeyError, TypeError, ValueError) as e:
+            raise DataFormatError(f"the checkpoint's restarts are damaged ({e!r})",
+                                  path=self.path) from None
+        idx = [r.index for r in done]
+        if len(set(idx)) != len(idx) or any(not 0 <= i < theirs["restarts"] for i in idx):
+            raise DataFormatError(f"the checkpoint's restart indices are damaged ({idx})",
+                                  path=self.path)
+        return done
+
+    def write(self, done, force=False):
+        """Write the finished restarts when ``every`` seconds have passed (or ``force``)."""
+        now = time.monotonic()
+        if not force and now - self._last < self.every:
+            return False
+        write_json_atomic(self.path, {
+            "format": CHECKPOINT_FORMAT, "version": 1, "fingerprint": self.fingerprint,
+            "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "restarts": [_restart_to_dict(r) for r in done]})
+        self._last = now
+        return True

@@ -1,0 +1,125 @@
+"""A binary cache of RankingData: a directory of ``.npy`` files and a JSON header.
+
+    data.save("train.dfrank")                         # once, after the slow text parse
+    data = RankingData.load("train.dfrank")           # later: X is a memory map
+
+Why a directory of ``.npy`` files: ``numpy.load(mmap_mode="r")`` maps an ``.npy`` file
+without reading it (a ``.npz`` member cannot be mapped), and ``allow_pickle=False`` keeps
+loading free of code execution. The header ``data.json`` carries a format tag and a
+version; it is written last, so a directory without it is an unfinished save. A save
+replaces an older cache at the same path only once the new one is complete.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from ..errors import DataFormatError
+
+__all__ = ["save_data", "load_data", "DATA_FORMAT", "DATA_VERSION"]
+
+DATA_FORMAT = "dfrank.data"
+DATA_VERSION = 1
+HEADER = "data.json"
+ARRAYS = ("X", "y", "qptr", "qids", "docids", "feature_ids")
+
+
+def _plain(a, name):
+    """An array numpy can save without pickle (object qids/docids become strings)."""
+    a = np.asarray(a)
+    if a.dtype == object:
+        a = a.astype(str)
+    if a.dtype.hasobject:
+        raise ValueError(f"{name} holds Python objects and cannot be saved without pickle")
+    return a
+
+
+def save_data(data, path):
+    """Write ``data`` to the directory ``path`` (created; an older cache there is replaced
+    atomically once the new one is complete)."""
+    path = os.path.abspath(os.fspath(path))
+    parent = os.path.dirname(path)
+    if os.path.exists(path) and not os.path.isfile(os.path.join(path, HEADER)):
+        raise FileExistsError(f"{path} exists and is not a dfrank data cache; not overwriting")
+    tmp = tempfile.mkdtemp(prefix=".dfrank-data-", dir=parent)
+    try:
+        arrays = {}
+        for name in ARRAYS:
+            a = getattr(data, name)
+            if a is None:
+                continue
+            a = _plain(a, name)
+            np.save(os.path.join(tmp, f"{name}.npy"), a, allow_pickle=False)
+            arrays[name] = {"dtype": a.dtype.str, "shape": list(a.shape)}
+        header = {"format": DATA_FORMAT, "version": DATA_VERSION, "n_docs": data.n_docs,
+                  "n_features": data.n_features, "n_queries": data.n_queries,
+                  "source": data.source, "arrays": arrays}
+        with open(os.path.join(tmp, HEADER), "w") as f:
+            json.dump(header, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        old = None
+        if os.path.exists(path):
+            old = tempfile.mkdtemp(prefix=".dfrank-old-", dir=parent)
+            os.rmdir(old)
+            os.replace(path, old)
+        os.replace(tmp, path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def load_data(path, mmap=True):
+    """Read a cache written by :func:`save_data`; with ``mmap`` the feature matrix is a
+    read-only memory map (nothing is read until a kernel touches it)."""
+    from ..data import RankingData
+
+    path = os.fspath(path)
+    head_path = os.path.join(path, HEADER)
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"{path}: no such dfrank data cache (a directory written by "
+                                f"RankingData.save)")
+    try:
+        with open(head_path) as f:
+            header = json.load(f)
+    except FileNotFoundError:
+        raise DataFormatError(f"no {HEADER} header: not a dfrank data cache, or its save "
+                              "did not finish", path=path) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DataFormatError(f"corrupted header {HEADER} ({e})", path=path) from None
+    if not isinstance(header, dict) or header.get("format") != DATA_FORMAT:
+        raise DataFormatError(f"not a dfrank data cache (format tag "
+                              f"{header.get('format') if isinstance(header, dict) else None!r})",
+                              path=path)
+    if not isinstance(header.get("version"), int) or header["version"] > DATA_VERSION:
+        raise DataFormatError(f"data cache version {header.get('version')!r}; this dfrank "
+                              f"reads versions up to {DATA_VERSION}", path=path)
+    arrays = {}
+    for name, spec in header.get("arrays", {}).items():
+        if name not in ARRAYS:
+            raise DataFormatError(f"unknown array {name!r} in the header", path=path)
+        file = os.path.join(path, f"{name}.npy")
+        try:
+            a = np.load(file, mmap_mode="r" if (mmap and name == "X") else None,
+                        allow_pickle=False)
+        except FileNotFoundError:
+            raise DataFormatError(f"{name}.npy is missing", path=path) from None
+        except ValueError as e:
+            raise DataFormatError(f"{name}.npy is corrupted ({e})", path=path) from None
+        if a.dtype.str != spec["dtype"] or list(a.shape) != spec["shape"]:
+            raise DataFormatError(f"{name}.npy has dtype {a.dtype.str} and shape "
+                                  f"{list(a.shape)}; the header says {spec['dtype']} and "
+                                  f"{spec['shape']}", path=path)
+        arrays[name] = a
+    missing = [n for n in ("X", "y", "qptr", "qids") if n not in arrays]
+    if missing:
+        raise DataFormatError(f"the header lists no {', '.join(missing)}", path=path)
+    return RankingData(arrays["X"], arrays["y"], arrays["qptr"], arrays["qids"],
+                       docids=arrays.get("docids"), feature_ids=arrays.get("feature_ids"),
+                       source=header.get("source") or path)

@@ -1,0 +1,55 @@
+"""maximize and compare on a Dask cluster (joblib's dask backend) give the local results."""
+
+import numpy as np
+import pytest
+
+import dfrank
+from dfrank import testing
+
+distributed = pytest.importorskip("distributed", reason="needs dask[distributed] "
+                                                        "(pip install 'dfrank[dask]')")
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as c:
+        yield c
+
+
+def test_maximize_and_compare_on_a_local_cluster_equal_local_runs(client):
+    import joblib
+
+    data = testing.planted_data()
+    runs = [("ca", {"restarts": 4}), ("pso", {"restarts": 2, "iterations": 25})]
+    local = [dfrank.maximize(data, "ndcg@10", s, seed=3, budget=400, **o) for s, o in runs]
+    local_cmp = dfrank.compare(data, ["ca", "random"], seeds=[0, 1], budget=100)
+    with joblib.parallel_config(backend="dask"):
+        remote = [dfrank.maximize(data, "ndcg@10", s, seed=3, budget=400, n_jobs=-1, **o)
+                  for s, o in runs]
+        remote_cmp = dfrank.compare(data, ["ca", "random"], seeds=[0, 1], budget=100,
+                                    n_jobs=-1)
+    for a, b in zip(local, remote):
+        assert a.value == b.value and np.array_equal(a.point, b.point)
+        assert a.n_evals == b.n_evals and len(b.restarts) == len(a.restarts)
+    assert [(r.strategy, r.seed, r.train, r.n_evals) for r in local_cmp.runs] == \
+        [(r.strategy, r.seed, r.train, r.n_evals) for r in remote_cmp.runs]
+    # the work ran in the workers, not here
+    assert sum(client.run(lambda: 1).values()) == 2
+
+
+def test_dask_sees_the_real_size_of_objectives():
+    """joblib's dask backend scatters an argument once per call when dask's sizeof finds
+    it large; dfrank tells sizeof what objectives and data really hold."""
+    from dask.sizeof import sizeof
+
+    from dfrank.objective import LinearObjective
+    from dfrank.parallel import _teach_dask_sizes
+
+    _teach_dask_sizes()
+    data = dfrank.datasets.make_letor_like(n_queries=50, docs_per_query=40, n_features=20)
+    obj = LinearObjective(data, "ndcg@10")
+    assert sizeof(data) >= data.X.nbytes
+    assert sizeof(obj) >= data.X.nbytes
