@@ -296,8 +296,8 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
             raise KeyboardInterrupt("interrupted before any restart finished")
         from .errors import NoEvaluationError
 
-        raise NoEvaluationError("no point was evaluated: the budget or time limit is too small "
-                           f"for {strat.label} ({n_tasks} restarts)")
+        raise NoEvaluationError("no point was evaluated: the budget or time limit is too "
+                                f"small for {strat.label} ({n_tasks} restarts)")
     result = snapshot()
     if interrupted or len(done) < n_tasks:
         result.interrupted = True
