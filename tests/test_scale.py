@@ -201,3 +201,30 @@ def test_foreign_or_corrupted_checkpoint_is_refused(tmp_path):
     ckpt.write_text(json.dumps(bad))
     with pytest.raises(DataFormatError, match="indices are damaged"):
         dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=2, resume=ckpt)
+
+
+def test_loader_segments_with_growing_width(tmp_path, monkeypatch):
+    """Many small segments whose width grows (later lines name higher feature ids) give
+    the same matrix as one segment."""
+    from dfrank.io import svmlight
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(300):
+        k = 3 if i < 100 else 7
+        feats = " ".join(f"{j}:{rng.integers(0, 9)}" for j in range(1, k + 1)
+                         if rng.random() < 0.8)
+        lines.append(f"{i % 3} qid:{i // 10} {feats}")
+    path = tmp_path / "grow.txt"
+    path.write_text("\n".join(lines) + "\n")
+    whole = dfrank.load_svmlight(path)
+    monkeypatch.setattr(svmlight, "_SEGMENT_BYTES", 64)
+    for p in (path, tmp_path / "grow.txt.gz"):
+        if p.suffix == ".gz":
+            import gzip
+            p.write_bytes(gzip.compress(path.read_bytes()))
+        pieces = dfrank.load_svmlight(p, block_size=256)
+        np.testing.assert_array_equal(pieces.X, whole.X)
+        np.testing.assert_array_equal(pieces.y, whole.y)
+        np.testing.assert_array_equal(pieces.qptr, whole.qptr)
+    assert whole.X.shape == (300, 7) and np.all(whole.X[:100, 3:] == 0)

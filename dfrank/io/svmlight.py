@@ -1,8 +1,8 @@
 """LETOR / SVMlight ranking files: ``label qid:Q fid:val ... # comment``.
 
 The file is read in blocks of whole lines; a numba kernel parses each block straight into
-arrays, so memory peaks at about twice the final arrays and no Python object is made per
-number. Every malformed line raises :class:`dfrank.DataFormatError` with the path, the line
+arrays (the dense rows go into a few large segments, usually one: see :class:`_Segments`),
+so memory peaks well below twice the final arrays and no Python object is made per number. Every malformed line raises :class:`dfrank.DataFormatError` with the path, the line
 number and the offending token.
 """
 
@@ -64,7 +64,50 @@ def _blocks(f, block_size):
 
 
 class _Block:
-    __slots__ = ("X", "labels", "qids", "lines", "docids")
+    __slots__ = ("labels", "qids", "lines", "docids")
+
+
+_SEGMENT_BYTES = 256 << 20
+
+
+class _Segments:
+    """The dense feature rows, filled block by block into a few large zeroed arrays.
+
+    Why not one dense array per block, concatenated at the end: freed block arrays of a few
+    MB stay in the C heap, so the process peaked at about twice the final matrix. Large
+    segments are mapped pages the OS takes back, and the first one is sized from the file
+    (plain text: its size over the bytes per row of the first block), so the usual result
+    is one segment whose first rows *are* the matrix, without a final copy."""
+
+    def __init__(self, dtype, rows_hint=0):
+        self.dtype = dtype
+        self.rows_hint = rows_hint
+        self.parts = []          # [array, rows used]
+
+    def fill(self, width, indptr, cols, vals, n_rows):
+        seg = self.parts[-1] if self.parts else None
+        if seg is None or seg[0].shape[1] < width or seg[1] + n_rows > seg[0].shape[0]:
+            rows = max(n_rows, _SEGMENT_BYTES // (width * self.dtype.itemsize),
+                       0 if self.parts else self.rows_hint)
+            seg = [np.zeros((rows, width), dtype=self.dtype), 0]
+            self.parts.append(seg)
+        K.fill_dense(seg[0], seg[1], indptr, cols, vals, n_rows)
+        seg[1] += n_rows
+
+    def matrix(self, n, width):
+        """The (n, width) matrix; each segment is freed once copied."""
+        if len(self.parts) == 1 and self.parts[0][0].shape[1] == width:
+            return self.parts.pop()[0][:n]
+        X = np.empty((n, width), dtype=self.dtype)
+        r = 0
+        while self.parts:
+            a, m = self.parts.pop(0)
+            w = a.shape[1]
+            X[r:r + m, :w] = a[:m]
+            X[r:r + m, w:] = 0
+            r += m
+            del a
+        return X
 
 
 def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
@@ -113,7 +156,9 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     blocks = []
     line_offset = 0
     width = cap
+    segments = None
     with open_maybe_gzip(path) as f:
+        compressed = isinstance(f, gzip.GzipFile)
         for buf in _blocks(f, block_size):
             (n_rows, labels, qids, row_line, indptr, cols, vals, doc_start, doc_end,
              slow_idx, slow_start, slow_end, n_slow, expect_qid, n_lines,
@@ -131,9 +176,12 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
                     vals[slow_idx[j]] = v
             if n_rows:
                 width = max(width, int(max_fid))
+                if segments is None:   # rows expected in the file, from this block
+                    hint = 0 if compressed else \
+                        int(1.05 * os.path.getsize(path) * n_rows / max(len(buf), 1)) + 16
+                    segments = _Segments(dtype, hint)
+                segments.fill(max(width, 1), indptr, cols, vals, n_rows)
                 b = _Block()
-                b.X = np.zeros((n_rows, max(width, 1)), dtype=dtype)
-                K.fill_dense(b.X, 0, indptr, cols, vals, n_rows)
                 b.labels = labels[:n_rows].copy()
                 b.qids = qids[:n_rows].copy()
                 b.lines = row_line[:n_rows] + (line_offset + 1)
@@ -146,16 +194,7 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
         raise DataFormatError("the file holds no data line", path=path)
     width = max(width, 1)
     n = sum(len(b.labels) for b in blocks)
-    X = np.empty((n, width), dtype=dtype)
-    r = 0
-    for b in blocks:
-        m = len(b.labels)
-        w = b.X.shape[1]
-        X[r:r + m, :w] = b.X
-        if w < width:
-            X[r:r + m, w:] = 0
-        b.X = None
-        r += m
+    X = segments.matrix(n, width)
     y = np.concatenate([b.labels for b in blocks])
     lines = np.concatenate([b.lines for b in blocks])
     doc = _merge_docids([b.docids for b in blocks]) if docids else None
