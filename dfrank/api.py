@@ -102,22 +102,33 @@ def _restart_budget(budget, n, r):
     return base + (1 if r < extra else 0)
 
 
-def _run_restart(task, objective, listener=None):
-    """One restart in this process or a worker: a fresh objective, a seeded generator."""
+def _run_restart(task, objective, listener=None, progress=None):
+    """One restart in this process or a worker: a fresh objective, a seeded generator.
+
+    ``progress(index, objective, state_fn)``, when given, receives the strategy's
+    mid-restart states (checkpointed runs); a task may carry ``resume`` = such a saved
+    state, from which a resumable strategy continues."""
     import time as _time
 
     from .objective import BudgetExhausted
     from .parallel import describe_seed
     from .result import RestartResult
 
-    strategy, index, ss, max_evals, deadline = task
+    strategy, index, ss, max_evals, deadline, resume = task
     max_seconds = None if deadline is None else max(0.0, deadline - _time.time())
     obj = objective.fresh(max_evals=max_evals, max_seconds=max_seconds)
     obj.listener = listener
+    if progress is not None:
+        obj.progress_saver = lambda o, state_fn: progress(index, o, state_fn)
     obj.start_clock()
+    kwargs = {}
+    if resume is not None:
+        obj.set_state(resume["objective"])
+        kwargs["resume"] = resume["strategy"]
     info, status = {}, "completed"
     try:
-        info = strategy.run(obj, np.random.default_rng(ss), None, restart=index) or {}
+        info = strategy.run(obj, np.random.default_rng(ss), None, restart=index,
+                            **kwargs) or {}
         if info.get("converged"):
             status = "converged"
     except BudgetExhausted as e:
@@ -228,16 +239,22 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     root = seed_sequence(seed)
     deadline = None if max_seconds is None else time.time() + max_seconds
     n_tasks = R if budget is None else min(R, budget)   # restarts with evaluations to make
-    saver, restored = None, []
+    saver, restored, current = None, [], None
     if checkpoint is not None or resume is not None:
         from .checkpoint import Checkpoint, fingerprint
 
         fp = fingerprint(objective, strat, root, budget, R)
-        if resume is not None:
-            restored = Checkpoint(resume, fp).restore()
         saver = Checkpoint(checkpoint if checkpoint is not None else resume, fp,
                            every=checkpoint_every)
+        if resume is not None:
+            reader = Checkpoint(resume, fp)
+            restored, current = reader.restore()
+            if getattr(strat, "resumable", False):
+                saver.current = current   # kept until the restart saves anew or ends
     skip = {r.index for r in restored}
+    # a restart cut short mid-way continues from its saved state if its strategy can
+    partial = current if (current is not None and getattr(strat, "resumable", False)) \
+        else None
 
     def tasks():
         """Restarts made on demand; none is started after the deadline."""
@@ -246,7 +263,8 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
                 continue
             if deadline is not None and time.time() >= deadline:
                 return
-            yield (strat, r, child(root, r), _restart_budget(budget, R, r), deadline)
+            yield (strat, r, child(root, r), _restart_budget(budget, R, r), deadline,
+                   partial if (partial is not None and partial["index"] == r) else None)
 
     bar = _progress_bar(progress, budget, strat.label)
     done = sorted(restored, key=lambda r: r.index)
@@ -265,13 +283,19 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
 
     interrupted = False
     try:
+        progress_fn = None
+        if saver is not None and getattr(strat, "resumable", False):
+            def progress_fn(index, obj, state_fn):
+                saver.progress(done, index, obj, state_fn)
         local = functools.partial(_run_restart, listener=listener
-                                  if (bar is not None or callback is not None) else None)
+                                  if (bar is not None or callback is not None) else None,
+                                  progress=progress_fn)
         for res in run_tasks(local if n_jobs_eff == 1 else _run_restart, tasks(), n_jobs,
                              shared=(objective,)):
             done.append(res)
             evals_before[0] += res.n_evals
             if saver is not None and res.status not in ("stopped", "interrupted"):
+                saver.finished(res.index)
                 saver.write(done)
             if bar is not None:
                 bar.update(evals_before[0] - bar.n)
@@ -287,7 +311,7 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     finally:
         if bar is not None:
             bar.close()
-        if saver is not None:   # the restarts that ended on their own, never a cut one
+        if saver is not None:   # restarts that ended on their own (+ a resumable one's state)
             saver.write([r for r in done if r.status not in ("stopped", "interrupted")],
                         force=True)
     done.sort(key=lambda r: r.index)

@@ -12,7 +12,11 @@ and its hyperparameters, seed, budget, restarts, the objective's metric and ties
 digest of the data); a file whose fingerprint differs, that is not valid JSON, or that is
 not a dfrank checkpoint is refused with the reason.
 
-Granularity: a restart that was running when the process died runs again from its start.
+Granularity: finished restarts always; inside a restart, strategies that can resume
+(``resumable = True``: the particle swarm, the grid) save their state between steps through
+:meth:`dfrank.objective.Objective.save_progress` when the run is in this process
+(n_jobs = 1), and continue from it. A restart of any other strategy, or one running in a
+worker, runs again from its start.
 """
 
 import hashlib
@@ -110,6 +114,7 @@ class Checkpoint:
         self.fingerprint = fingerprint
         self.every = float(every)
         self._last = -np.inf
+        self.current = None      # the state of a restart in progress, if its strategy can resume
 
     def restore(self):
         """The finished restarts of a checkpoint written for this very run."""
@@ -133,7 +138,29 @@ class Checkpoint:
         if len(set(idx)) != len(idx) or any(not 0 <= i < theirs["restarts"] for i in idx):
             raise DataFormatError(f"the checkpoint's restart indices are damaged ({idx})",
                                   path=self.path)
-        return done
+        current = d.get("current")
+        if current is not None:
+            if not isinstance(current, dict) or \
+                    not {"index", "objective", "strategy"} <= set(current) or \
+                    current["index"] in idx or not 0 <= current["index"] < theirs["restarts"]:
+                raise DataFormatError("the checkpoint's restart in progress is damaged",
+                                      path=self.path)
+            self.current = current
+        return done, current
+
+    def progress(self, done, index, objective, state_fn):
+        """A resumable strategy's state in restart ``index`` (written when ``every``
+        seconds have passed since the last write)."""
+        if time.monotonic() - self._last < self.every:
+            return
+        self.current = {"index": int(index), "objective": objective.get_state(),
+                        "strategy": _jsonable(state_fn())}
+        self.write(done, force=True)
+
+    def finished(self, index):
+        """Restart ``index`` ended on its own: its mid-way state is no longer needed."""
+        if self.current is not None and self.current["index"] == index:
+            self.current = None
 
     def write(self, done, force=False):
         """Write the finished restarts when ``every`` seconds have passed (or ``force``)."""
@@ -143,6 +170,6 @@ class Checkpoint:
         write_json_atomic(self.path, {
             "format": CHECKPOINT_FORMAT, "version": 1, "fingerprint": self.fingerprint,
             "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "restarts": [_restart_to_dict(r) for r in done]})
+            "restarts": [_restart_to_dict(r) for r in done], "current": self.current})
         self._last = now
         return True

@@ -72,6 +72,7 @@ class Objective:
         self.space = space
         self.max_evals, self.max_seconds = _check_budget(max_evals, max_seconds)
         self.listener = None  # called with the objective after every recorded evaluation
+        self.progress_saver = None   # set by checkpointed runs: see save_progress
         self.reset()
 
     def fresh(self, max_evals=None, max_seconds=None):
@@ -79,6 +80,7 @@ class Objective:
         per restart)."""
         other = copy.copy(self)
         other.listener = None
+        other.progress_saver = None
         other.set_budget(max_evals, max_seconds)
         other.reset()
         return other
@@ -86,7 +88,39 @@ class Objective:
     def __getstate__(self):  # listeners (progress bars, user callbacks) stay home
         state = self.__dict__.copy()
         state["listener"] = None
+        state["progress_saver"] = None
         return state
+
+    def __setstate__(self, state):
+        state.setdefault("progress_saver", None)
+        self.__dict__.update(state)
+
+    # ------------------------------------------------------------------ resumable state
+    def get_state(self):
+        """The bookkeeping of a restart in progress (JSON-able): count, best, trace."""
+        return {"n_evals": int(self.n_evals), "n_lines": int(self.n_lines),
+                "best_value": float(self.best_value),
+                "best_point": None if self.best_point is None else self.best_point.tolist(),
+                "trace": [[int(e), float(t), float(v)] for e, t, v in self._trace],
+                "elapsed": float(self.elapsed)}
+
+    def set_state(self, state):
+        """Continue from :meth:`get_state` (the clock resumes at the saved elapsed time)."""
+        self.n_evals = int(state["n_evals"])
+        self.n_lines = int(state["n_lines"])
+        self.best_value = float(state["best_value"])
+        bp = state["best_point"]
+        self.best_point = None if bp is None else np.asarray(bp, dtype=np.float64)
+        self._trace = [(int(e), float(t), float(v)) for e, t, v in state["trace"]]
+        self._t0 = time.perf_counter() - float(state["elapsed"])
+
+    def save_progress(self, strategy_state):
+        """Strategies that can resume mid-way call this between two steps with a function
+        returning their state (JSON-able, random generator included). A checkpointed run
+        (``maximize(checkpoint=...)``, n_jobs = 1) writes it at most every few seconds;
+        otherwise nothing happens."""
+        if self.progress_saver is not None:
+            self.progress_saver(self, strategy_state)
 
     # ------------------------------------------------------------------ bookkeeping
     def reset(self):

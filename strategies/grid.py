@@ -68,18 +68,23 @@ class GridSearch(Strategy):
             k += 1
         return k
 
-    def run(self, objective, rng, callback=None, *, restart=0, start=0):
+    resumable = True    # a checkpoint can hold the grid position
+
+    def run(self, objective, rng, callback=None, *, restart=0, start=0, resume=None):
         self.check(objective)
         space = objective.space
         K = self.resolution_for(objective)
         total = space.grid_size(K)
-        values = np.empty(total) if self.keep_values else None
+        if resume is not None:     # the points before the saved position are done; their
+            start = int(resume["done"])   # values (for plots) are not kept: NaN
+        values = np.full(total, np.nan) if self.keep_values else None
         done = start
         for chunk in space.grid(K, chunk_size=self.batch_size, start=start):
             vals = objective.batch(chunk)
             if values is not None:
                 values[done:done + len(vals)] = vals
             done += len(vals)
+            objective.save_progress(lambda: {"done": done})
             if callback is not None:
                 callback({"done": done, "total": total, "value": objective.best_value})
         return {"resolution": K, "n_points": total,

@@ -56,22 +56,27 @@ class ParticleSwarm(Strategy):
         check_float(name, "c2", self.c2, 0.0)
         check_float(name, "vmax", self.vmax, 0.0, low_open=True)
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    resumable = True    # a checkpoint can hold the swarm between two iterations
+
+    def run(self, objective, rng, callback=None, *, restart=0, resume=None):
         self.check(objective)
         space = objective.space
         box = is_box(space)
         n, dim = self.swarm_size, space.dim
-        if box:
-            x = rng.random((n, dim))
-            to_space = space.from_unit
-        else:
-            x = space.sample(rng, n)
-            to_space = lambda pts: pts  # noqa: E731
-        v = rng.uniform(-self.vmax, self.vmax, (n, dim)) * 0.5
-        vals = objective.batch(to_space(x))
-        pbest, pval = x.copy(), vals.copy()
+        to_space = space.from_unit if box else (lambda pts: pts)
+        if resume is None:
+            x = rng.random((n, dim)) if box else space.sample(rng, n)
+            v = rng.uniform(-self.vmax, self.vmax, (n, dim)) * 0.5
+            vals = objective.batch(to_space(x))
+            pbest, pval = x.copy(), vals.copy()
+            first = 1
+        else:       # the swarm and the generator as saved after iteration resume["it"]
+            x, v, pbest, pval = (np.asarray(resume[k], dtype=np.float64)
+                                 for k in ("x", "v", "pbest", "pval"))
+            rng.bit_generator.state = resume["rng"]
+            first = int(resume["it"]) + 1
         gi = int(np.argmax(pval))
-        for it in range(1, self.iterations + 1):
+        for it in range(first, self.iterations + 1):
             r1 = rng.random((n, dim))
             r2 = rng.random((n, dim))
             v = self.inertia * v + self.c1 * r1 * (pbest - x) + self.c2 * r2 * (pbest[gi] - x)
@@ -82,6 +87,8 @@ class ParticleSwarm(Strategy):
             pbest[better] = x[better]
             pval[better] = vals[better]
             gi = int(np.argmax(pval))
+            objective.save_progress(lambda: {"it": it, "x": x, "v": v, "pbest": pbest,
+                                             "pval": pval, "rng": rng.bit_generator.state})
             if callback is not None:
                 callback({"iteration": it, "value": float(pval[gi])})
         return {"iterations": self.iterations}

@@ -201,6 +201,11 @@ def test_foreign_or_corrupted_checkpoint_is_refused(tmp_path):
     ckpt.write_text(json.dumps(bad))
     with pytest.raises(DataFormatError, match="indices are damaged"):
         dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=2, resume=ckpt)
+    bad = json.loads(text)
+    bad["current"] = {"index": bad["restarts"][0]["index"], "objective": {}, "strategy": {}}
+    ckpt.write_text(json.dumps(bad))
+    with pytest.raises(DataFormatError, match="restart in progress is damaged"):
+        dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=2, resume=ckpt)
 
 
 def test_loader_segments_with_growing_width(tmp_path, monkeypatch):
@@ -228,3 +233,32 @@ def test_loader_segments_with_growing_width(tmp_path, monkeypatch):
         np.testing.assert_array_equal(pieces.y, whole.y)
         np.testing.assert_array_equal(pieces.qptr, whole.qptr)
     assert whole.X.shape == (300, 7) and np.all(whole.X[:100, 3:] == 0)
+
+
+@pytest.mark.parametrize("strategy,opts,metric,data_kw", [
+    ("pso", {"restarts": 1, "iterations": 40, "swarm_size": 12}, "ndcg@10", {}),
+    ("grid", {"resolution": 12, "batch_size": 50}, "map", {"n_features": 3}),
+])
+def test_resume_inside_a_restart(strategy, opts, metric, data_kw, tmp_path):
+    """The swarm and the grid position are saved between steps: a run stopped mid-restart
+    resumes there (fewer evaluations redone) and ends as an uninterrupted run."""
+    data = testing.planted_data(**data_kw)
+    full = dfrank.maximize(data, metric, strategy, seed=5, **opts)
+    ckpt = tmp_path / "mid.ckpt"
+    stop_at = full.n_evals // 2
+
+    def stop(res):
+        if res.n_evals >= stop_at:
+            raise StopIteration
+
+    part = dfrank.maximize(data, metric, strategy, seed=5, callback=stop, checkpoint=ckpt,
+                           checkpoint_every=0, **opts)
+    assert part.interrupted
+    saved = json.loads(ckpt.read_text())
+    assert saved["restarts"] == [] and saved["current"]["index"] == 0
+    assert 0 < saved["current"]["objective"]["n_evals"] <= stop_at
+    counted = []
+    resumed = dfrank.maximize(data, metric, strategy, seed=5, resume=ckpt,
+                              callback=lambda r: counted.append(r.n_evals), **opts)
+    same_result(resumed, full)
+    assert min(counted) > saved["current"]["objective"]["n_evals"]   # continued, not redone
