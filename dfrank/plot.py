@@ -6,8 +6,6 @@ Every function writes a PNG (or any format matplotlib knows from the file name) 
 work on machines without a screen.
 """
 
-import warnings
-
 import numpy as np
 
 __all__ = ["convergence", "ternary_surface", "per_query_differences", "comparison"]
@@ -176,10 +174,11 @@ def comparison(cmp, path=None, title=None, points=200):
             g = grids[key]
             ends = [r.n_evals if key == "evals" else r.seconds for r in rs]
             vals = np.array([_step_values(r.trace, key, g) for r in rs])
-            vals[:, g > max(ends)] = np.nan       # no line past the longest run
-            with warnings.catch_warnings():   # all-NaN columns before the first value
-                warnings.simplefilter("ignore", RuntimeWarning)
-                q1, med, q3 = np.nanpercentile(vals, [25, 50, 75], axis=0)
+            # quartiles of all the seeds at once: only where every run has a value (a
+            # median over the runs that happen to have started would dip as others join)
+            q1, med, q3 = np.percentile(np.nan_to_num(vals, nan=0.0), [25, 50, 75], axis=0)
+            gone = np.isnan(vals).any(axis=0) | (g > max(ends))   # none past the longest run
+            q1[gone] = med[gone] = q3[gone] = np.nan
             ax.plot(g, med, color=color, ls=ls, lw=1.6, label=f"{s} ({len(rs)})")
             ax.fill_between(g, q1, q3, color=color, alpha=0.18, lw=0)
     axes[0].set_xscale("log")
