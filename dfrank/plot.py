@@ -103,8 +103,10 @@ def ternary_surface(points, values, path=None, labels=("f1", "f2", "f3"), best=N
         b = np.asarray(best, dtype=float)
         bx, by = b[1] + 0.5 * b[2], (np.sqrt(3) / 2) * b[2]
         ax.plot([bx], [by], marker="*", ms=16, color="red", mec="white", mew=1.2)
-        ax.annotate(f"best {vals.max():.4f}", (bx, by), xytext=(8, 8),
-                    textcoords="offset points", color="red")
+        right = bx > 0.6          # keep the label inside the triangle's box
+        ax.annotate(f"best {vals.max():.4f}", (bx, by), xytext=(-8 if right else 8, 8),
+                    textcoords="offset points", color="red",
+                    ha="right" if right else "left")
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title(title or "metric over the simplex of three feature weights")
