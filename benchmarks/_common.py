@@ -4,6 +4,8 @@ import os
 import statistics
 import time
 
+from dfrank.text import format_table
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
 
@@ -43,16 +45,7 @@ def load_warning():
     return f"load average {one:.2f} on {n} cores before the run"
 
 
-def table(rows, headers):
-    """Plain-text table with right-aligned numbers."""
-    cols = list(zip(*([headers] + [[str(c) for c in r] for r in rows])))
-    widths = [max(len(x) for x in col) for col in cols]
-    def line(r):
-        return "  ".join(str(c).rjust(w) if i else str(c).ljust(w)
-                         for i, (c, w) in enumerate(zip(r, widths)))
-    out = [line(headers), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+table = format_table   # the project's one table layout
 
 
 def fmt_ms(seconds):

@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from .text import format_table
+
 __all__ = ["main"]
 
 EPILOG = """\
@@ -106,14 +108,20 @@ def _load(path, n_features=None, query_file=None):
     return load_svmlight(path, n_features=n_features, query_file=query_file)
 
 
-def _table(rows, headers):
-    cols = list(zip(*([headers] + [[str(c) for c in r] for r in rows])))
-    widths = [max(len(x) for x in col) for col in cols]
-    lines = ["  ".join(str(c).rjust(w) if i else str(c).ljust(w)
-                       for i, (c, w) in enumerate(zip(r, widths)))
-             for r in [headers] + rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+def _load_sets(args):
+    """TRAIN, and --valid/--test read with TRAIN's feature count (None when absent)."""
+    train = _load(args.train, query_file=args.query_file)
+    valid = _load(args.valid, n_features=train.n_features) if args.valid else None
+    test = _load(args.test, n_features=train.n_features) if args.test else None
+    return train, valid, test
+
+
+def _data_arguments(p, valid_help, test_help):
+    """TRAIN, --valid, --test and --query-file, shared by fit and compare."""
+    p.add_argument("train", help="LETOR/SVMlight file (plain or .gz)")
+    p.add_argument("--valid", help=valid_help)
+    p.add_argument("--test", help=test_help)
+    p.add_argument("--query-file", help="group sizes for a train file without qid")
 
 
 # --------------------------------------------------------------------------- commands
@@ -124,9 +132,7 @@ def cmd_fit(args):
     options = _parse_options(args.option)
     if args.restarts is not None:
         options["restarts"] = args.restarts
-    train = _load(args.train, query_file=args.query_file)
-    valid = _load(args.valid, n_features=train.n_features) if args.valid else None
-    test = _load(args.test, n_features=train.n_features) if args.test else None
+    train, valid, test = _load_sets(args)
     with _Compiling(args.quiet):
         _warm_up(metric, args.ties)
     t0 = time.perf_counter()
@@ -156,7 +162,7 @@ def cmd_fit(args):
     rows += [["evaluations", str(result.n_evals)], ["time", f"{secs:.2f} s"]]
     print(f"{result.strategy} on {train.n_queries} queries, {train.n_features} features "
           f"(seed {args.seed})")
-    print(_table(rows, ["", result.metric]))
+    print(format_table(rows, ["", result.metric]))
     if result.interrupted:
         print(f"note: {result.message} (the best point found so far is kept)")
     if args.output:
@@ -188,9 +194,10 @@ def cmd_evaluate(args):
         rows = [[str(q)] + [f"{values[n][i]:.4f}" for n in names]
                 for i, q in enumerate(data.qids)]
         rows.append(["all"] + [f"{np.nanmean(values[n]):.4f}" for n in names])
-        print(_table(rows, ["qid"] + names))
+        print(format_table(rows, ["qid"] + names))
     else:
-        print(_table([[k, f"{v:.4f}"] for k, v in values.items()], ["metric", "value"]))
+        print(format_table([[k, f"{v:.4f}"] for k, v in values.items()],
+                           ["metric", "value"]))
     return 0
 
 
@@ -282,7 +289,7 @@ def cmd_demo(args):
                      str(r.n_evals), f"{secs:.2f} s"])
         if best is None:
             best = r
-    print(_table(rows, ["strategy", "train", "valid", "test", "evals", "time"]))
+    print(format_table(rows, ["strategy", "train", "valid", "test", "evals", "time"]))
     w = best.weights / np.abs(best.weights).max()
     print("  learned weights (coordinate ascent, scaled):" +
           "".join(f" {x:+.2f}" for x in w))
@@ -312,9 +319,7 @@ def cmd_compare(args):
     unknown = sorted(set(options) - set(names))
     if unknown:
         raise UsageError(f"--option names strategies not in --strategies: {unknown}")
-    train = _load(args.train, query_file=args.query_file)
-    valid = _load(args.valid, n_features=train.n_features) if args.valid else None
-    test = _load(args.test, n_features=train.n_features) if args.test else None
+    train, valid, test = _load_sets(args)
     with _Compiling(args.quiet):
         _warm_up(args.metric, args.ties)
     cmp = compare(train, names, seeds=range(args.seeds), budget=args.budget,
@@ -419,10 +424,7 @@ def _parser():
                               "the best point found so far.\nLong runs: add --checkpoint "
                               "run.ckpt; after a crash, the same command with\n--resume "
                               "run.ckpt finishes it with the result of an uninterrupted run.")
-    f.add_argument("train", help="LETOR/SVMlight file (plain or .gz)")
-    f.add_argument("--valid", help="validation file (chooses among restarts)")
-    f.add_argument("--test", help="test file (only reported)")
-    f.add_argument("--query-file", help="group sizes for a train file without qid")
+    _data_arguments(f, "validation file (chooses among restarts)", "test file (only reported)")
     f.add_argument("--metric", default="ndcg@10", help="metric to maximize (default ndcg@10)")
     f.add_argument("--strategy", default="coordinate_ascent",
                    help="optimizer (default coordinate_ascent; see 'dfrank strategies')")
@@ -507,10 +509,8 @@ def _parser():
                               "'dfrank strategies' lists what is installed.\n"
                               "With --max-seconds, keep --n-jobs 1 so that runs do not "
                               "share cores.")
-    c.add_argument("train", help="LETOR/SVMlight file (plain or .gz)")
-    c.add_argument("--valid", help="validation file (chooses among each run's restarts)")
-    c.add_argument("--test", help="test file (reported; significance vs the best)")
-    c.add_argument("--query-file", help="group sizes for a train file without qid")
+    _data_arguments(c, "validation file (chooses among each run's restarts)",
+                    "test file (reported; significance vs the best)")
     c.add_argument("--strategies", default="ca,pso,random",
                    help="comma-separated strategy names (default ca,pso,random)")
     c.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per strategy "

@@ -20,6 +20,7 @@ import numpy as np
 from .data import RankingData
 from .result import VERSION, _jsonable, write_json_atomic
 from .stats import significance
+from .text import format_table
 
 __all__ = ["compare", "Comparison", "Run", "COMPARISON_FORMAT"]
 
@@ -155,7 +156,7 @@ class Comparison:
                 f"({self.best_value:.4f})")
         if has["p_vs_best"]:
             note += "; * = differs from the best strategy on test (p < 0.05)"
-        return _format_table(table, headers) + "\n" + note
+        return format_table(table, headers) + "\n" + note
 
     def to_dict(self):
         return _jsonable({
@@ -184,17 +185,6 @@ def _pm(row, key):
     if key not in row:
         return ""
     return f"{row[key]:.4f} ± {row[key + '_sd']:.4f}"
-
-
-def _format_table(rows, headers):
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
-    out = ["  ".join(str(h).ljust(w) if i == 0 else str(h).rjust(w)
-                     for i, (h, w) in enumerate(zip(headers, widths)))]
-    out.append("  ".join("-" * w for w in widths))
-    for r in rows:
-        out.append("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
-                             for i, (c, w) in enumerate(zip(r, widths))))
-    return "\n".join(out)
 
 
 def _label(spec):

@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 import dfrank
+from dfrank.text import format_table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
@@ -44,17 +45,6 @@ DEFAULT_STRATEGIES = ["ca", "fdsa", "pso", "random", "approx_ndcg", "approx_ap",
 OPTIONS = {"ca": dict(restarts=5), "coordinate_ascent": dict(restarts=5),
            "fdsa": dict(restarts=5), "steepest_ascent": dict(restarts=5),
            "pso": dict(), "random": dict()}
-
-
-def fmt_table(rows, headers):
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
-    out = ["  ".join(str(h).ljust(w) if i == 0 else str(h).rjust(w)
-                     for i, (h, w) in enumerate(zip(headers, widths)))]
-    out.append("  ".join("-" * w for w in widths))
-    for r in rows:
-        out.append("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
-                             for i, (c, w) in enumerate(zip(r, widths))))
-    return "\n".join(out)
 
 
 def main():
@@ -98,7 +88,7 @@ def main():
                 rows = [[f"fold {i + 1}"] + [f"{v[m]:.4f}" for m in REPORT]
                         for i, v in enumerate(per_fold)]
                 print(f"\n{strat}:")
-                print(fmt_table(rows, [""] + REPORT))
+                print(format_table(rows, [""] + REPORT))
             mean = {m: np.mean([v[m] for v in per_fold]) for m in REPORT}
             summary.append([f"dfrank {strat}"] + [f"{mean[m]:.4f}" for m in REPORT] +
                            [f"{secs / 5:.1f} s"])
@@ -107,7 +97,7 @@ def main():
             summary.append([label] + [f"{vals[m]:.4f}" if m in vals else "" for m in REPORT]
                            + [""])
         print(f"\n{name}: test, mean of 5 folds")
-        print(fmt_table(summary, ["method"] + REPORT + ["train time"]))
+        print(format_table(summary, ["method"] + REPORT + ["train time"]))
 
 
 if __name__ == "__main__":

@@ -77,53 +77,45 @@ class _External(Strategy):
                               f"pip install \"dfrank[compare]\"")
 
 
-class ScipyNelderMead(_External):
-    """scipy's Nelder-Mead simplex method in the unit cube (bounded).
+class ScipyLocal(_External):
+    """scipy's local derivative-free methods (``scipy:nelder-mead``, ``scipy:powell``) in
+    the unit cube (bounded), started from the cube's center.
 
-    Parameters: restarts (1), xatol (1e-4), fatol (1e-7).
+    Parameters: method ("Nelder-Mead" or "Powell"), restarts (1), xtol (1e-4, in cube
+    units), ftol (1e-7): scipy's xatol/fatol for Nelder-Mead, xtol/ftol for Powell.
     """
 
     package = "scipy"
+    _TOL_NAMES = {"Nelder-Mead": ("xatol", "fatol"), "Powell": ("xtol", "ftol")}
 
-    def __init__(self, *, restarts=1, xatol=1e-4, fatol=1e-7):
-        self.restarts = restarts
-        self.xatol = xatol
-        self.fatol = fatol
-
-    def run(self, objective, rng, callback=None, *, restart=0):
-        from scipy.optimize import minimize
-
-        self.check(objective)
-        d = objective.space.dim
-        res = minimize(lambda z: self.loss(objective, z), self.start(objective, rng, restart),
-                       method="Nelder-Mead", bounds=[(0.0, 1.0)] * d,
-                       options={"maxfev": self.eval_cap(objective, 200 * d),
-                                "xatol": self.xatol, "fatol": self.fatol})
-        return {"iterations": int(res.nit), "converged": bool(res.success)}
-
-
-class ScipyPowell(_External):
-    """scipy's Powell conjugate-direction method in the unit cube (bounded).
-
-    Parameters: restarts (1), xtol (1e-4), ftol (1e-7).
-    """
-
-    package = "scipy"
-
-    def __init__(self, *, restarts=1, xtol=1e-4, ftol=1e-7):
+    def __init__(self, *, method="Nelder-Mead", restarts=1, xtol=1e-4, ftol=1e-7):
+        self.method = method
         self.restarts = restarts
         self.xtol = xtol
         self.ftol = ftol
 
+    @property
+    def label(self):
+        return f"scipy:{self.method.lower()}"
+
+    def check(self, objective):
+        super().check(objective)
+        if self.method not in self._TOL_NAMES:
+            raise ValueError(f"{self.label}: method must be one of "
+                             f"{sorted(self._TOL_NAMES)}, got {self.method!r}")
+        check_float(self.label, "xtol", self.xtol, 0.0, low_open=True)
+        check_float(self.label, "ftol", self.ftol, 0.0, low_open=True)
+
     def run(self, objective, rng, callback=None, *, restart=0):
         from scipy.optimize import minimize
 
         self.check(objective)
         d = objective.space.dim
+        xname, fname = self._TOL_NAMES[self.method]
         res = minimize(lambda z: self.loss(objective, z), self.start(objective, rng, restart),
-                       method="Powell", bounds=[(0.0, 1.0)] * d,
+                       method=self.method, bounds=[(0.0, 1.0)] * d,
                        options={"maxfev": self.eval_cap(objective, 200 * d),
-                                "xtol": self.xtol, "ftol": self.ftol})
+                                xname: self.xtol, fname: self.ftol})
         return {"iterations": int(res.nit), "converged": bool(res.success)}
 
 
@@ -340,8 +332,8 @@ class Optuna(_External):
 
 def _register_all():
     if _installed("scipy"):
-        register("scipy:nelder-mead")(ScipyNelderMead)
-        register("scipy:powell")(ScipyPowell)
+        register("scipy:nelder-mead")(ScipyLocal(method="Nelder-Mead"))
+        register("scipy:powell")(ScipyLocal(method="Powell"))
         register("scipy:differential_evolution")(ScipyDifferentialEvolution)
     if _installed("cma"):
         register("cma:es")(CMAES)

@@ -26,7 +26,7 @@ def test_maximize_and_compare_on_a_local_cluster_equal_local_runs(client):
     runs = [("ca", {"restarts": 4}), ("pso", {"restarts": 2, "iterations": 25})]
     local = [dfrank.maximize(data, "ndcg@10", s, seed=3, budget=400, **o) for s, o in runs]
     local_cmp = dfrank.compare(data, ["ca", "random"], seeds=[0, 1], budget=100)
-    with joblib.parallel_config(backend="dask"):
+    with joblib.parallel_config(backend="dask"), distributed.get_task_stream(client) as ts:
         remote = [dfrank.maximize(data, "ndcg@10", s, seed=3, budget=400, n_jobs=-1, **o)
                   for s, o in runs]
         remote_cmp = dfrank.compare(data, ["ca", "random"], seeds=[0, 1], budget=100,
@@ -36,8 +36,9 @@ def test_maximize_and_compare_on_a_local_cluster_equal_local_runs(client):
         assert a.n_evals == b.n_evals and len(b.restarts) == len(a.restarts)
     assert [(r.strategy, r.seed, r.train, r.n_evals) for r in local_cmp.runs] == \
         [(r.strategy, r.seed, r.train, r.n_evals) for r in remote_cmp.runs]
-    # the work ran in the workers, not here
-    assert sum(client.run(lambda: 1).values()) == 2
+    # the work ran as tasks on the cluster's two workers, not in this process
+    assert len(ts.data) >= 4 and len({t["worker"] for t in ts.data}) >= 1
+    assert {t["worker"] for t in ts.data} <= set(client.scheduler_info()["workers"])
 
 
 def test_dask_sees_the_real_size_of_objectives():

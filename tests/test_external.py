@@ -49,19 +49,19 @@ def test_spends_exactly_the_budget(name, data):
 
 
 def test_cube_to_simplex_map_and_sign(data):
-    from dfrank.strategies.external import ScipyPowell
+    from dfrank.strategies.external import ScipyLocal
 
     obj = LinearObjective(data, "ndcg@10")
     Z = np.array([[0.2, 0.2, 0.0, 0.0, 0.0, 0.0, 0.6], [0, 0, 0, 0, 0, 0, 0],
                   [2.0, -1.0, 0.5, 0.5, 0.5, 0.5, 0.5]])
-    P = ScipyPowell.to_points(obj.space, Z)
+    P = ScipyLocal.to_points(obj.space, Z)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     np.testing.assert_allclose(P[0], Z[0])                       # already on the simplex
     np.testing.assert_allclose(P[1], np.full(7, 1 / 7))          # z = 0: the center
     assert P[2, 1] == 0.0 and P[2, 0] == 2 * P[2, 2]             # clipped to the cube first
     # scaling z keeps the point (rank-equivalent rankers on one ray)
-    np.testing.assert_allclose(ScipyPowell.to_points(obj.space, 0.3 * Z[:1]), P[:1])
-    adapter = ScipyPowell()
+    np.testing.assert_allclose(ScipyLocal.to_points(obj.space, 0.3 * Z[:1]), P[:1])
+    adapter = ScipyLocal(method="Powell")
     assert adapter.loss(obj, Z[0]) == -obj(P[0])
     np.testing.assert_array_equal(adapter.losses(obj, Z), -obj.batch(P))
 
@@ -95,6 +95,10 @@ def test_bad_options(data):
     pytest.importorskip("cma")
     with pytest.raises(ValueError, match="sigma0"):
         dfrank.maximize(data, "ndcg@10", "cma:es", budget=10, sigma0=-1)
+    with pytest.raises(ValueError, match="xtol"):
+        dfrank.maximize(data, "ndcg@10", "scipy:powell", budget=10, xtol=0)
+    with pytest.raises(ValueError, match="method must be one of"):
+        dfrank.maximize(data, "ndcg@10", "scipy:powell", budget=10, method="BFGS")
     with pytest.raises(ValueError, match="popsize"):
         dfrank.maximize(data, "ndcg@10", "scipy:differential_evolution", budget=10,
                         popsize=0)
