@@ -53,34 +53,52 @@ def dot_block(XT, w, lo, hi, acc):
         j += 1
 
 
+_BLOCK = 256  # documents per dot_block call
+
+
 @njit(inline="always")
-def _drive(fn, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty, empty_value,
-           chunks, out):
-    """The shared skeleton: (point, query) tasks in chunks over the threads, query-major so
-    the points of one query reuse its features from cache; each chunk allocates its
-    scratch once."""
+def _drive(fn, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
+           empty_value, chunks, out):
+    """The shared skeleton: tasks (group of queries, point), group-major, in chunks over
+    the threads (one parallel region).
+
+    A group is a run of consecutive queries with about the same number of documents as
+    the others (:meth:`BoundMetric.groups`). A task scores the group's documents in
+    blocks that cross query boundaries, so the dot products run over long contiguous
+    stretches even when queries hold a handful of documents, then ranks its queries; the
+    points of one group follow each other, so its features are reused from cache. Every
+    score is summed by :func:`dot_block` in the same order, so a batch of points gets
+    exactly the values of the same points one at a time. Each chunk allocates its
+    scratch once.
+    """
     P = W.shape[0]
-    nq = len(qptr) - 1
-    total = P * nq
+    n_groups = len(groups) - 1
+    total = P * n_groups
     nc = max(1, min(total, chunks))
     max_m = len(disc)
+    max_g = 1
+    for gi in range(n_groups):
+        max_g = max(max_g, qptr[groups[gi + 1]] - qptr[groups[gi]])
     for ch in prange(nc):
-        sq = np.empty(max_m)
+        sg = np.empty(max_g)
         ibuf = np.empty(max_m, np.int64)
         jbuf = np.empty(max_m + 1, np.int64)
         fbuf = np.empty(2 * max_m)
         for t in range(ch * total // nc, (ch + 1) * total // nc):
-            q = t // P
-            p = t - q * P
-            if empty[q]:
-                out[p, q] = empty_value
-                continue
-            lo = qptr[q]
-            hi = qptr[q + 1]
-            m = hi - lo
-            dot_block(XT, W[p], lo, hi, sq)
-            out[p, q] = fn(code, sq[:m], y[lo:hi], g[lo:hi], disc, m, k, ties, thr, norm,
-                           c0[q], ibuf, jbuf, fbuf)
+            gi = t // P
+            p = t - gi * P
+            first = qptr[groups[gi]]
+            end = qptr[groups[gi + 1]]
+            for lo in range(first, end, _BLOCK):
+                dot_block(XT, W[p], lo, min(end, lo + _BLOCK), sg[lo - first:])
+            for q in range(groups[gi], groups[gi + 1]):
+                if empty[q]:
+                    out[p, q] = empty_value
+                    continue
+                lo = qptr[q]
+                hi = qptr[q + 1]
+                out[p, q] = fn(code, sg[lo - first:hi - first], y[lo:hi], g[lo:hi], disc,
+                               hi - lo, k, ties, thr, norm, c0[q], ibuf, jbuf, fbuf)
 
 
 # ------------------------------------------------------------------ family kernels
@@ -141,76 +159,75 @@ def _q_expected(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf
 
 
 # ------------------------------------------------------------------ entry points
-_SIG = "XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value, chunks, out"
 
 
 @njit(cache=True, parallel=True)
-def batch_ndcg(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
-               chunks, out):
-    _drive(_q_ndcg, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+def batch_ndcg(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
+               empty_value, chunks, out):
+    _drive(_q_ndcg, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 
 @njit(cache=True, parallel=True)
-def batch_dcg(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
-              chunks, out):
-    _drive(_q_dcg, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+def batch_dcg(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
+              empty_value, chunks, out):
+    _drive(_q_dcg, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 
 @njit(cache=True, parallel=True)
-def batch_prec(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
-               chunks, out):
-    _drive(_q_prec, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+def batch_prec(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
+               empty_value, chunks, out):
+    _drive(_q_prec, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 
 @njit(cache=True, parallel=True)
-def batch_recall(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
-                 chunks, out):
-    _drive(_q_recall, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+def batch_recall(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
+                 empty_value, chunks, out):
+    _drive(_q_recall, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 
 @njit(cache=True, parallel=True)
-def batch_rprec(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
-                chunks, out):
-    _drive(_q_rprec, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+def batch_rprec(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
+                empty_value, chunks, out):
+    _drive(_q_rprec, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 
 @njit(cache=True, parallel=True)
-def batch_rr(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
-             chunks, out):
-    _drive(_q_rr, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+def batch_rr(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
+             empty_value, chunks, out):
+    _drive(_q_rr, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 
 @njit(cache=True, parallel=True)
-def batch_ap(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
-             chunks, out):
-    _drive(_q_ap, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+def batch_ap(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
+             empty_value, chunks, out):
+    _drive(_q_ap, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 
 @njit(cache=True, parallel=True)
-def batch_err(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
-              chunks, out):
-    _drive(_q_err, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+def batch_err(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
+              empty_value, chunks, out):
+    _drive(_q_err, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 
 @njit(cache=True, parallel=True)
-def batch_ktau(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty, empty_value,
-               chunks, out):
-    _drive(_q_ktau, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+def batch_ktau(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
+               empty_value, chunks, out):
+    _drive(_q_ktau, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 
 @njit(cache=True, parallel=True)
-def batch_expected(XT, W, qptr, y, g, disc, code, k, ties, thr, norm, c0, empty,
+def batch_expected(XT, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                    empty_value, chunks, out):
-    _drive(_q_expected, code, XT, W, qptr, y, g, disc, k, ties, thr, norm, c0, empty,
+    _drive(_q_expected, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, chunks, out)
 
 

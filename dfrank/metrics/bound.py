@@ -63,6 +63,8 @@ class BoundMetric:
                               float(m.rel_threshold), self.c0, self.empty)
 
         self._order = None
+        self._groups = {}
+        self._thr = float(self.metric.rel_threshold)
         self._driver = None if m.is_custom else D.driver(m.code, self.tie_code)
 
     def query_order(self):
@@ -80,6 +82,20 @@ class BoundMetric:
                 bins[k if r % 2 == 0 else n_bins - 1 - k].append(q)
             self._order = (n, np.concatenate([np.asarray(b, dtype=np.int64) for b in bins]))
         return self._order[1]
+
+    def groups(self, n_groups):
+        """Boundaries of ``n_groups`` runs of consecutive queries with about equal work:
+        the parallel tasks of an evaluation. numba deals a ``prange`` to the threads in
+        contiguous blocks, so the estimate must hold for whole halves of the data: m log m
+        per query of m documents (ranking, scoring) plus a constant."""
+        g = self._groups.get(n_groups)
+        if g is None:
+            m = np.diff(self.qptr).astype(np.float64)
+            cost = np.cumsum(m * np.log2(m + 2.0) + 16.0)
+            cuts = np.searchsorted(cost, cost[-1] * np.arange(1, n_groups) / n_groups)
+            g = np.unique(np.concatenate([[0], cuts, [self.n_queries]])).astype(np.int64)
+            self._groups[n_groups] = g
+        return g
 
     @property
     def name(self):
@@ -101,15 +117,16 @@ class BoundMetric:
         """Per-query values ``[P, n_queries]`` of the linear scorers ``W`` (P, d) over the
         transposed features ``XT`` (d, n_docs): scoring and ranking in one parallel pass."""
         W = np.ascontiguousarray(W, dtype=np.float64)
-        out = np.empty((W.shape[0], self.n_queries))
+        P = W.shape[0]
+        out = np.empty((P, self.n_queries))
         m = self.metric
+        chunks = _chunks()
         if m.is_custom:
-            D.batch_custom(m.fn, XT, W, self.qptr, self.y, m.k, self.tie_code, _chunks(),
-                           out)
+            D.batch_custom(m.fn, XT, W, self.qptr, self.y, m.k, self.tie_code, chunks, out)
         else:
-            self._driver(XT, W, self.qptr, self.y, self.gains, self.disc, m.code, m.k,
-                         self.tie_code, float(m.rel_threshold), self.norm, self.c0,
-                         self.empty, self.empty_value, _chunks(), out)
+            self._driver(XT, W, self.qptr, self.groups(chunks), self.y, self.gains,
+                         self.disc, m.code, m.k, self.tie_code, self._thr, self.norm,
+                         self.c0, self.empty, self.empty_value, chunks, out)
         return out
 
     def mean(self, values):
