@@ -85,10 +85,12 @@ def _dominated(s0, u, y, lo, hi, d, kk, ties):
     pos = 0
     neg = 0
     ident = 0
-    for c in range(lo, hi):  # `&` and `1 if c else 0` (no `and`, no `+= c`): vectorizes
-        p = (s0[c] >= sd) & (u[c] >= ud)
-        n = (s0[c] >= sd) & (u[c] <= ud)
-        e = (s0[c] == sd) & (u[c] == ud)
+    ss = s0[lo:hi]  # slices indexed from 0: no negative-index check in the loop
+    uu = u[lo:hi]
+    for c in range(hi - lo):  # `&` and `1 if c else 0` (no `and`, no `+= c`): vectorizes
+        p = (ss[c] >= sd) & (uu[c] >= ud)
+        n = (ss[c] >= sd) & (uu[c] <= ud)
+        e = (ss[c] == sd) & (uu[c] == ud)
         pos += 1 if p else 0
         neg += 1 if n else 0
         ident += 1 if e else 0
@@ -208,8 +210,10 @@ def _candidates_chunk(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prun
         for a in range(n):
             ci = cc[a]
             ui = cu[a]
-            for b in range(a + 1, n):
-                x = (cc[b] != ci) & (cu[b] != ui)
+            rc = cc[a + 1:n]  # indexed from 0 (see _dominated)
+            ru = cu[a + 1:n]
+            for b in range(n - a - 1):
+                x = (rc[b] != ci) & (ru[b] != ui)
                 cnt += 1 if x else 0
         n_events[q] = cnt
 
@@ -396,8 +400,8 @@ def _bubble_key(pair, n, block):
 
 @njit(inline="always")
 def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc,
-                 relc, disc, c0, L, eps, out_t, out_d, out_h, ws_i, ws_C, ws_t, ws_p, ws_t2,
-                 ws_p2):
+                 relc, disc, c0, L, eps, out_t, out_d, out_h, ws_i, ws_C, ws_f, ws_t, ws_p,
+                 ws_t2, ws_p2):
     """Sweep one query; write its (t, delta, hazard) breakpoints; return (base, count).
 
     A *hazard* is a meeting of three or more documents (a group of events) reaching the
@@ -439,14 +443,23 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
         return base, 0
     ev_t = ws_t[:n_ev]
     ev_pair = ws_p[:n_ev]  # down * n + up
+    cs = ws_f[0, :n]  # the candidates' s0 and u, contiguous: no gather in the pair loop
+    cu = ws_f[1, :n]
+    for p in range(n):
+        cs[p] = s0[idx[p]]
+        cu[p] = u[idx[p]]
     e = 0
     for i in range(n):
-        di = idx[i]
-        for j in range(i + 1, n):
-            dj = idx[j]
-            if seq[i] != seq[j] and u[di] != u[dj]:
-                ev_t[e] = (s0[di] - s0[dj]) / (u[dj] - u[di])
-                ev_pair[e] = i * n + j
+        si = cs[i]
+        ui = cu[i]
+        li = seq[i]
+        rs = cs[i + 1:n]  # slices indexed from 0: no negative-index check
+        ru = cu[i + 1:n]
+        rl = seq[i + 1:n]
+        for j in range(n - i - 1):
+            if (rl[j] != li) & (ru[j] != ui):
+                ev_t[e] = (si - rs[j]) / (ru[j] - ui)
+                ev_pair[e] = i * n + i + 1 + j
                 e += 1
     sort_pairs(ev_t, ev_pair, ws_t2, ws_p2)  # sorted together: the sweep reads in order
     ts = ev_t
@@ -511,6 +524,7 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
     for ch in prange(nc):
         ws_i = np.empty((4, max(max_n, L)), np.int64)
         ws_C = np.empty((max_n, L), np.int64)
+        ws_f = np.empty((2, max_n))
         ws_t = np.empty(max_ev)
         ws_p = np.empty(max_ev, np.int64)
         ws_t2 = np.empty(max_ev)
@@ -528,7 +542,8 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
             bq, cnt = _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, qptr[q + 1],
                                    idx, k, ties,
                                    gc, rc, relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b],
-                                   out_h[a:b], ws_i, ws_C, ws_t, ws_p, ws_t2, ws_p2)
+                                   out_h[a:b], ws_i, ws_C, ws_f, ws_t, ws_p, ws_t2,
+                                   ws_p2)
             base[q] = bq
             n_out[q] = cnt
 

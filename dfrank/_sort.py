@@ -15,7 +15,7 @@ _RADIX = 1 << _BITS
 _MASK = np.uint64(_RADIX - 1)
 _SIGN = np.uint64(1 << 63)
 _RUN = 24
-_RADIX_FROM = 4096
+_RADIX_FROM = 192  # measured crossover: 250 keys 9.5 us radix vs 11.7 us merge; 1000: 16 vs 52
 
 
 @njit(cache=True)

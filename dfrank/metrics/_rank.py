@@ -89,23 +89,31 @@ def _rank_count(s, y, lo, hi, n, ties, out):
     m = hi - lo
     ss = s[lo:hi]
     yy = y[lo:hi]
-    for i in range(m):
-        si = ss[i]
-        yi = yy[i]
-        r = 0
-        if ties == PESSIMISTIC:  # equal scores: lower label first, then input order
+    if ties == PESSIMISTIC:  # equal scores: lower label first, then input order
+        for i in range(m):
+            si = ss[i]
+            yi = yy[i]
+            r = 0
             for j in range(m):
                 r += 1 if (ss[j] > si) | ((ss[j] == si) & ((yy[j] < yi) |
                                                           ((yy[j] == yi) & (j < i)))) else 0
-        elif ties == OPTIMISTIC:
+            out[r] = lo + i  # every rank 0..m-1 once: no branch on r < n
+    elif ties == OPTIMISTIC:
+        for i in range(m):
+            si = ss[i]
+            yi = yy[i]
+            r = 0
             for j in range(m):
                 r += 1 if (ss[j] > si) | ((ss[j] == si) & ((yy[j] > yi) |
                                                           ((yy[j] == yi) & (j < i)))) else 0
-        else:
+            out[r] = lo + i  # every rank 0..m-1 once: no branch on r < n
+    else:
+        for i in range(m):
+            si = ss[i]
+            r = 0
             for j in range(m):
                 r += 1 if (ss[j] > si) | ((ss[j] == si) & (j < i)) else 0
-        if r < n:
-            out[r] = lo + i
+            out[r] = lo + i  # every rank 0..m-1 once: no branch on r < n
     return n
 
 
@@ -114,7 +122,8 @@ _COUNT_MAX = 32  # lists up to this long are ranked by counting
 
 @njit(cache=True)
 def top_k(s, y, lo, hi, k, ties, out):
-    """Write the best ``n = min(k, hi - lo)`` rows of ``lo:hi`` into ``out[:n]``, best first.
+    """Write the best ``n = min(k, hi - lo)`` rows of ``lo:hi`` into ``out[:n]``, best first
+    (``out`` must hold hi - lo rows: it is scratch beyond n).
 
     Short lists are ranked by counting. Longer ones keep the n highest *scores* seen so
     far in ``out``, sorted by score (an insertion when a score beats the n-th; one float
