@@ -257,7 +257,7 @@ def _v_dcg(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _d_dcg(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
     if p > kk:
         return 0.0
@@ -275,7 +275,7 @@ def _v_count(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     return float(c)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _d_count(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
     if p != kk:
         return 0.0
@@ -290,7 +290,7 @@ def _v_rr(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _d_rr(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
     if p > kk:
         return 0.0
@@ -316,7 +316,7 @@ def _v_ap(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _d_ap(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
     if p > kk:
         return 0.0
@@ -353,7 +353,7 @@ def _v_ktau(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     return c0 - 2.0 * disc_pairs  # times 1/pairs (the scale) below
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _d_ktau(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
     return scale if la > lb else -scale
 
@@ -371,7 +371,7 @@ def _scale(code, k, c0):
     return 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _d_err(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
     """ERR change of swapping positions p, p + 1 (a of class la moves up past b)."""
     if p > kk:
