@@ -706,6 +706,109 @@ def window_min(values, lower, upper, mid, w):
 
 
 @njit(cache=True)
+def median_width(lower, upper):
+    """The median width of the bounded intervals (-1 when there is none), in one pass."""
+    n = len(lower)
+    w = np.empty(n)
+    c = 0
+    for i in range(n):
+        if np.isfinite(lower[i]) and np.isfinite(upper[i]):
+            w[c] = upper[i] - lower[i]
+            c += 1
+    return np.median(w[:c]) if c else -1.0
+
+
+@njit(cache=True, inline="always")
+def _middle(lower, upper, i, step):
+    """One interval's point, as :func:`middles`."""
+    lo = lower[i]
+    hi = upper[i]
+    if np.isfinite(lo) and np.isfinite(hi):
+        return 0.5 * (lo + hi)
+    if np.isfinite(lo):
+        return lo + (step if step > 0 else max(abs(lo), 1.0))
+    if np.isfinite(hi):
+        return hi - (step if step > 0 else max(abs(hi), 1.0))
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def _eligible(lower, upper, i, min_width):
+    lo = lower[i]
+    hi = upper[i]
+    if np.isfinite(lo) and np.isfinite(hi):
+        return hi - lo > min_width * max(1.0, abs(lo), abs(hi))
+    return True
+
+
+@njit(cache=True)
+def _window_score(lower, upper, values, i, step, w):
+    """The lowest value of the intervals meeting [mid_i - w, mid_i + w] (as
+    :func:`window_min`) and the number of neighbours looked at."""
+    mid = _middle(lower, upper, i, step)
+    v = values[i]
+    j = i - 1
+    while j >= 0 and upper[j] > mid - w:
+        v = min(v, values[j])
+        j -= 1
+    looked = i - 1 - j
+    j = i + 1
+    while j < len(values) and lower[j] < mid + w:
+        v = min(v, values[j])
+        j += 1
+    return v, looked + j - i - 1
+
+
+@njit(cache=True)
+def plateau_pick(lower, upper, values, step, w, floor, min_width, tol):
+    """:func:`pick` of the ``"plateau"`` rule without a window minimum for every interval:
+    an interval's window minimum is at most its own value, so only intervals whose value
+    could still reach the best window minimum are looked at (intervals narrower than
+    ``min_width`` are never chosen; below ``floor`` neither, unless every interval is).
+    Returns -1 when that would look at too many neighbours (wide windows over rising
+    values): the caller then takes the sliding-window path."""
+    n = len(values)
+    budget = 8 * n + 1000
+    lim = floor - tol
+    any_high = False
+    for i in range(n):
+        if values[i] >= lim:
+            any_high = True
+            break
+    best = -np.inf
+    for i in range(n):
+        v = values[i]
+        if v <= best or (any_high and v < lim) or not _eligible(lower, upper, i, min_width):
+            continue
+        sc, looked = _window_score(lower, upper, values, i, step, w)
+        budget -= looked
+        if budget < 0:
+            return -1
+        best = max(best, sc)
+    # among the best (within tol): the highest own value, then the nearest to t = 0
+    vbest = -np.inf
+    for i in range(n):
+        v = values[i]
+        if v < best - tol or v <= vbest or (any_high and v < lim) or \
+                not _eligible(lower, upper, i, min_width):
+            continue
+        if _window_score(lower, upper, values, i, step, w)[0] >= best - tol:
+            vbest = v
+    chosen = -1
+    dbest = np.inf
+    for i in range(n):
+        v = values[i]
+        if v < best - tol or v < vbest - tol or (any_high and v < lim) or \
+                not _eligible(lower, upper, i, min_width):
+            continue
+        d = lower[i] if lower[i] > 0 else (-upper[i] if upper[i] < 0 else 0.0)
+        if d < dbest and _window_score(lower, upper, values, i, step, w)[0] >= best - tol:
+            dbest = d
+            chosen = i
+    return chosen
+
+
+@njit(cache=True)
 def pick(lower, upper, values, score, min_width, tol, by_value):
     """Index of the chosen interval: eligible (unbounded, or wider than min_width relative
     to |t|), highest ``score`` (within tol), then highest value if ``by_value``, then the

@@ -209,28 +209,29 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
     lo, hi, v = profile.lower, profile.upper, profile.values
     if len(v) == 1:
         return LineResult(float(v[0]), 0.0, -np.inf, np.inf, int(n_crossings), profile)
-    bounded = np.isfinite(lo) & np.isfinite(hi)
     median_width = None
 
-    def step():  # the median width of the bounded intervals (numpy's selection, O(n))
+    def step():  # the median width of the bounded intervals (a selection, O(n))
         nonlocal median_width
         if median_width is None:
-            median_width = float(np.median((hi - lo)[bounded])) if bounded.any() else -1.0
+            median_width = float(K.median_width(lo, hi))
         return median_width
 
+    i = -1
     if rule == "plateau":
-        mid = K.middles(lo, hi, step())
         if window is None:
             window = step() if step() > 0 else 1.0
-        score = K.window_min(v, lo, hi, mid, float(window))
-        if np.isfinite(floor):
-            low = v < floor - tol
-            if not low.all():
-                score = np.where(low, -np.inf, score)
+        i = K.plateau_pick(lo, hi, v, step(), float(window), float(floor), min_width, tol)
+        if i < 0:  # wide windows: every interval's window minimum, sliding
+            score = K.window_min(v, lo, hi, K.middles(lo, hi, step()), float(window))
+            if np.isfinite(floor):
+                low = v < floor - tol
+                if not low.all():
+                    score = np.where(low, -np.inf, score)
+            i = K.pick(lo, hi, v, score, min_width, tol, True)
     else:
-        score = v
-    i = K.pick(lo, hi, v, score, min_width, tol, rule == "plateau")
-    if bounded[i]:
+        i = K.pick(lo, hi, v, v, min_width, tol, False)
+    if np.isfinite(lo[i]) and np.isfinite(hi[i]):
         t = 0.5 * (lo[i] + hi[i])
     else:
         t = float(K.middles(lo[i:i + 1], hi[i:i + 1], step())[0])

@@ -103,6 +103,56 @@ def test_plateau_rule_prefers_wide_intervals():
         choose(prof, rule="steepest")
 
 
+def plateau_reference(lo, hi, v, step, w, floor, min_width, tol):
+    """The plateau rule by its definition, interval by interval (numpy, quadratic)."""
+    n = len(v)
+    def beyond(end):
+        return step if step > 0 else np.maximum(np.abs(end), 1.0)
+    with np.errstate(invalid="ignore"):
+        mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi),
+                       np.where(np.isfinite(lo), lo + beyond(lo), hi - beyond(hi)))
+    score = np.array([v[(lo < mid[i] + w) & (hi > mid[i] - w)].min() for i in range(n)])
+    low = v < floor - tol
+    if not low.all():
+        score[low] = -np.inf
+    width_ok = ~(np.isfinite(lo) & np.isfinite(hi)) | \
+        (hi - lo > min_width * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi))))
+    ok = np.flatnonzero(width_ok)
+    best = score[ok].max()
+    ok = ok[score[ok] >= best - tol]
+    ok = ok[v[ok] >= v[ok].max() - tol]
+    dist = np.where(lo[ok] > 0, lo[ok], np.where(hi[ok] < 0, -hi[ok], 0.0))
+    return ok[np.argmin(dist)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=2, max_size=40),
+       st.lists(st.sampled_from([1e-12, 0.01, 0.1, 0.5, 1.0, 3.0]), min_size=1, max_size=39),
+       st.sampled_from([0.05, 0.3, 1.0, 10.0]), st.sampled_from([-np.inf, 2.0, 5.0]),
+       st.floats(-3, 3))
+def test_plateau_choice_matches_its_definition(levels, widths, w, floor, shift):
+    """The pruned plateau choice (only intervals that can still win are looked at) picks
+    what the rule's definition picks, ties, narrow intervals and the floor included."""
+    from dfrank import _linesearch as K
+    n = len(levels)
+    breaks = shift + np.concatenate([[0.0], np.cumsum((widths * n)[:n])])[:n - 1]
+    lo = np.concatenate([[-np.inf], breaks])
+    hi = np.concatenate([breaks, [np.inf]])
+    v = np.array(levels, dtype=float) / 6
+    step = float(np.median(np.diff(breaks))) if n > 2 else -1.0  # as choose's
+    got = K.plateau_pick(lo, hi, v, step, w, floor, 1e-9, 1e-12)
+    want = plateau_reference(lo, hi, v, step, w, floor, 1e-9, 1e-12)
+    if got >= 0:  # -1: the caller takes the sliding-window path, checked here too
+        assert got == want
+    score = K.window_min(v, lo, hi, K.middles(lo, hi, step), w)
+    if np.isfinite(floor) and not (v < floor - 1e-12).all():
+        score = np.where(v < floor - 1e-12, -np.inf, score)
+    assert K.pick(lo, hi, v, score, 1e-9, 1e-12, True) == want
+    from dfrank.linesearch import LineProfile, choose
+    res = choose(LineProfile(lo, hi, v), rule="plateau", window=w, floor=floor)
+    assert (res.lower, res.upper, res.value) == (lo[want], hi[want], v[want])
+
+
 def test_pruning_keeps_top_k_exact_on_long_queries():
     rng = np.random.default_rng(3)
     sizes = [60, 90, 5]
