@@ -23,7 +23,7 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import njit, prange
 
-from ._sort import radix_argsort, sort_pairs
+from ._sort import sort_pairs
 from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 
@@ -633,8 +633,9 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps):
             if out_h[i]:
                 hz[b] = out_t[i]
                 b += 1
-    order = radix_argsort(t)
-    breaks, cum = merge_profile(t[order], d[order], eps)
+    bits = d.view(np.int64)  # the changes ride along the sort as their bit patterns
+    sort_pairs(t, bits, np.empty(n_ch), np.empty(n_ch, np.int64))
+    breaks, cum = merge_profile(t, bits.view(np.float64), eps)
     hz.sort()
     return breaks, cum, hz
 
@@ -703,19 +704,6 @@ def window_min(values, lower, upper, mid, w):
             head += 1
         out[i] = values[dq[head]] if head < tail else values[i]
     return out
-
-
-@njit(cache=True)
-def median_width(lower, upper):
-    """The median width of the bounded intervals (-1 when there is none), in one pass."""
-    n = len(lower)
-    w = np.empty(n)
-    c = 0
-    for i in range(n):
-        if np.isfinite(lower[i]) and np.isfinite(upper[i]):
-            w[c] = upper[i] - lower[i]
-            c += 1
-    return np.median(w[:c]) if c else -1.0
 
 
 @njit(cache=True, inline="always")

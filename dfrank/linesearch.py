@@ -199,7 +199,8 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
         its current value, so it never goes down), the one whose worst value within
         ``window`` of its middle is highest (ties: higher own value, then nearest 0):
         prefers wide plateaus over narrow peaks, which generalize poorly and strand the
-        next line search. ``window`` defaults to the median interval width.
+        next line search. ``window`` defaults to the median interval width (the lower
+        middle one for an even count).
 
     Intervals narrower than ``min_width`` (relative to |t|) are never chosen: they are
     rounding artefacts where crossings coincide.
@@ -213,8 +214,11 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
 
     def step():  # the median width of the bounded intervals (a selection, O(n))
         nonlocal median_width
-        if median_width is None:
-            median_width = float(K.median_width(lo, hi))
+        if median_width is None:  # the lower median: one selection (np.median makes two)
+            w = hi - lo
+            w = w[np.isfinite(w)]
+            k = (w.size - 1) // 2
+            median_width = float(np.partition(w, k)[k]) if w.size else -1.0
         return median_width
 
     i = -1
