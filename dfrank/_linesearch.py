@@ -393,8 +393,8 @@ def _d_err(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
 def _bubble_key(pair, n, block):
     """Order of an event inside a meeting: the down document's u-block (top first), then
     the down document bottom-first, then the up document top-first."""
-    down = pair // n
-    up = pair - down * n
+    down = pair >> 32
+    up = pair & 0xFFFFFFFF
     return (block[down] * n + (n - 1 - down)) * n + up
 
 
@@ -442,7 +442,7 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
     if n_ev == 0:
         return base, 0
     ev_t = ws_t[:n_ev]
-    ev_pair = ws_p[:n_ev]  # down * n + up
+    ev_pair = ws_p[:n_ev]  # down << 32 | up: shifts, not divisions, decode it
     cs = ws_f[0, :n]  # the candidates' s0 and u, contiguous: no gather in the pair loop
     cu = ws_f[1, :n]
     for p in range(n):
@@ -459,7 +459,7 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
         for j in range(n - i - 1):
             if (rl[j] != li) & (ru[j] != ui):
                 ev_t[e] = (si - rs[j]) / (ru[j] - ui)
-                ev_pair[e] = i * n + i + 1 + j
+                ev_pair[e] = (i << 32) | (i + 1 + j)
                 e += 1
     sort_pairs(ev_t, ev_pair, ws_t2, ws_p2)  # sorted together: the sweep reads in order
     ts = ev_t
@@ -485,8 +485,8 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
         before = value
         top = False
         for r in range(g, h):
-            b = pair[r] // n
-            a = pair[r] - b * n
+            b = pair[r] >> 32
+            a = pair[r] & 0xFFFFFFFF
             la = seq[a]
             lb = seq[b]
             p = C[a, lb] + S[b]  # b's position; a moves to p, b to p + 1
