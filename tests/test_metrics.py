@@ -101,18 +101,21 @@ def test_batch_equals_single(case):
 
 
 def test_long_lists_against_reference():
-    # longer queries exercise the heap selection and the AP binary search
+    # longer queries exercise every top-k path (counting up to 32 rows, the score buffer,
+    # its tie collection and the heap when ties swamp the threshold) and both AP paths
     rng = np.random.default_rng(1)
-    sizes = [1, 2, 50, 200, 333]
+    sizes = [1, 2, 20, 32, 33, 50, 200, 333]
     n = sum(sizes)
     y = rng.integers(0, 5, n).astype(float)
-    s = np.round(rng.normal(size=n), 1)  # many ties
-    data = dfrank.RankingData.from_arrays(np.zeros((n, 1)), y, np.repeat(range(5), sizes))
-    for name, family, k in FAMILIES + [("ndcg@100", "ndcg", 100), ("p@250", "p", 250)]:
-        for ties in ["pessimistic", "optimistic", "stable"]:
-            got = dfrank.evaluate(s, data, name, ties=ties, per_query=True)
-            want = _reference(data, s, family, k, ties)
-            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
+    normal = rng.normal(size=n)
+    data = dfrank.RankingData.from_arrays(np.zeros((n, 1)), y,
+                                          np.repeat(range(len(sizes)), sizes))
+    for s in (np.round(normal, 1), np.round(normal), np.zeros(n), normal):  # ties: many..none
+        for name, family, k in FAMILIES + [("ndcg@100", "ndcg", 100), ("p@250", "p", 250)]:
+            for ties in ["pessimistic", "optimistic", "stable"]:
+                got = dfrank.evaluate(s, data, name, ties=ties, per_query=True)
+                want = _reference(data, s, family, k, ties)
+                np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
 
 
 def test_known_values():

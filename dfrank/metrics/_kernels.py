@@ -119,17 +119,20 @@ def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf, fbuf):
         above_rel = 0
         for t in range(r):  # `&`, `|` rather than `and`: no branch, so it vectorizes
             above_rel += 1 if (rel[t] > sr) | ((rel[t] == sr) & (t < i)) else 0
-        gt = 0
-        ge = 0
-        for t in range(n_non):
-            gt += 1 if non[t] > sr else 0
-            ge += 1 if non[t] >= sr else 0
-        if ties == PESSIMISTIC:
-            above = ge
-        elif ties == OPTIMISTIC or ge == gt:
-            above = gt
+        above = 0
+        if ties == PESSIMISTIC:  # one count per policy: the loop does half the work
+            for t in range(n_non):
+                above += 1 if non[t] >= sr else 0
+        elif ties == OPTIMISTIC:
+            for t in range(n_non):
+                above += 1 if non[t] > sr else 0
         else:
-            return _ap_counting(s, y, lo, hi, ties, thr, n_rel, jbuf, fbuf)
+            ge = 0
+            for t in range(n_non):
+                above += 1 if non[t] > sr else 0
+                ge += 1 if non[t] >= sr else 0
+            if ge != above:
+                return _ap_counting(s, y, lo, hi, ties, thr, n_rel, jbuf, fbuf)
         v += (1.0 + above_rel) / (1.0 + above_rel + above)
     return v / n_rel
 
