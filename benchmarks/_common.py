@@ -41,7 +41,8 @@ def load_warning():
         return ""
     n = os.cpu_count() or 1
     if one > 0.5:
-        return f"note: load average {one:.2f} on {n} cores before the run; other work may skew times"
+        return (f"note: load average {one:.2f} on {n} cores before the run; other work may "
+                "skew times")
     return f"load average {one:.2f} on {n} cores before the run"
 
 

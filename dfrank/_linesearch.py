@@ -664,22 +664,39 @@ def merge_profile(t, d, eps):
 
 
 # ---------------------------------------------------------------------------- choosing
+@njit(cache=True, inline="always")
+def _middle(lower, upper, i, step):
+    """Interval i's point (see :func:`middles`)."""
+    lo = lower[i]
+    hi = upper[i]
+    if np.isfinite(lo) and np.isfinite(hi):
+        return 0.5 * (lo + hi)
+    if np.isfinite(lo):
+        return lo + (step if step > 0 else max(abs(lo), 1.0))
+    if np.isfinite(hi):
+        return hi - (step if step > 0 else max(abs(hi), 1.0))
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def _eligible(lower, upper, i, min_width):
+    """Interval i may be chosen: unbounded, or wider than min_width relative to |t|."""
+    lo = lower[i]
+    hi = upper[i]
+    if np.isfinite(lo) and np.isfinite(hi):
+        return hi - lo > min_width * max(1.0, abs(lo), abs(hi))
+    return True
+
+
 @njit(cache=True)
 def middles(lower, upper, step):
     """A point inside each interval: the middle of bounded ones; past the finite end of an
     unbounded one by ``step`` (the median width of the bounded ones, given by the caller;
     or max(1, |end|) when there is none, ``step <= 0``)."""
     n = len(lower)
-    mid = np.zeros(n)
+    mid = np.empty(n)
     for i in range(n):
-        lo = lower[i]
-        hi = upper[i]
-        if np.isfinite(lo) and np.isfinite(hi):
-            mid[i] = 0.5 * (lo + hi)
-        elif np.isfinite(lo):
-            mid[i] = lo + (step if step > 0 else max(abs(lo), 1.0))
-        elif np.isfinite(hi):
-            mid[i] = hi - (step if step > 0 else max(abs(hi), 1.0))
+        mid[i] = _middle(lower, upper, i, step)
     return mid
 
 
@@ -704,29 +721,6 @@ def window_min(values, lower, upper, mid, w):
             head += 1
         out[i] = values[dq[head]] if head < tail else values[i]
     return out
-
-
-@njit(cache=True, inline="always")
-def _middle(lower, upper, i, step):
-    """One interval's point, as :func:`middles`."""
-    lo = lower[i]
-    hi = upper[i]
-    if np.isfinite(lo) and np.isfinite(hi):
-        return 0.5 * (lo + hi)
-    if np.isfinite(lo):
-        return lo + (step if step > 0 else max(abs(lo), 1.0))
-    if np.isfinite(hi):
-        return hi - (step if step > 0 else max(abs(hi), 1.0))
-    return 0.0
-
-
-@njit(cache=True, inline="always")
-def _eligible(lower, upper, i, min_width):
-    lo = lower[i]
-    hi = upper[i]
-    if np.isfinite(lo) and np.isfinite(hi):
-        return hi - lo > min_width * max(1.0, abs(lo), abs(hi))
-    return True
 
 
 @njit(cache=True)
@@ -805,12 +799,7 @@ def pick(lower, upper, values, score, min_width, tol, by_value):
     best = -np.inf
     ok = np.empty(n, np.bool_)
     for i in range(n):
-        lo = lower[i]
-        hi = upper[i]
-        if np.isfinite(lo) and np.isfinite(hi):
-            ok[i] = hi - lo > min_width * max(1.0, abs(lo), abs(hi))
-        else:
-            ok[i] = True
+        ok[i] = _eligible(lower, upper, i, min_width)
         if ok[i] and score[i] > best:
             best = score[i]
     vbest = -np.inf

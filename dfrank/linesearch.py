@@ -221,7 +221,6 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
             median_width = float(np.partition(w, k)[k]) if w.size else -1.0
         return median_width
 
-    i = -1
     if rule == "plateau":
         if window is None:
             window = step() if step() > 0 else 1.0

@@ -166,16 +166,6 @@ class Objective:
             raise self._exhausted("evaluations")
         return min(n, left)
 
-    def _record_one(self, point, value):
-        """:meth:`_record` of a single evaluation (the common case, kept lean)."""
-        self.n_evals += 1
-        if value > self.best_value:
-            self.best_value = value
-            self.best_point = np.array(point, dtype=np.float64)
-            self._trace.append((self.n_evals, self.elapsed, value))
-        if self.listener is not None:
-            self.listener(self)
-
     def _record(self, points, values):
         self.n_evals += len(values)
         if len(values):
@@ -210,14 +200,7 @@ class Objective:
 
     def __call__(self, point):
         """Value at one point."""
-        pt = self.check_points(point)
-        if len(pt) != 1:
-            raise ValueError(f"one point of {self.space.dim} coordinates expected, got "
-                             f"shape {np.shape(point)}; use batch() for several")
-        self._allowance(1)
-        value = float(self._values(pt)[0])
-        self._record_one(pt[0], value)
-        return value
+        return float(self.batch(np.asarray(point, dtype=np.float64)[None, :])[0])
 
     def _values(self, pts):
         raise NotImplementedError

@@ -12,7 +12,7 @@ never changes numba's or numpy's global thread settings. Inside
 import numpy as np
 from joblib import Parallel, delayed
 
-__all__ = ["seed_sequence", "spawn", "child", "run_tasks", "effective_n_jobs"]
+__all__ = ["seed_sequence", "child", "run_tasks", "effective_n_jobs"]
 
 
 def seed_sequence(seed):
@@ -28,13 +28,8 @@ def seed_sequence(seed):
                     f"SeedSequence; got {seed!r}")
 
 
-def spawn(seed, n):
-    """``n`` independent child seed sequences of ``seed``."""
-    return seed_sequence(seed).spawn(n)
-
-
 def child(root, i):
-    """The ``i``-th child of a fresh ``root`` SeedSequence, the same as
+    """The ``i``-th child of a fresh ``root`` SeedSequence, the same as numpy's
     ``root.spawn(i + 1)[i]`` but made on demand: a run with a million restarts under a
     time limit should not spend seconds spawning seeds it never uses."""
     return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (i,),

@@ -8,8 +8,8 @@ the best validation metric on vali.txt, report test NDCG@1,3,5,10, P@1,3,5,10 an
 Per-fold and averaged tables are printed for every strategy, next to the published numbers
 of the literature for the same folds (LETOR 3.0 baselines; Qin, Liu & Li 2010 for
 ApproxNDCG; Alejo et al. 2010 for RankPSO). The smoothed-metric strategies (approx_*,
-smooth_*) climb their surrogate; like the others they are judged by the true metric. Test metrics use dfrank's default pessimistic
-tie policy and LETOR's 2^rel - 1 gain.
+smooth_*) climb their surrogate; like the others they are judged by the true metric.
+Test metrics use dfrank's default pessimistic tie policy and LETOR's 2^rel - 1 gain.
 """
 
 import argparse

@@ -128,8 +128,8 @@ def test_callback_stop_then_resume_equals_uninterrupted(strategy, opts, tmp_path
         return cb
 
     part = dfrank.maximize(data, "ndcg@10", strategy, seed=4, budget=600,
-                           callback=stop_after(full.n_evals // 2), checkpoint=ckpt, checkpoint_every=0,
-                           **opts)
+                           callback=stop_after(full.n_evals // 2), checkpoint=ckpt,
+                           checkpoint_every=0, **opts)
     assert part.interrupted
     saved = json.loads(ckpt.read_text())
     assert saved["format"] == "dfrank.checkpoint" and 1 <= len(saved["restarts"]) < 5

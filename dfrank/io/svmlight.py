@@ -2,8 +2,9 @@
 
 The file is read in blocks of whole lines; a numba kernel parses each block straight into
 arrays (the dense rows go into a few large segments, usually one: see :class:`_Segments`),
-so memory peaks well below twice the final arrays and no Python object is made per number. Every malformed line raises :class:`dfrank.DataFormatError` with the path, the line
-number and the offending token.
+so memory peaks well below twice the final arrays and no Python object is made per number.
+Every malformed line raises :class:`dfrank.DataFormatError` with the path, the line number
+and the offending token.
 """
 
 import gzip

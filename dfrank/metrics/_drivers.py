@@ -62,8 +62,8 @@ def _drive(fn, code, XT, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, em
     """The shared skeleton: tasks (group of queries, point), group-major, in chunks over
     the threads (one parallel region).
 
-    A group is a run of consecutive queries with about the same number of documents as
-    the others (:meth:`BoundMetric.groups`). A task scores the group's documents in
+    A group is a run of consecutive queries with about the same estimated work as the
+    others (:meth:`BoundMetric.groups`). A task scores the group's documents in
     blocks that cross query boundaries, so the dot products run over long contiguous
     stretches even when queries hold a handful of documents, then ranks its queries; the
     points of one group follow each other, so its features are reused from cache. Every

@@ -13,6 +13,7 @@ Within equal labels the input order decides, so every policy but ``EXPECTED`` is
 total order and the ranked label sequence is well defined.
 """
 
+import numpy as np
 from numba import njit
 
 PESSIMISTIC = 0
@@ -83,37 +84,24 @@ def _top_k_heap(s, y, lo, hi, n, ties, out):
 @njit(cache=True)
 def _rank_count(s, y, lo, hi, n, ties, out):
     """Short lists: each row's rank is the number of rows above it. The inner loop is one
-    branch-free expression per tie policy (``r += 1 if c else 0``, ``|`` and ``&``) over
-    slices indexed from 0 (no negative-index check), which vectorizes: for a few dozen
-    rows this beats any comparison sort."""
+    branch-free expression (``r += 1 if c else 0``, ``|`` and ``&``) over slices indexed
+    from 0 (no negative-index check), which vectorizes; the tie policy enters as the sign
+    of the label comparison (pessimistic: lower label first; optimistic: higher; stable:
+    none, input order). Every rank 0..m-1 is written once, so there is no branch on
+    r < n either. For a few dozen rows this beats any comparison sort."""
     m = hi - lo
     ss = s[lo:hi]
     yy = y[lo:hi]
-    if ties == PESSIMISTIC:  # equal scores: lower label first, then input order
-        for i in range(m):
-            si = ss[i]
-            yi = yy[i]
-            r = 0
-            for j in range(m):
-                r += 1 if (ss[j] > si) | ((ss[j] == si) & ((yy[j] < yi) |
-                                                          ((yy[j] == yi) & (j < i)))) else 0
-            out[r] = lo + i  # every rank 0..m-1 once: no branch on r < n
-    elif ties == OPTIMISTIC:
-        for i in range(m):
-            si = ss[i]
-            yi = yy[i]
-            r = 0
-            for j in range(m):
-                r += 1 if (ss[j] > si) | ((ss[j] == si) & ((yy[j] > yi) |
-                                                          ((yy[j] == yi) & (j < i)))) else 0
-            out[r] = lo + i  # every rank 0..m-1 once: no branch on r < n
-    else:
-        for i in range(m):
-            si = ss[i]
-            r = 0
-            for j in range(m):
-                r += 1 if (ss[j] > si) | ((ss[j] == si) & (j < i)) else 0
-            out[r] = lo + i  # every rank 0..m-1 once: no branch on r < n
+    sign = 1.0 if ties == PESSIMISTIC else (-1.0 if ties == OPTIMISTIC else 0.0)
+    for i in range(m):
+        si = ss[i]
+        yi = sign * yy[i]
+        r = 0
+        for j in range(m):
+            yj = sign * yy[j]
+            r += 1 if (ss[j] > si) | ((ss[j] == si) & ((yj < yi) | ((yj == yi) & (j < i)))) \
+                else 0
+        out[r] = lo + i
     return n
 
 
@@ -137,25 +125,19 @@ def top_k(s, y, lo, hi, k, ties, out):
         return 0
     if m <= _COUNT_MAX:
         return _rank_count(s, y, lo, hi, n, ties, out)
-    for t in range(n):  # the first n rows, by score descending
-        d = lo + t
+    kept = 0  # out[:kept]: the highest scores so far, descending (insertion)
+    thr = -np.inf
+    for d in range(lo, hi):
         v = s[d]
-        j = t
-        while j > 0 and s[out[j - 1]] < v:
-            out[j] = out[j - 1]
-            j -= 1
-        out[j] = d
-    thr = s[out[n - 1]]
-    for d in range(lo + n, hi):
-        v = s[d]
-        if v <= thr:
+        if kept == n and v <= thr:
             continue
-        j = n - 1
+        j = kept if kept < n else n - 1
         while j > 0 and s[out[j - 1]] < v:
             out[j] = out[j - 1]
             j -= 1
         out[j] = d
-        thr = s[out[n - 1]]
+        kept = min(kept + 1, n)
+        thr = s[out[kept - 1]]
     c = 0
     for d in range(lo, hi):  # rows at or above the threshold
         c += 1 if s[d] >= thr else 0

@@ -64,7 +64,6 @@ class BoundMetric:
 
         self._order = None
         self._groups = {}
-        self._thr = float(self.metric.rel_threshold)
         self._driver = None if m.is_custom else D.driver(m.code, self.tie_code)
 
     def query_order(self):
@@ -125,8 +124,8 @@ class BoundMetric:
             D.batch_custom(m.fn, XT, W, self.qptr, self.y, m.k, self.tie_code, chunks, out)
         else:
             self._driver(XT, W, self.qptr, self.groups(chunks), self.y, self.gains,
-                         self.disc, m.code, m.k, self.tie_code, self._thr, self.norm,
-                         self.c0, self.empty, self.empty_value, chunks, out)
+                         self.disc, m.code, m.k, self.tie_code, float(m.rel_threshold),
+                         self.norm, self.c0, self.empty, self.empty_value, chunks, out)
         return out
 
     def mean(self, values):
