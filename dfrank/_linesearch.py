@@ -23,7 +23,8 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import njit, prange
 
-from ._sort import sort_pairs
+from ._sort import (_LOW, _SHIFT32, _insert, _key32, _radix_high, sort_pairs, sort_pairs_into,
+                    sorted_copy)
 from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 
@@ -400,8 +401,7 @@ def _bubble_key(pair, n, block):
 
 @njit(inline="always")
 def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc,
-                 relc, disc, c0, L, eps, out_t, out_d, out_h, ws_i, ws_C, ws_f, ws_t, ws_p,
-                 ws_t2, ws_p2):
+                 relc, disc, c0, L, eps, out_t, out_d, out_h, ws):
     """Sweep one query; write its (t, delta, hazard) breakpoints; return (base, count).
 
     A *hazard* is a meeting of three or more documents (a group of events) reaching the
@@ -413,6 +413,7 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
     """
     m = hi - lo
     kk = _cutoff(code, k, m, c0)
+    ws_i, ws_C, ws_f, ws_e, ws_p, ws_k = ws  # this worker's scratch (see _sweep_drive)
     n = len(idx)  # the candidates, sorted by their order at t -> -inf
     # class sequence, counts of other-class documents above, u-blocks
     seq = ws_i[0, :n]  # scratch from the caller (no allocation per query)
@@ -441,29 +442,67 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
     n_ev = len(out_t)
     if n_ev == 0:
         return base, 0
-    ev_t = ws_t[:n_ev]
-    ev_pair = ws_p[:n_ev]  # down << 32 | up: shifts, not divisions, decode it
-    cs = ws_f[0, :n]  # the candidates' s0 and u, contiguous: no gather in the pair loop
-    cu = ws_f[1, :n]
+    ev_t = ws_e[0, :n_ev]
+    ev_pair = ws_p[0, :n_ev]  # down << 32 | up: shifts, not divisions, decode it
+    # the events are the pairs of different classes and different u: made class pair by
+    # class pair from per-class lists in position order (so u rises along each list and
+    # the rows of equal u are one run, skipped by bounds rather than tested pair by pair:
+    # the loops have no branch and vectorize). t = (s_a - s_b) / (u_b - u_a) is the same
+    # number whichever of a, b is above; the order of events at one t does not matter, as
+    # each meeting is put in bubble order below.
+    ks = ws_f[0, :n]  # s0, u and position of the candidates, class by class
+    ku = ws_f[1, :n]
+    kp = ws_i[4, :n]
+    start = ws_i[5, :L + 1]
+    start[:] = 0
     for p in range(n):
-        cs[p] = s0[idx[p]]
-        cu[p] = u[idx[p]]
+        start[seq[p] + 1] += 1
+    for l2 in range(L):
+        start[l2 + 1] += start[l2]
+        running[l2] = start[l2]
+    for p in range(n):
+        r = running[seq[p]]
+        running[seq[p]] = r + 1
+        ks[r] = s0[idx[p]]
+        ku[r] = u[idx[p]]
+        kp[r] = p
     e = 0
-    for i in range(n):
-        si = cs[i]
-        ui = cu[i]
-        li = seq[i]
-        rs = cs[i + 1:n]  # slices indexed from 0: no negative-index check
-        ru = cu[i + 1:n]
-        rl = seq[i + 1:n]
-        for j in range(n - i - 1):
-            if (rl[j] != li) & (ru[j] != ui):
-                ev_t[e] = (si - rs[j]) / (ru[j] - ui)
-                ev_pair[e] = (i << 32) | (i + 1 + j)
-                e += 1
-    sort_pairs(ev_t, ev_pair, ws_t2, ws_p2)  # sorted together: the sweep reads in order
-    ts = ev_t
-    pair = ev_pair
+    for la in range(L):
+        for lb in range(la + 1, L):
+            bs = ks[start[lb]:start[lb + 1]]  # slices indexed from 0: no negative-index check
+            bu = ku[start[lb]:start[lb + 1]]
+            bp = kp[start[lb]:start[lb + 1]]
+            nb = len(bs)
+            below = 0  # bu[:below] < ua, bu[below:above] == ua, bu[above:] > ua
+            above = 0
+            for ia in range(start[la], start[la + 1]):
+                sa = ks[ia]
+                ua = ku[ia]
+                pa = kp[ia]
+                while below < nb and bu[below] < ua:
+                    below += 1
+                above = max(above, below)
+                while above < nb and bu[above] == ua:
+                    above += 1
+                et = ev_t[e:e + below]
+                ep = ev_pair[e:e + below]
+                for x in range(below):  # b above a at -inf: a passes b
+                    et[x] = (sa - bs[x]) / (bu[x] - ua)
+                    ep[x] = (bp[x] << 32) | pa
+                e += below
+                na = nb - above
+                et = ev_t[e:e + na]
+                ep = ev_pair[e:e + na]
+                ra = bs[above:]
+                rb = bu[above:]
+                rp = bp[above:]
+                for x in range(na):  # a above b: b passes a
+                    et[x] = (sa - ra[x]) / (rb[x] - ua)
+                    ep[x] = (pa << 32) | rp[x]
+                e += na
+    ts = ws_e[1, :n_ev]  # events sorted by t: the sweep reads in order
+    pair = ws_p[1, :n_ev]
+    sort_pairs_into(ev_t, ev_pair, ws_k[0], ws_k[1], ts, pair)
     n_out = 0
     g = 0
     value = base
@@ -508,28 +547,24 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
 
 @njit(inline="always")
 def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_cand,
-                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks,
+                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
                  base, n_out, out_t, out_d, out_h):
-    """Per-query sweeps in parallel; query q writes its breakpoints at offsets[q]. Chunks
-    of queries share scratch sized for their largest query. Inlined into one cached entry
-    point per metric family (as in :mod:`dfrank.metrics._drivers`), so each family's code
-    is compiled only when used."""
+    """Per-query sweeps in parallel; query q writes its breakpoints at offsets[q]. Each
+    worker (one per thread: ``order`` deals the queries to the threads in contiguous
+    blocks, see :meth:`~dfrank.metrics.BoundMetric.query_order`) reuses one set of scratch
+    sized for the largest query, so it stays in cache: ``ws`` holds, with one row per
+    worker, class sequences / counts of other classes above / u-blocks / running counts /
+    positions class by class / class starts (int64, 6 x max(max_n, L + 1)), per-class
+    counts (int64, max_n x L), the candidates' s0 and u class by class (2 x max_n), event
+    times unsorted and sorted (2 x max_ev), event pairs likewise (int64, 2 x max_ev) and
+    the sort's keys (uint64, 2 x max_ev). Inlined into one cached entry point per
+    metric family (as in :mod:`dfrank.metrics._drivers`), so each family's code is
+    compiled only when used."""
     nq = len(qptr) - 1
-    max_n = 1
-    max_ev = 1
-    for q in range(nq):
-        max_n = max(max_n, n_cand[q])
-        max_ev = max(max_ev, offsets[q + 1] - offsets[q])
-    nc = max(1, min(nq, chunks))
-    for ch in prange(nc):
-        ws_i = np.empty((4, max(max_n, L)), np.int64)
-        ws_C = np.empty((max_n, L), np.int64)
-        ws_f = np.empty((2, max_n))
-        ws_t = np.empty(max_ev)
-        ws_p = np.empty(max_ev, np.int64)
-        ws_t2 = np.empty(max_ev)
-        ws_p2 = np.empty(max_ev, np.int64)
-        for qi in range(ch * nq // nc, (ch + 1) * nq // nc):
+    ws_i, ws_C, ws_f, ws_e, ws_p, ws_k = ws
+    nw = ws_i.shape[0]
+    for w in prange(nw):  # one worker per thread, a contiguous block of `order` each
+        for qi in range(w * nq // nw, (w + 1) * nq // nw):
             q = order[qi]
             if empty[q]:
                 base[q] = empty_value
@@ -540,66 +575,65 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
             lo = qptr[q]
             idx = cand[lo:lo + n_cand[q]]
             bq, cnt = _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, qptr[q + 1],
-                                   idx, k, ties,
-                                   gc, rc, relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b],
-                                   out_h[a:b], ws_i, ws_C, ws_f, ws_t, ws_p, ws_t2,
-                                   ws_p2)
+                                   idx, k, ties, gc, rc, relc, disc, c0[q], L, eps,
+                                   out_t[a:b], out_d[a:b], out_h[a:b],
+                                   (ws_i[w], ws_C[w], ws_f[w], ws_e[w], ws_p[w], ws_k[w]))
             base[q] = bq
             n_out[q] = cnt
 
 
 @njit(cache=True, parallel=True)
 def sweep_dcg(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h):
     _sweep_drive(_d_dcg, _v_dcg, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
-                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
-                 n_out, out_t, out_d, out_h)
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out,
+                 out_t, out_d, out_h)
 
 
 @njit(cache=True, parallel=True)
 def sweep_count(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h):
     _sweep_drive(_d_count, _v_count, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
-                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
-                 n_out, out_t, out_d, out_h)
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out,
+                 out_t, out_d, out_h)
 
 
 @njit(cache=True, parallel=True)
 def sweep_rr(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h):
     _sweep_drive(_d_rr, _v_rr, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
-                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
-                 n_out, out_t, out_d, out_h)
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out,
+                 out_t, out_d, out_h)
 
 
 @njit(cache=True, parallel=True)
 def sweep_ap(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h):
     _sweep_drive(_d_ap, _v_ap, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
-                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
-                 n_out, out_t, out_d, out_h)
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out,
+                 out_t, out_d, out_h)
 
 
 @njit(cache=True, parallel=True)
 def sweep_err(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h):
     _sweep_drive(_d_err, _v_err, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
-                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
-                 n_out, out_t, out_d, out_h)
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out,
+                 out_t, out_d, out_h)
 
 
 @njit(cache=True, parallel=True)
 def sweep_ktau(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, chunks, base, n_out, out_t, out_d,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h):
     _sweep_drive(_d_ktau, _v_ktau, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
-                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, chunks, base,
-                 n_out, out_t, out_d, out_h)
+                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out,
+                 out_t, out_d, out_h)
 
 
 SWEEPS = {NDCG: sweep_dcg, DCG: sweep_dcg, PREC: sweep_count, RECALL: sweep_count,
@@ -607,60 +641,112 @@ SWEEPS = {NDCG: sweep_dcg, DCG: sweep_dcg, PREC: sweep_count, RECALL: sweep_coun
 
 
 @njit(cache=True)
-def assemble(out_t, out_d, out_h, offsets, n_out, eps):
-    """All queries' breakpoints into one profile: gather (query order), stable radix sort
-    by t, merge near-equal t. Returns (breaks, cumulative change, sorted hazard times)."""
+def _cuts(out_t, offsets, n_out, n_parts, cut):
+    """Split every query's breakpoints (sorted by t) at ``n_parts - 1`` pivots, quantiles
+    of a sample of all of them: part w of query q is ``cut[w, q]:cut[w + 1, q]`` (t below
+    the pivot go left, so equal t always share a part)."""
     nq = len(n_out)
-    n_ch = 0
-    n_hz = 0
+    total = 0
     for q in range(nq):
-        for i in range(offsets[q], offsets[q] + n_out[q]):
-            if out_d[i] != 0.0:
-                n_ch += 1
-            if out_h[i]:
-                n_hz += 1
-    t = np.empty(n_ch)
-    d = np.empty(n_ch)
-    hz = np.empty(n_hz)
-    a = 0
-    b = 0
+        total += n_out[q]
+    stride = max(1, total // 2048)
+    sample = np.empty(total // stride + nq)
+    n_s = 0
     for q in range(nq):
-        for i in range(offsets[q], offsets[q] + n_out[q]):
-            if out_d[i] != 0.0:
-                t[a] = out_t[i]
-                d[a] = out_d[i]
-                a += 1
-            if out_h[i]:
-                hz[b] = out_t[i]
-                b += 1
-    bits = d.view(np.int64)  # the changes ride along the sort as their bit patterns
-    sort_pairs(t, bits, np.empty(n_ch), np.empty(n_ch, np.int64))
-    breaks, cum = merge_profile(t, bits.view(np.float64), eps)
-    hz.sort()
-    return breaks, cum, hz
+        for i in range(offsets[q], offsets[q] + n_out[q], stride):
+            sample[n_s] = out_t[i]
+            n_s += 1
+    sample = sorted_copy(sample[:n_s])
+    for q in range(nq):
+        cut[0, q] = offsets[q]
+        cut[n_parts, q] = offsets[q] + n_out[q]
+        run = out_t[offsets[q]:offsets[q] + n_out[q]]
+        for w in range(1, n_parts):
+            pivot = sample[min(n_s - 1, n_s * w // n_parts)] if n_s else 0.0
+            cut[w, q] = offsets[q] + np.searchsorted(run, pivot)
 
 
-@njit(cache=True)
-def merge_profile(t, d, eps):
-    """Merge all queries' breakpoints, already sorted by t: group near-equal t (like the
-    per-query sweeps) and return (breaks, cumulative change after each break)."""
-    n = len(t)
-    breaks = np.empty(n)
-    cum = np.empty(n)
-    total = 0.0
+@njit(cache=True, parallel=True, error_model="numpy")  # no query averaged: NaN, no error
+def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, cut, ka, kb, hz):
+    """All queries' breakpoints into one profile. Returns ``(edges, values, hazards)``: the
+    mean metric ``values[i]`` on ``(edges[i], edges[i + 1])``, edges[0] = -inf and
+    edges[-1] = inf (``base`` is the sum of the queries' values at t -> -inf, ``n_eff``
+    the number of queries averaged), and the sorted hazard times. Scratch: ``cut`` (int64,
+    parts + 1 x queries, one part per thread), ``ka``, ``kb`` (uint64) and ``hz``, as long
+    as ``out_t``.
+
+    The breakpoints are sorted stably by t (equal t stay in query order), in parts split
+    by value (:func:`_cuts`) so that every thread sorts one: the sort keys are made
+    straight from the per-query outputs, each change's float32 rounded t (high word) and
+    its place in ``out_t`` (low word), radix sorted on the high word (see
+    :func:`dfrank._sort._radix_pairs`); the rows are then read in that order, an insertion
+    step restoring the float64 order where the rounding tied. (Sequential, this step ran
+    beside OpenMP workers still spinning after the sweep, which on this machine's two
+    hardware threads cost it up to half its speed.) Near-equal t (closer than ``eps``
+    relative, as in the per-query sweeps) are one breakpoint."""
+    nq = len(n_out)
+    n_parts = cut.shape[0] - 1
+    _cuts(out_t, offsets, n_out, n_parts, cut)
+    room = np.zeros(n_parts + 1, np.int64)  # part w's keys start at room[w]
+    for w in range(n_parts):
+        room[w + 1] = room[w]
+        for q in range(nq):
+            room[w + 1] += cut[w + 1, q] - cut[w, q]
+    n_ch = np.zeros(n_parts, np.int64)
+    n_hz = np.zeros(n_parts, np.int64)
+    for w in prange(n_parts):
+        c = room[w]
+        h = room[w]
+        for q in range(nq):
+            for i in range(cut[w, q], cut[w + 1, q]):
+                if out_d[i] != 0.0:
+                    ka[c] = (_key32(out_t[i]) << _SHIFT32) | np.uint64(i)
+                    c += 1
+                if out_h[i]:
+                    hz[h] = out_t[i]
+                    h += 1
+        n_ch[w] = c - room[w]
+        n_hz[w] = h - room[w]
+    first = np.zeros(n_parts + 1, np.int64)  # part w's changes start at first[w]
+    for w in range(n_parts):
+        first[w + 1] = first[w] + n_ch[w]
+    total = first[n_parts]
+    edges = np.empty(total + 2)
+    values = np.empty(total + 1)
+    for w in prange(n_parts):
+        a = room[w]
+        srt = _radix_high(ka[a:a + n_ch[w]], kb[a:a + n_ch[w]])[0]
+        t = edges[1 + first[w]:1 + first[w + 1]]  # sorted t and changes, merged below
+        d = values[1 + first[w]:1 + first[w + 1]]
+        for r in range(n_ch[w]):
+            i = srt[r] & _LOW
+            _insert(t, d, 0, r, out_t[i], out_d[i])  # rows whose t round alike: in order
+    edges[0] = -np.inf
+    values[0] = base / n_eff
+    change = 0.0
     g = 0
     i = 0
-    while i < n:
-        t0 = t[i]
+    while i < total:  # a group of near-equal t is one breakpoint (written at g <= i)
+        t0 = edges[1 + i]
         j = i
-        while j < n and (j == i or t[j] - t[j - 1] <= eps * max(1.0, abs(t0))):
-            total += d[j]
+        while j < total and (j == i or edges[1 + j] - edges[j] <= eps * max(1.0, abs(t0))):
+            change += values[1 + j]
             j += 1
-        breaks[g] = t0
-        cum[g] = total
         g += 1
+        edges[g] = t0
+        values[g] = (base + change) / n_eff
         i = j
-    return breaks[:g], cum[:g]
+    edges[g + 1] = np.inf
+    n_h = 0
+    for w in range(n_parts):
+        n_h += n_hz[w]
+    h = np.empty(n_h)
+    c = 0
+    for w in range(n_parts):
+        for r in range(room[w], room[w] + n_hz[w]):
+            h[c] = hz[r]
+            c += 1
+    return edges[:g + 2], values[:g + 1], sorted_copy(h)
 
 
 # ---------------------------------------------------------------------------- choosing
@@ -794,28 +880,26 @@ def plateau_pick(lower, upper, values, step, w, floor, min_width, tol):
 def pick(lower, upper, values, score, min_width, tol, by_value):
     """Index of the chosen interval: eligible (unbounded, or wider than min_width relative
     to |t|), highest ``score`` (within tol), then highest value if ``by_value``, then the
-    nearest to t = 0 (distance 0 if it contains 0); the first of equals."""
+    nearest to t = 0 (distance 0 if it contains 0); the first of equals. Eligibility is
+    tested only where the score could matter (most intervals fall below the best)."""
     n = len(values)
     best = -np.inf
-    ok = np.empty(n, np.bool_)
     for i in range(n):
-        ok[i] = _eligible(lower, upper, i, min_width)
-        if ok[i] and score[i] > best:
+        if score[i] > best and _eligible(lower, upper, i, min_width):
             best = score[i]
     vbest = -np.inf
     if by_value:
         for i in range(n):
-            if ok[i] and score[i] >= best - tol and values[i] > vbest:
+            if score[i] >= best - tol and values[i] > vbest and \
+                    _eligible(lower, upper, i, min_width):
                 vbest = values[i]
     chosen = -1
     dbest = np.inf
     for i in range(n):
-        if not ok[i] or score[i] < best - tol:
-            continue
-        if by_value and values[i] < vbest - tol:
+        if score[i] < best - tol or (by_value and values[i] < vbest - tol):
             continue
         d = lower[i] if lower[i] > 0 else (-upper[i] if upper[i] < 0 else 0.0)
-        if d < dbest:
+        if d < dbest and _eligible(lower, upper, i, min_width):
             dbest = d
             chosen = i
     return chosen

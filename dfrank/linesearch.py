@@ -8,9 +8,11 @@ point from it. See DESIGN.md, "Exact line search".
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from . import _linesearch as K
+from ._scratch import Scratch
 from .metrics.bound import _chunks
 
 __all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "choose", "RULES"]
@@ -137,52 +139,67 @@ def sort_within_queries(u, qptr):
     return np.lexsort((u, q_of_row)).astype(np.int64)
 
 
-def line_profile(bound, classes, s0, u, u_order=None):
+def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
     """The profile of ``bound``'s mean metric along s0 + t u (all t in R).
 
     ``u_order`` (optional, from :func:`sort_within_queries`) saves sorting by u when the
-    same direction is searched many times. Returns ``(LineProfile, n_crossings)``.
+    same direction is searched many times; ``scratch`` (a :class:`dfrank._scratch.Scratch`)
+    keeps the work buffers from one call to the next. Returns
+    ``(LineProfile, n_crossings)``.
     """
     m = bound.metric
     code = m.code
     n = len(s0)
+    nq = bound.n_queries
     if flat_within_queries(u, bound.qptr):  # no document ever passes another
         value = float(bound.mean(bound.per_query(s0)))
         return LineProfile(np.array([-np.inf]), np.array([np.inf]), np.array([value])), 0
-    cand = np.empty(n, dtype=np.int64)
-    n_cand = np.empty(bound.n_queries, dtype=np.int64)
-    n_events = np.empty(bound.n_queries, dtype=np.int64)
+    ws = Scratch() if scratch is None else scratch
+    cand = ws.get("cand", n, np.int64)
+    n_cand = ws.get("n_cand", nq, np.int64)
+    n_events = ws.get("n_events", nq, np.int64)
     prune = code in K.PRUNABLE and m.k > 0
     qorder = bound.query_order()
-    chunks = _chunks()
+    n_chunks = max(1, min(nq, _chunks()))
+    n_workers = min(nq, numba.get_num_threads())  # query_order deals to as many
     K.candidates(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, m.k, bound.tie_code,
                  bound.c0, bound.empty, prune, _NO_ORDER if u_order is None else u_order,
-                 chunks, cand, n_cand, n_events)
-    offsets = np.zeros(bound.n_queries + 1, dtype=np.int64)
+                 n_chunks, cand, n_cand, n_events)
+    offsets = ws.get("offsets", nq + 1, np.int64)
+    offsets[0] = 0
     np.cumsum(n_events, out=offsets[1:])
     total = int(offsets[-1])
-    out_t = np.empty(total)
-    out_d = np.empty(total)
-    out_h = np.zeros(total, dtype=np.bool_)
-    base = np.empty(bound.n_queries)
-    n_out = np.empty(bound.n_queries, dtype=np.int64)
+    out_t = ws.get("out_t", total)
+    out_d = ws.get("out_d", total)
+    out_h = ws.get("out_h", total, np.bool_)
+    base = ws.get("base", nq)
+    n_out = ws.get("n_out", nq, np.int64)
+    max_n = max(1, int(n_cand.max()))
+    max_ev = max(1, int(n_events.max()))
+    L = classes.n_classes
     K.SWEEPS[code](code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
                    offsets, m.k, bound.tie_code, classes.gain, classes.err_r, classes.rel,
-                   bound.disc, bound.c0, bound.empty, bound.empty_value, classes.n_classes,
-                   EPS, chunks, base, n_out, out_t, out_d, out_h)
-    breaks, cum, hazards = K.assemble(out_t, out_d, out_h, offsets, n_out, EPS)
+                   bound.disc, bound.c0, bound.empty, bound.empty_value, L, EPS,
+                   (ws.get("sweep_i", (n_workers, 6, max(max_n, L + 1)), np.int64),
+                    ws.get("sweep_C", (n_workers, max_n, L), np.int64),
+                    ws.get("sweep_f", (n_workers, 2, max_n)),
+                    ws.get("sweep_e", (n_workers, 2, max_ev)),
+                    ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
+                    ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64)),
+                   base, n_out, out_t, out_d, out_h)
     if m.empty == "skip":
         live = ~bound.empty
         n_eff = int(live.sum())
         base_sum = float(base[live].sum())
     else:
-        n_eff = bound.n_queries
+        n_eff = nq
         base_sum = float(base.sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        values = (base_sum + np.concatenate([[0.0], cum])) / n_eff
-    lower = np.concatenate([[-np.inf], breaks])
-    upper = np.concatenate([breaks, [np.inf]])
-    return LineProfile(lower, upper, values, hazards), total
+    edges, values, hazards = K.assemble(
+        out_t, out_d, out_h, offsets, n_out, EPS, base_sum, float(n_eff),
+        ws.get("cut", (numba.get_num_threads() + 1, nq), np.int64),
+        ws.get("keys", total, np.uint64), ws.get("keys2", total, np.uint64),
+        ws.get("hazards", total))
+    return LineProfile(edges[:-1], edges[1:], values, hazards), total
 
 
 def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,

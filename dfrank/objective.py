@@ -19,6 +19,7 @@ import numpy as np
 
 from ._scoring import linear_scores, transpose_features
 from .data import RankingData
+from ._scratch import PerThread
 from .linesearch import LineClasses, choose, line_profile
 from .spaces import Box, Simplex
 
@@ -236,6 +237,7 @@ class LinearObjective(Objective):
             XT = data._cache["XT"] = transpose_features(data.X)
         self.XT = XT
         self._classes = None
+        self._scratch = PerThread()  # line-search work buffers, kept between calls
         super().__init__(Simplex(data.n_features), max_evals=max_evals, max_seconds=max_seconds)
 
     def __repr__(self):
@@ -306,7 +308,8 @@ class LinearObjective(Objective):
         Returns a :class:`~dfrank.linesearch.LineResult`. The caller records the point.
         """
         self._allowance(1)
-        profile, n_cross = line_profile(self.bound, self.classes, s0, u, u_order)
+        profile, n_cross = line_profile(self.bound, self.classes, s0, u, u_order,
+                                        self._scratch.get())
         self.n_evals += 1
         self.n_lines += 1
         return choose(profile, n_cross, rule=rule, window=window, floor=floor)

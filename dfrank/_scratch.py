@@ -1,0 +1,46 @@
+"""Work buffers kept from one call to the next, one set per thread.
+
+Fresh memory costs a page fault at first touch: 3.3 us per 4 KiB page measured on this
+machine kind, so the few MB of buffers of an exact line search on OHSUMED (266k crossings)
+cost milliseconds whenever the allocator handed back new pages, which it did from one call
+to the next (0 to 3,500 faults per line). Kernels write into these buffers instead.
+"""
+
+import threading
+
+import numpy as np
+
+
+class Scratch:
+    """Named buffers that grow (by at least a quarter) and are never shrunk or shared."""
+
+    def __init__(self):
+        self._buffers = {}
+
+    def get(self, name, shape, dtype=np.float64):
+        """An uninitialized C-contiguous array of ``shape``, reusing the buffer ``name``."""
+        shape = tuple(int(s) for s in np.atleast_1d(shape))
+        n = max(1, int(np.prod(shape)))
+        dtype = np.dtype(dtype)
+        buf = self._buffers.get(name)
+        if buf is None or buf.size < n or buf.dtype != dtype:
+            grow = 0 if buf is None or buf.dtype != dtype else buf.size + buf.size // 4
+            buf = self._buffers[name] = np.empty(max(n, grow), dtype)
+        return buf[:int(np.prod(shape))].reshape(shape)
+
+
+class PerThread:
+    """A :class:`Scratch` for each thread that asks (kernels write into the buffers, so two
+    threads must never share them). Pickles as a new, empty holder."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def get(self):
+        s = getattr(self._local, "scratch", None)
+        if s is None:
+            s = self._local.scratch = Scratch()
+        return s
+
+    def __reduce__(self):
+        return PerThread, ()
