@@ -8,7 +8,8 @@ the metric, so their crossings are never generated. For each document ``c`` the 
 than its own; those counts change only when ``c`` crosses a document of another class. When
 ``a`` (class la) passes ``b`` (class lb) just above it, ``b`` sits at 1-based position
 ``p = C[a, lb] + S[b]`` (``S`` = documents of other classes above), which is all a metric
-needs to update itself by the O(1) delta of swapping positions p and p + 1.
+needs to update itself by the O(1) delta of swapping positions p and p + 1. With two
+classes ``C[c, other] = S[c]``, so only S is kept.
 
 Events that meet at one t (several lines through one point, common with quantized features)
 are applied in the order of a bubble sort of the meeting group, so every swap is between
@@ -246,9 +247,17 @@ def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, pres
 
 # ---------------------------------------------------------------- per-family pieces
 # value of a ranked class sequence: (seq, n, kk, k, gc, rc, relc, disc, c0, L) -> float
-# change of a swap: (p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L) -> float, where
-# a (class la, at p + 1) and b (class lb, at p) swap, p is 1-based, C holds the counts
-# before the swap, and scale is the per-query normalization (see _scale).
+# change of a swap: (p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L) -> float,
+# where a (class la, at p + 1) and b (class lb, at p) swap, p is 1-based, C and S hold the
+# counts before the swap (read through _above), and scale is the per-query normalization
+# (see _scale).
+
+@njit(cache=True, inline="always")
+def _above(C, S, x, l, L):
+    """Documents of class l (not row x's own) above row x. With two classes that is all
+    documents of the other class, S[x], and the sweep does not keep C up to date."""
+    return S[x] if L == 2 else C[x, l]
+
 
 @njit(cache=True)
 def _v_dcg(seq, n, kk, k, gc, rc, relc, disc, c0, L):
@@ -259,7 +268,7 @@ def _v_dcg(seq, n, kk, k, gc, rc, relc, disc, c0, L):
 
 
 @njit(cache=True, inline="always")
-def _d_dcg(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+def _d_dcg(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     if p > kk:
         return 0.0
     dg = gc[la] - gc[lb]
@@ -277,7 +286,7 @@ def _v_count(seq, n, kk, k, gc, rc, relc, disc, c0, L):
 
 
 @njit(cache=True, inline="always")
-def _d_count(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+def _d_count(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     if p != kk:
         return 0.0
     return (relc[la] - relc[lb]) * scale
@@ -292,14 +301,14 @@ def _v_rr(seq, n, kk, k, gc, rc, relc, disc, c0, L):
 
 
 @njit(cache=True, inline="always")
-def _d_rr(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+def _d_rr(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     if p > kk:
         return 0.0
-    if relc[la] and C[b, 1] == 0:  # the first relevant moves up
+    if relc[la] and _above(C, S, b, 1, L) == 0:  # the first relevant moves up
         if p + 1 <= kk:
             return 1.0 / p - 1.0 / (p + 1.0)
         return 1.0 / p
-    if relc[lb] and C[a, 1] == 1:  # the first relevant (b) moves down
+    if relc[lb] and _above(C, S, a, 1, L) == 1:  # the first relevant (b) moves down
         if p + 1 <= kk:
             return 1.0 / (p + 1.0) - 1.0 / p
         return -1.0 / p
@@ -318,18 +327,18 @@ def _v_ap(seq, n, kk, k, gc, rc, relc, disc, c0, L):
 
 
 @njit(cache=True, inline="always")
-def _d_ap(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+def _d_ap(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
+    """A relevant a moves up: its precision c/(p+1) -> c/p, c = relevant at or above it;
+    or a relevant b moves down: c/p -> c/(p+1). Selects, not branches, for the direction
+    (it is a coin toss per event); the sign flip is exact, so both read like the formula."""
     if p > kk:
         return 0.0
-    if relc[la]:  # a relevant one moves up: its precision c/(p+1) -> c/p
-        c = C[b, 1] + 1.0
-        if p + 1 <= kk:
-            return c * (1.0 / p - 1.0 / (p + 1.0)) * scale
-        return c / p * scale
-    c = float(C[a, 1])  # b (relevant) moves down; C[a, 1] relevant at or above b
+    up = relc[la] != 0
+    sgn = 1.0 if up else -1.0
+    c = (_above(C, S, b, 1, L) + 1.0) if up else float(_above(C, S, a, 1, L))
     if p + 1 <= kk:
-        return c * (1.0 / (p + 1.0) - 1.0 / p) * scale
-    return -c / p * scale
+        return sgn * c * (1.0 / p - 1.0 / (p + 1.0)) * scale
+    return sgn * c / p * scale
 
 
 @njit(cache=True)
@@ -355,7 +364,7 @@ def _v_ktau(seq, n, kk, k, gc, rc, relc, disc, c0, L):
 
 
 @njit(cache=True, inline="always")
-def _d_ktau(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+def _d_ktau(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     return scale if la > lb else -scale
 
 
@@ -373,13 +382,13 @@ def _scale(code, k, c0):
 
 
 @njit(cache=True, inline="always")
-def _d_err(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L):
+def _d_err(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     """ERR change of swapping positions p, p + 1 (a of class la moves up past b)."""
     if p > kk:
         return 0.0
     stay = 1.0  # prod of (1 - R) over the documents above position p
     for l2 in range(L):
-        n_above = C[a, lb] - 1 if l2 == lb else C[b, l2]
+        n_above = _above(C, S, a, lb, L) - 1 if l2 == lb else _above(C, S, b, l2, L)
         if n_above > 0:
             stay *= (1.0 - rc[l2]) ** n_above
     ra = rc[la]
@@ -528,12 +537,13 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
             a = pair[r] & 0xFFFFFFFF
             la = seq[a]
             lb = seq[b]
-            p = C[a, lb] + S[b]  # b's position; a moves to p, b to p + 1
+            p = _above(C, S, a, lb, L) + S[b]  # b's position; a moves to p, b to p + 1
             top = top or p <= kk
-            value += delta_fn(p, la, lb, a, b, C, kk, gc, rc, relc, disc, scale, L)
-            C[a, lb] -= 1
+            value += delta_fn(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L)
+            if L > 2:
+                C[a, lb] -= 1
+                C[b, la] += 1
             S[a] -= 1
-            C[b, la] += 1
             S[b] += 1
         hazard = top and h - g > 1
         if hazard or abs(value - before) > 1e-14:
