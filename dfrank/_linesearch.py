@@ -890,26 +890,45 @@ def plateau_pick(lower, upper, values, step, w, floor, min_width, tol):
 def pick(lower, upper, values, score, min_width, tol, by_value):
     """Index of the chosen interval: eligible (unbounded, or wider than min_width relative
     to |t|), highest ``score`` (within tol), then highest value if ``by_value``, then the
-    nearest to t = 0 (distance 0 if it contains 0); the first of equals. Eligibility is
-    tested only where the score could matter (most intervals fall below the best)."""
+    nearest to t = 0 (distance 0 if it contains 0); the first of equals.
+
+    Only intervals scoring within 2 tol of the top score are looked at closely (the top
+    one is almost always eligible); when that cannot settle it, all are."""
     n = len(values)
+    top = -np.inf
+    for i in range(n):  # a plain maximum: vectorizes
+        top = max(top, score[i])
+    near = np.empty(0, np.int64)
     best = -np.inf
-    for i in range(n):
-        if score[i] > best and _eligible(lower, upper, i, min_width):
-            best = score[i]
+    for sweep in range(2):
+        lim = top - 2 * tol if sweep == 0 else -np.inf
+        cnt = 0
+        for i in range(n):
+            cnt += 1 if score[i] >= lim else 0
+        near = np.empty(cnt, np.int64)
+        cnt = 0
+        for i in range(n):
+            if score[i] >= lim and _eligible(lower, upper, i, min_width):
+                near[cnt] = i
+                cnt += 1
+        near = near[:cnt]
+        best = -np.inf
+        for i in near:
+            best = max(best, score[i])
+        if best - tol >= lim:  # every interval within tol of the best is in `near`
+            break
     vbest = -np.inf
     if by_value:
-        for i in range(n):
-            if score[i] >= best - tol and values[i] > vbest and \
-                    _eligible(lower, upper, i, min_width):
-                vbest = values[i]
+        for i in near:
+            if score[i] >= best - tol:
+                vbest = max(vbest, values[i])
     chosen = -1
     dbest = np.inf
-    for i in range(n):
+    for i in near:  # in increasing order: the first of equals
         if score[i] < best - tol or (by_value and values[i] < vbest - tol):
             continue
         d = lower[i] if lower[i] > 0 else (-upper[i] if upper[i] < 0 else 0.0)
-        if d < dbest and _eligible(lower, upper, i, min_width):
+        if d < dbest:
             dbest = d
             chosen = i
     return chosen

@@ -154,6 +154,32 @@ def test_plateau_choice_matches_its_definition(levels, widths, w, floor, shift):
     assert (res.lower, res.upper, res.value) == (lo[want], hi[want], v[want])
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=40),
+       st.lists(st.sampled_from([1e-12, 0.01, 0.5, 2.0]), min_size=1, max_size=39),
+       st.floats(-3, 3), st.booleans())
+def test_pick_matches_its_definition(levels, widths, shift, by_value):
+    """`pick` (which looks closely only near the top score) chooses what the rule says:
+    the highest score among eligible intervals, all within tol of it tied (scores here
+    differ by 0.7 tol steps, so ties chain), then the highest value, then nearest 0."""
+    from dfrank import _linesearch as K
+    n = len(levels)
+    tol = 1e-12
+    breaks = shift + np.concatenate([[0.0], np.cumsum((widths * n)[:n])])[:n - 1]
+    lo = np.concatenate([[-np.inf], breaks])
+    hi = np.concatenate([breaks, [np.inf]])
+    score = np.array([a + 0.7 * tol * b for a, b in levels], dtype=float)
+    v = score[::-1].copy()
+    width_ok = ~(np.isfinite(lo) & np.isfinite(hi)) | \
+        (hi - lo > 1e-9 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi))))
+    ok = np.flatnonzero(width_ok)
+    ok = ok[score[ok] >= score[ok].max() - tol]
+    if by_value:
+        ok = ok[v[ok] >= v[ok].max() - tol]
+    dist = np.where(lo[ok] > 0, lo[ok], np.where(hi[ok] < 0, -hi[ok], 0.0))
+    assert K.pick(lo, hi, v, score, 1e-9, tol, by_value) == ok[np.argmin(dist)]
+
+
 def test_pruning_keeps_top_k_exact_on_long_queries():
     rng = np.random.default_rng(3)
     sizes = [60, 90, 5]
