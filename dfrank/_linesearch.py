@@ -408,6 +408,22 @@ def _bubble_key(pair, n, block):
     return (block[down] * n + (n - 1 - down)) * n + up
 
 
+@njit(cache=True, inline="always")
+def _swap(delta_fn, a, b, seq, C, S, kk, gc, rc, relc, disc, scale, L):
+    """Row a passes row b just above it: the change of the metric, whether it happens in
+    the top kk, and the counts updated."""
+    la = seq[a]
+    lb = seq[b]
+    p = _above(C, S, a, lb, L) + S[b]  # b's position; a moves to p, b to p + 1
+    dv = delta_fn(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L)
+    if L > 2:
+        C[a, lb] -= 1
+        C[b, la] += 1
+    S[a] -= 1
+    S[b] += 1
+    return dv, p <= kk
+
+
 @njit(inline="always")
 def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc,
                  relc, disc, c0, L, eps, out_t, out_d, out_h, ws):
@@ -424,13 +440,18 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
     kk = _cutoff(code, k, m, c0)
     ws_i, ws_C, ws_f, ws_e, ws_p, ws_k = ws  # this worker's scratch (see _sweep_drive)
     n = len(idx)  # the candidates, sorted by their order at t -> -inf
-    # class sequence, counts of other-class documents above, u-blocks
+    # class sequence, counts of other-class documents above, u-blocks, and runs: rows of
+    # one class on one line (equal s0 and u; duplicate documents) next to each other stay
+    # together for every t, so only a run's first row takes part in making and sorting
+    # the events; the sweep then expands each event into its runs' swaps
     seq = ws_i[0, :n]  # scratch from the caller (no allocation per query)
     S = ws_i[1, :n]
     block = ws_i[2, :n]
     running = ws_i[3, :L]
+    run = ws_i[6, :n]  # at a run's first row its length, else 0
     C = ws_C[:n]
     running[:] = 0
+    head = 0
     for p in range(n):
         d = idx[p]
         c = cls[d]
@@ -443,16 +464,21 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
         S[p] = tot
         running[c] += 1
         block[p] = block[p - 1] if p > 0 and u[idx[p - 1]] == u[d] else p
+        if p > 0 and c == seq[p - 1] and u[idx[p - 1]] == u[d] and s0[idx[p - 1]] == s0[d]:
+            run[p] = 0
+            run[head] += 1
+        else:
+            run[p] = 1
+            head = p
     scale = _scale(code, k, c0)
     base = value_fn(seq, n, kk, k, gc, rc, relc, disc, c0, L)
     base *= 0.5 * scale if code == KTAU else scale
-    # crossing events: i above j at -inf, u_i < u_j, so j passes i at t (n_ev of them,
-    # counted by `candidates`)
-    n_ev = len(out_t)
-    if n_ev == 0:
+    # crossing events: i above j at -inf, u_i < u_j, so j passes i at t (len(out_t) of
+    # them, counted by `candidates`; fewer between runs)
+    if len(out_t) == 0:
         return base, 0
-    ev_t = ws_e[0, :n_ev]
-    ev_pair = ws_p[0, :n_ev]  # down << 32 | up: shifts, not divisions, decode it
+    ev_t = ws_e[0]
+    ev_pair = ws_p[0]  # down << 32 | up: shifts, not divisions, decode it
     # the events are the pairs of different classes and different u: made class pair by
     # class pair from per-class lists in position order (so u rises along each list and
     # the rows of equal u are one run, skipped by bounds rather than tested pair by pair:
@@ -465,16 +491,17 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
     start = ws_i[5, :L + 1]
     start[:] = 0
     for p in range(n):
-        start[seq[p] + 1] += 1
+        start[seq[p] + 1] += 1 if run[p] else 0
     for l2 in range(L):
         start[l2 + 1] += start[l2]
         running[l2] = start[l2]
     for p in range(n):
-        r = running[seq[p]]
-        running[seq[p]] = r + 1
-        ks[r] = s0[idx[p]]
-        ku[r] = u[idx[p]]
-        kp[r] = p
+        if run[p]:
+            r = running[seq[p]]
+            running[seq[p]] = r + 1
+            ks[r] = s0[idx[p]]
+            ku[r] = u[idx[p]]
+            kp[r] = p
     e = 0
     for la in range(L):
         for lb in range(la + 1, L):
@@ -509,43 +536,50 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
                     et[x] = (sa - ra[x]) / (rb[x] - ua)
                     ep[x] = (pa << 32) | rp[x]
                 e += na
+    n_ev = e
     ts = ws_e[1, :n_ev]  # events sorted by t: the sweep reads in order
     pair = ws_p[1, :n_ev]
-    sort_pairs_into(ev_t, ev_pair, ws_k[0], ws_k[1], ts, pair)
+    sort_pairs_into(ev_t[:n_ev], ev_pair[:n_ev], ws_k[0], ws_k[1], ts, pair)
     n_out = 0
     g = 0
     value = base
     while g < n_ev:
-        # a group of (nearly) coincident events
+        # a meeting: a group of (nearly) coincident events
         t0 = ts[g]
         h = g + 1
         while h < n_ev and ts[h] - ts[h - 1] <= eps * max(1.0, abs(t0)):
             h += 1
-        if h - g > 1:  # bubble order inside the meeting: insertion sort by key
-            for r in range(g + 1, h):
-                pv = pair[r]
-                kv = _bubble_key(pv, n, block)
-                w = r - 1
-                while w >= g and _bubble_key(pair[w], n, block) > kv:
-                    pair[w + 1] = pair[w]
-                    w -= 1
-                pair[w + 1] = pv
         before = value
         top = False
-        for r in range(g, h):
-            b = pair[r] >> 32
-            a = pair[r] & 0xFFFFFFFF
-            la = seq[a]
-            lb = seq[b]
-            p = _above(C, S, a, lb, L) + S[b]  # b's position; a moves to p, b to p + 1
-            top = top or p <= kk
-            value += delta_fn(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L)
-            if L > 2:
-                C[a, lb] -= 1
-                C[b, la] += 1
-            S[a] -= 1
-            S[b] += 1
-        hazard = top and h - g > 1
+        if h - g == 1:  # one event: its runs' rows, the down run's bottom row first
+            hd = pair[g] >> 32
+            hu = pair[g] & 0xFFFFFFFF
+            for b in range(hd + run[hd] - 1, hd - 1, -1):
+                for a in range(hu, hu + run[hu]):
+                    dv, at_top = _swap(delta_fn, a, b, seq, C, S, kk, gc, rc, relc, disc,
+                                       scale, L)
+                    value += dv
+                    top = top or at_top
+            n_sw = run[hd] * run[hu]
+        else:  # a meeting of several: all their rows' swaps, insertion sorted by bubble key
+            sw = ws_p[0]  # free after the sort, as are the sort's keys
+            gk = ws_k[0]
+            n_sw = 0
+            for r in range(g, h):
+                hd = pair[r] >> 32
+                hu = pair[r] & 0xFFFFFFFF
+                for b in range(hd + run[hd] - 1, hd - 1, -1):
+                    for a in range(hu, hu + run[hu]):
+                        sw[n_sw] = (b << 32) | a
+                        _insert(gk, sw, 0, n_sw, np.uint64(_bubble_key(sw[n_sw], n, block)),
+                                sw[n_sw])
+                        n_sw += 1
+            for r in range(n_sw):
+                dv, at_top = _swap(delta_fn, sw[r] & 0xFFFFFFFF, sw[r] >> 32, seq, C, S, kk,
+                                   gc, rc, relc, disc, scale, L)
+                value += dv
+                top = top or at_top
+        hazard = top and n_sw > 1
         if hazard or abs(value - before) > 1e-14:
             out_t[n_out] = t0
             out_d[n_out] = value - before if abs(value - before) > 1e-14 else 0.0
@@ -564,7 +598,7 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
     blocks, see :meth:`~dfrank.metrics.BoundMetric.query_order`) reuses one set of scratch
     sized for the largest query, so it stays in cache: ``ws`` holds, with one row per
     worker, class sequences / counts of other classes above / u-blocks / running counts /
-    positions class by class / class starts (int64, 6 x max(max_n, L + 1)), per-class
+    positions class by class / class starts / runs (int64, 7 x max(max_n, L + 1)), per-class
     counts (int64, max_n x L), the candidates' s0 and u class by class (2 x max_n), event
     times unsorted and sorted (2 x max_ev), event pairs likewise (int64, 2 x max_ev) and
     the sort's keys (uint64, 2 x max_ev). Inlined into one cached entry point per

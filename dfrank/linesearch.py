@@ -180,7 +180,7 @@ def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
     K.SWEEPS[code](code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
                    offsets, m.k, bound.tie_code, classes.gain, classes.err_r, classes.rel,
                    bound.disc, bound.c0, bound.empty, bound.empty_value, L, EPS,
-                   (ws.get("sweep_i", (n_workers, 6, max(max_n, L + 1)), np.int64),
+                   (ws.get("sweep_i", (n_workers, 7, max(max_n, L + 1)), np.int64),
                     ws.get("sweep_C", (n_workers, max_n, L), np.int64),
                     ws.get("sweep_f", (n_workers, 2, max_n)),
                     ws.get("sweep_e", (n_workers, 2, max_ev)),
