@@ -162,9 +162,23 @@ def _hull_layers(s0, u, srt, kk, mark, alive, hull):
 
 
 @njit(cache=True)
-def _candidates_chunk(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune,
+def _pairs_across_classes(cls, rows, per_class):
+    """Pairs of ``rows`` of different classes; ``per_class`` is zeroed scratch (and left so)."""
+    sq = 0
+    for r in rows:
+        per_class[cls[r]] += 1
+    for r in rows:
+        c = per_class[cls[r]]
+        sq += c * c
+        per_class[cls[r]] = 0
+    return (len(rows) * len(rows) - sq) // 2
+
+
+@njit(cache=True)
+def _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune,
                       presorted, first, last, max_m, cand, n_cand, n_events):
     """The queries order[first:last] (see :func:`candidates`), with scratch for them."""
+    per_class = np.zeros(L, np.int64)
     srt = np.empty(max_m, np.int64)
     tmp = np.empty(max_m, np.int64)
     keys = np.empty(max_m)
@@ -172,8 +186,6 @@ def _candidates_chunk(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prun
     mark = np.empty(max_m, np.bool_)
     alive = np.empty(max_m, np.bool_)
     hull = np.empty(max_m, np.int64)
-    cc = np.empty(max_m, np.int64)
-    cu = np.empty(max_m)
     for qi in range(first, last):
         q = order[qi]
         lo, hi = qptr[q], qptr[q + 1]
@@ -205,23 +217,22 @@ def _candidates_chunk(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prun
                 cand[lo + p] = srt[p]
             n = m
         n_cand[q] = n
-        for a in range(n):  # contiguous copies: the pair count vectorizes
-            cc[a] = cls[cand[lo + a]]
-            cu[a] = u[cand[lo + a]]
-        cnt = 0
-        for a in range(n):
-            ci = cc[a]
-            ui = cu[a]
-            rc = cc[a + 1:n]  # indexed from 0 (see _dominated)
-            ru = cu[a + 1:n]
-            for b in range(n - a - 1):
-                x = (rc[b] != ci) & (ru[b] != ui)
-                cnt += 1 if x else 0
-        n_events[q] = cnt
+        # events: pairs of different classes and different u, that is all pairs of
+        # different classes less those within a run of equal u (the rows are in u order);
+        # pairs of different classes among c rows = (c^2 - sum of squared class counts) / 2
+        same_u = 0
+        a = 0
+        while a < n:
+            b = a + 1
+            while b < n and u[cand[lo + b]] == u[cand[lo + a]]:
+                b += 1
+            same_u += _pairs_across_classes(cls, cand[lo + a:lo + b], per_class)
+            a = b
+        n_events[q] = _pairs_across_classes(cls, cand[lo:lo + n], per_class) - same_u
 
 
 @njit(cache=True, parallel=True)
-def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, presorted,
+def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, presorted,
                chunks, cand, n_cand, n_events):
     """Per query: the rows that can matter, in their order at t -> -inf, into
     ``cand[qptr[q]:qptr[q] + n_cand[q]]``, and the number of crossing events among them.
@@ -240,7 +251,7 @@ def candidates(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune, pres
         max_m = max(max_m, qptr[q + 1] - qptr[q])
     nc = max(1, min(nq, chunks))
     for ch in prange(nc):
-        _candidates_chunk(code, s0, u, y, cls, qptr, order, k, ties, c0, empty, prune,
+        _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune,
                           presorted, ch * nq // nc, (ch + 1) * nq // nc, max_m, cand,
                           n_cand, n_events)
 

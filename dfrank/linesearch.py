@@ -162,9 +162,9 @@ def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
     qorder = bound.query_order()
     n_chunks = max(1, min(nq, _chunks()))
     n_workers = min(nq, numba.get_num_threads())  # query_order deals to as many
-    K.candidates(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, m.k, bound.tie_code,
-                 bound.c0, bound.empty, prune, _NO_ORDER if u_order is None else u_order,
-                 n_chunks, cand, n_cand, n_events)
+    K.candidates(code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k,
+                 bound.tie_code, bound.c0, bound.empty, prune,
+                 _NO_ORDER if u_order is None else u_order, n_chunks, cand, n_cand, n_events)
     offsets = ws.get("offsets", nq + 1, np.int64)
     offsets[0] = 0
     np.cumsum(n_events, out=offsets[1:])
