@@ -1,0 +1,65 @@
+"""The line search's sorts against numpy's stable argsort, and its reusable work buffers."""
+
+import pickle
+import threading
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from dfrank import _sort
+from dfrank._scratch import PerThread, Scratch
+
+# keys that tie exactly, that differ but round to the same float32 (1 + k 1e-12), signed
+# zeros, infinities, and magnitudes float32 cannot hold
+SPECIAL = [0.0, -0.0, 1.0, 2.0, np.inf, -np.inf, 1e300, -1e300, 1e-300, -1e-300,
+           1.0 + 1e-12, 1.0 + 2e-12, 1.0 - 1e-12, 3.4e38, 3.5e38, -3.5e38]
+keys = st.lists(st.one_of(st.sampled_from(SPECIAL),
+                          st.floats(allow_nan=False, width=64),
+                          st.integers(-3, 3).map(float)),
+                min_size=0, max_size=300)
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys)
+def test_sorts_are_stable_and_exact(k):
+    """Both paths (merge sort below _RADIX_FROM keys, radix sort on float32-rounded keys
+    with an insertion step above): same order as numpy's stable argsort."""
+    k = np.array(k, dtype=np.float64)
+    n = len(k)
+    for kk in (k, np.tile(k, max(1, 2 * _sort._RADIX_FROM // max(n, 1)))):  # both paths
+        m = len(kk)
+        want = np.argsort(kk, kind="stable")
+        got_k, got_v = kk.copy(), np.arange(m)
+        _sort.sort_pairs(got_k, got_v, np.empty(m), np.empty(m, np.int64))
+        assert np.array_equal(got_v, want)
+        assert np.array_equal(got_k, kk[want])
+        out_k, out_v = np.empty(m), np.empty(m, np.int64)
+        keep = kk.copy()
+        _sort.sort_pairs_into(kk, np.arange(m), np.empty(m, np.uint64), np.empty(m, np.uint64),
+                              out_k, out_v)
+        assert np.array_equal(out_v, want)
+        assert np.array_equal(kk, keep)  # the input is left alone
+
+
+def test_scratch_reuses_and_grows():
+    s = Scratch()
+    a = s.get("x", (3, 4))
+    a[:] = 7
+    b = s.get("x", 10)  # smaller: the same memory
+    assert np.shares_memory(a, b) and b.shape == (10,)
+    c = s.get("x", 100)  # larger: a new buffer, grown by at least a quarter next time
+    assert c.shape == (100,) and not np.shares_memory(a, c)
+    assert s.get("x", 120).size == 120 and s.get("y", 5, np.int64).dtype == np.int64
+
+
+def test_scratch_is_per_thread_and_pickles_empty():
+    holder = PerThread()
+    mine = holder.get()
+    other = []
+    t = threading.Thread(target=lambda: other.append(holder.get()))
+    t.start()
+    t.join()
+    assert holder.get() is mine and other[0] is not mine
+    mine.get("x", 10)
+    copy = pickle.loads(pickle.dumps(holder))
+    assert copy.get()._buffers == {}
