@@ -180,6 +180,32 @@ def test_pick_matches_its_definition(levels, widths, shift, by_value):
     assert K.pick(lo, hi, v, score, 1e-9, tol, by_value) == ok[np.argmin(dist)]
 
 
+@pytest.mark.parametrize("metric", ["map", "ndcg@10", "err@5"])
+def test_profile_does_not_depend_on_thread_count(metric):
+    """The sweeps and the sort of all breakpoints split their work by thread; the profile
+    must come out bit for bit the same (restarts get different thread counts)."""
+    import numba
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 40, 30)
+    n = int(sizes.sum())
+    X = rng.integers(0, 4, (n, 3)).astype(float)  # duplicates, ties and meetings
+    y = rng.integers(0, 3, n).astype(float)
+    data = dfrank.RankingData.from_arrays(X, y, np.repeat(np.arange(len(sizes)), sizes))
+    lam = dfrank.Simplex(3).sample(rng)
+    delta = rng.normal(size=4)
+    before = numba.get_num_threads()
+    got = []
+    try:
+        for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+            numba.set_num_threads(threads)
+            res = dfrank.LinearObjective(data, metric).line(lam, delta)
+            got.append((res.t, res.value, res.profile.values.tobytes(),
+                        res.profile.lower.tobytes(), res.profile.hazards.tobytes()))
+    finally:
+        numba.set_num_threads(before)
+    assert all(g == got[0] for g in got)
+
+
 def test_pruning_keeps_top_k_exact_on_long_queries():
     rng = np.random.default_rng(3)
     sizes = [60, 90, 5]
