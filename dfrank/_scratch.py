@@ -6,6 +6,7 @@ cost milliseconds whenever the allocator handed back new pages, which it did fro
 to the next (0 to 3,500 faults per line). Kernels write into these buffers instead.
 """
 
+import math
 import threading
 
 import numpy as np
@@ -18,15 +19,17 @@ class Scratch:
         self._buffers = {}
 
     def get(self, name, shape, dtype=np.float64):
-        """An uninitialized C-contiguous array of ``shape``, reusing the buffer ``name``."""
-        shape = tuple(int(s) for s in np.atleast_1d(shape))
-        n = max(1, int(np.prod(shape)))
-        dtype = np.dtype(dtype)
+        """An uninitialized C-contiguous array of ``shape`` (an int or a tuple), reusing the
+        buffer ``name``. Plain Python arithmetic: it is called a score of times per line
+        search, where numpy's reductions on tiny tuples cost 100 us a line."""
+        if not isinstance(shape, tuple):
+            shape = (shape,)
+        n = math.prod(shape)
         buf = self._buffers.get(name)
         if buf is None or buf.size < n or buf.dtype != dtype:
             grow = 0 if buf is None or buf.dtype != dtype else buf.size + buf.size // 4
-            buf = self._buffers[name] = np.empty(max(n, grow), dtype)
-        return buf[:int(np.prod(shape))].reshape(shape)
+            buf = self._buffers[name] = np.empty(max(n, grow, 1), dtype)
+        return buf[:n].reshape(shape)
 
 
 class PerThread:

@@ -91,13 +91,14 @@ def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf, fbuf):
     """Average precision without sorting the list.
 
     AP = (1/R) sum_{relevant d} (1 + A_d) / (1 + A_d + N_d), A_d and N_d the relevant and
-    non-relevant rows ranked above d. Short lists split the scores into contiguous
-    relevant / non-relevant scratch (branch-free) and count A_d and N_d with branch-free
-    loops that vectorize (`x += 1 if c else 0`; `x += c` does not). Relevant rows with
-    equal scores are ordered by position (AP does not depend on their order); a
-    non-relevant row tied with a relevant one is above it when pessimistic, below when
-    optimistic; ``stable`` falls back to :func:`_ap_counting` on such ties. Long lists use
-    :func:`_ap_sorted`.
+    non-relevant rows ranked above d. A_d is d's rank among the relevant rows, and N_d
+    never falls as that rank grows, so only N_d is counted: the relevant rows are taken by
+    N_d (a histogram), in rank order, A_d = 0, 1, ..., R - 1 (a third of the comparisons
+    on OHSUMED went to A_d). Short lists split the scores into contiguous relevant /
+    non-relevant scratch (branch-free) and count N_d with branch-free loops that vectorize
+    (`x += 1 if c else 0`; `x += c` does not). A non-relevant row tied with a relevant one
+    is above it when pessimistic, below when optimistic; ``stable`` falls back to
+    :func:`_ap_counting` on such ties. Long lists use :func:`_ap_sorted`.
     """
     m = hi - lo
     if m > 256:
@@ -113,12 +114,10 @@ def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf, fbuf):
         n_non += 1 - is_rel
     rel = fbuf[m:m + r]
     non = fbuf[:n_non]
-    v = 0.0
+    hist = jbuf[:n_non + 1]  # relevant rows by the number of non-relevant rows above them
+    hist[:] = 0
     for i in range(r):
         sr = rel[i]
-        above_rel = 0
-        for t in range(r):  # `&`, `|` rather than `and`: no branch, so it vectorizes
-            above_rel += 1 if (rel[t] > sr) | ((rel[t] == sr) & (t < i)) else 0
         above = 0
         if ties == PESSIMISTIC:  # one count per policy: the loop does half the work
             for t in range(n_non):
@@ -133,7 +132,13 @@ def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf, fbuf):
                 ge += 1 if non[t] >= sr else 0
             if ge != above:
                 return _ap_counting(s, y, lo, hi, ties, thr, n_rel, jbuf, fbuf)
-        v += (1.0 + above_rel) / (1.0 + above_rel + above)
+        hist[above] += 1
+    v = 0.0
+    j = 0  # relevant rows above, in rank order: N_d never falls as the rank grows
+    for a in range(n_non + 1):
+        for _ in range(hist[a]):
+            v += (1.0 + j) / (1.0 + j + a)
+            j += 1
     return v / n_rel
 
 
