@@ -783,14 +783,19 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, cut, ka, kb,
     i = 0
     while i < total:  # a group of near-equal t is one breakpoint (written at g <= i)
         t0 = edges[1 + i]
+        lim = eps * max(1.0, abs(t0))
         j = i
-        while j < total and (j == i or edges[1 + j] - edges[j] <= eps * max(1.0, abs(t0))):
+        change += values[1 + j]
+        j += 1
+        while j < total and edges[1 + j] - edges[j] <= lim:
             change += values[1 + j]
             j += 1
         g += 1
         edges[g] = t0
-        values[g] = (base + change) / n_eff
+        values[g] = base + change
         i = j
+    for r in range(1, g + 1):  # apart from the running sum: the divisions vectorize
+        values[r] = values[r] / n_eff
     edges[g + 1] = np.inf
     n_h = 0
     for w in range(n_parts):
