@@ -493,9 +493,9 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
     # the events are the pairs of runs of different classes and different u: made class
     # pair by class pair from per-class lists in position order (so u rises along each
     # list and the rows of equal u are contiguous, skipped by bounds rather than tested
-    # pair by pair: the loops have no branch and vectorize). t = (s_a - s_b) / (u_b - u_a) is the same
-    # number whichever of a, b is above; the order of events at one t does not matter, as
-    # each meeting is put in bubble order below.
+    # pair by pair: the loops have no branch and vectorize). t = (s_a - s_b) / (u_b - u_a)
+    # is the same number whichever of a, b is above; the order of events at one t does not
+    # matter, as each meeting is put in bubble order below.
     ks = ws_f[0, :n]  # s0, u and position of each run's first row, class by class
     ku = ws_f[1, :n]
     kp = ws_i[4, :n]

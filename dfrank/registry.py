@@ -15,7 +15,8 @@ import inspect
 
 import numpy as np
 
-__all__ = ["register", "register_family", "get", "available", "resolve", "Strategy", "FunctionStrategy"]
+__all__ = ["register", "register_family", "get", "available", "resolve", "Strategy",
+           "FunctionStrategy"]
 
 ENTRY_POINT_GROUP = "dfrank.strategies"
 

@@ -45,7 +45,8 @@ def test_budget_stops_exactly():
     assert obj.n_evals == 10 and e.value.n_evals == 10
     all_vals = LinearObjective(data, "ndcg@10").batch(np.vstack([pts, pts[:3]]))
     assert e.value.best_value == all_vals.max()
-    np.testing.assert_array_equal(e.value.best_point, np.vstack([pts, pts[:3]])[np.argmax(all_vals)])
+    np.testing.assert_array_equal(e.value.best_point,
+                                  np.vstack([pts, pts[:3]])[np.argmax(all_vals)])
     with pytest.raises(BudgetExhausted):
         obj(pts[0])
     assert obj.n_evals == 10
