@@ -185,6 +185,8 @@ def test_profile_does_not_depend_on_thread_count(metric):
     """The sweeps and the sort of all breakpoints split their work by thread; the profile
     must come out bit for bit the same (restarts get different thread counts)."""
     import numba
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one numba thread: nothing to compare")
     rng = np.random.default_rng(5)
     sizes = rng.integers(1, 40, 30)
     n = int(sizes.sum())
@@ -196,7 +198,7 @@ def test_profile_does_not_depend_on_thread_count(metric):
     before = numba.get_num_threads()
     got = []
     try:
-        for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+        for threads in (1, numba.config.NUMBA_NUM_THREADS):
             numba.set_num_threads(threads)
             res = dfrank.LinearObjective(data, metric).line(lam, delta)
             got.append((res.t, res.value, res.profile.values.tobytes(),
