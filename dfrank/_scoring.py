@@ -18,16 +18,17 @@ inner loop runs over contiguous documents and vectorizes. Measured on OHSUMED Fo
 import numpy as np
 from numba import njit, prange
 
-from .metrics._drivers import dot_block
+from .metrics._drivers import all_rows, dot_block
 
 _BLOCK = 256
 
 
 @njit(cache=True, parallel=True)
-def scores_into(XT, W, out):
-    """``out[p, i] = sum_j W[p, j] * XT[j, i]`` (j in increasing order), in float64.
+def scores_into(XT, rows, W, out):
+    """``out[p, i] = sum_j W[p, j] * XT[j, i]`` (j in ``rows``, increasing), in float64.
 
-    XT: (d, n) float32 or float64, C-contiguous; W: (P, d) float64; out: (P, n) float64.
+    XT: (d, n) float32 or float64, C-contiguous; rows: int64 features to read (see
+    :func:`dot_block`); W: (P, d) float64; out: (P, n) float64.
     """
     d, n = XT.shape
     P = W.shape[0]
@@ -38,7 +39,7 @@ def scores_into(XT, W, out):
         m = hi - lo
         acc = np.empty(_BLOCK)
         for p in range(P):
-            dot_block(XT, W[p], lo, hi, acc)
+            dot_block(XT, rows, W[p], lo, hi, acc)
             o = out[p, lo:hi]
             for i in range(m):
                 o[i] = acc[i]
@@ -49,8 +50,28 @@ def transpose_features(X):
     return np.ascontiguousarray(np.asarray(X).T)
 
 
-def linear_scores(XT, W):
-    """Scores of weight vectors ``W`` (P, d) — or one vector (d,) — given ``XT`` (d, n)."""
+def features_T(data):
+    """``data``'s transposed features, made once and kept with the data."""
+    XT = data._cache.get("XT")
+    if XT is None:
+        XT = data._cache["XT"] = transpose_features(data.X)
+    return XT
+
+
+def nonzero_rows(data):
+    """The features that are nonzero for some document of ``data`` (kept with the data):
+    the only ones :func:`dot_block` needs to read."""
+    rows = data._cache.get("XT_rows")
+    if rows is None:
+        XT = features_T(data)
+        rows = data._cache["XT_rows"] = np.flatnonzero(np.any(XT != 0, axis=1)).astype(np.int64)
+    return rows
+
+
+def linear_scores(XT, W, rows=None):
+    """Scores of weight vectors ``W`` (P, d) — or one vector (d,) — given ``XT`` (d, n);
+    ``rows``: the features to read (default all; :func:`nonzero_rows` gives the same
+    scores)."""
     W = np.asarray(W, dtype=np.float64)
     single = W.ndim == 1
     W2 = np.ascontiguousarray(W[None, :] if single else W)
@@ -58,5 +79,5 @@ def linear_scores(XT, W):
         raise ValueError(f"weights have {W2.shape[1]} coordinates but the data has "
                          f"{XT.shape[0]} features")
     out = np.empty((W2.shape[0], XT.shape[1]))
-    scores_into(XT, W2, out)
+    scores_into(XT, all_rows(XT.shape[0]) if rows is None else rows, W2, out)
     return out[0] if single else out

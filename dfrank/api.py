@@ -348,12 +348,10 @@ def _assemble(objective, strat, restarts, valid, seed, elapsed, Result, ties):
         for r in with_point:
             if r.valid_value is None:
                 w = objective.space.to_weights(r.point)
-                from ._scoring import linear_scores, transpose_features
-                XT = valid._cache.get("XT")
-                if XT is None:
-                    XT = valid._cache["XT"] = transpose_features(valid.X)
+                from ._scoring import features_T, linear_scores
                 bound = bind_metric(valid, objective.metric, objective.ties)
-                r.valid_value = float(bound.mean(bound.per_query(linear_scores(XT, w))))
+                s = linear_scores(features_T(valid), w)
+                r.valid_value = float(bound.mean(bound.per_query(s)))
     if with_point:
         def key(r):
             primary = r.valid_value if valid is not None else r.value

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._scoring import linear_scores, transpose_features
+from ._scoring import features_T, linear_scores, nonzero_rows
 from .data import RankingData
 from ._scratch import PerThread
 from .linesearch import LineClasses, choose, line_profile
@@ -232,10 +232,8 @@ class LinearObjective(Objective):
         self.bound = bind_metric(data, metric, ties, **metric_options)
         self.metric = self.bound.metric
         self.ties = ties
-        XT = data._cache.get("XT")
-        if XT is None:
-            XT = data._cache["XT"] = transpose_features(data.X)
-        self.XT = XT
+        self.XT = features_T(data)
+        self.rows = nonzero_rows(data)  # the features dot products read
         self._classes = None
         self._scratch = PerThread()  # line-search work buffers, kept between calls
         super().__init__(Simplex(data.n_features), max_evals=max_evals, max_seconds=max_seconds)
@@ -248,7 +246,7 @@ class LinearObjective(Objective):
     def scores(self, points):
         """Scores of one simplex point (n_docs,) or of a batch (P, n_docs)."""
         pts = np.asarray(points, dtype=np.float64)
-        return linear_scores(self.XT, self.space.to_weights(pts))
+        return linear_scores(self.XT, self.space.to_weights(pts), self.rows)
 
     def _values(self, pts):
         W = pts[:, :-1] - pts[:, -1:]  # Simplex.to_weights on checked points
@@ -257,7 +255,7 @@ class LinearObjective(Objective):
     def per_query_weights(self, W):
         """Per-query values ``[P, n_queries]`` of linear weights ``W`` (P, d), scoring
         fused with ranking. Not counted as evaluations."""
-        return self.bound.per_query_linear(self.XT, W)
+        return self.bound.per_query_linear(self.XT, W, self.rows)
 
     def per_query(self, point):
         """Per-query metric values at one point (not counted as an evaluation)."""
@@ -327,7 +325,7 @@ class LinearObjective(Objective):
             raise ValueError(f"direction must have {self.space.dim} finite coordinates, "
                              f"got shape {delta.shape}")
         W = np.vstack([self.space.to_weights(lam), self.space.direction_to_weights(delta)])
-        s0, u = linear_scores(self.XT, W)
+        s0, u = linear_scores(self.XT, W, self.rows)
         res = self.line_scores(s0, u, rule=rule, window=window, floor=floor,
                                u_order=self._coordinate_order(delta, u))
         new = lam if res.t == 0 else self.space.project(lam + res.t * delta)

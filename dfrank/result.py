@@ -109,13 +109,11 @@ class LinearRanker:
 
     def predict(self, X):
         """Scores of the rows of ``X`` (an array, or a RankingData)."""
-        from ._scoring import linear_scores, transpose_features
+        from ._scoring import features_T, linear_scores, transpose_features
         from .data import RankingData
 
         if isinstance(X, RankingData):
-            XT = X._cache.get("XT")
-            if XT is None:
-                XT = X._cache["XT"] = transpose_features(X.X)
+            XT = features_T(X)
             if X.n_features != self.n_features:
                 raise ValueError(f"the model has {self.n_features} features but the data "
                                  f"has {X.n_features}{_src(X)}; load it with "

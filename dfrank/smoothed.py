@@ -18,7 +18,7 @@ gradient with respect to the weights of ``scores = X w`` (the kernels are in
 
 import numpy as np
 
-from ._scoring import linear_scores, transpose_features
+from ._scoring import features_T, linear_scores
 from .data import RankingData
 from .metrics import _smoothed as K
 
@@ -26,13 +26,6 @@ __all__ = ["SmoothedMetric", "KINDS", "feature_scale", "ridge_start"]
 
 KINDS = {"approx_ndcg": K.APPROX_NDCG, "approx_ap": K.APPROX_AP,
          "smooth_ndcg": K.SMOOTH_NDCG, "smooth_ap": K.SMOOTH_AP}
-
-
-def _features_T(data):
-    XT = data._cache.get("XT")
-    if XT is None:
-        XT = data._cache["XT"] = transpose_features(data.X)
-    return XT
 
 
 class SmoothedMetric:
@@ -83,7 +76,7 @@ class SmoothedMetric:
         else:
             self.bound = bind_metric(data, "map", rel_threshold=rel_threshold)
             self.labels = (data.y >= rel_threshold).astype(np.float64)
-        self.XT = _features_T(data)
+        self.XT = features_T(data)
         self.n_live = int((~self.bound.empty).sum())
 
     def __repr__(self):
@@ -122,7 +115,7 @@ def feature_scale(data):
     standardized coordinates v = w * scale, where one step size fits every feature."""
     sc = data._cache.get("feature_scale")
     if sc is None:
-        XT = _features_T(data)
+        XT = features_T(data)
         sc = np.array([float(np.std(row, dtype=np.float64)) for row in XT])
         sc[~(sc > 0)] = 1.0
         data._cache["feature_scale"] = sc
@@ -139,7 +132,7 @@ def ridge_start(data, ridge=1e-3):
     v0 = data._cache.get(key)
     if v0 is not None:
         return v0.copy()
-    XT = _features_T(data)
+    XT = features_T(data)
     y = data.y
     values, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
     omega = 1.0 / (len(values) * counts[inverse.ravel()])

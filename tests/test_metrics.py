@@ -100,13 +100,15 @@ def test_batch_equals_single(case):
             assert np.array_equal(batch[p], bound.per_query(S[p]))
 
 
-def test_long_lists_against_reference():
+@pytest.mark.parametrize("rel_share", [0.8, 0.04])
+def test_long_lists_against_reference(rel_share):
     # longer queries exercise every top-k path (counting up to 32 rows, the score buffer,
-    # its tie collection and the heap when ties swamp the threshold) and both AP paths
+    # its tie collection and the heap when ties swamp the threshold) and both AP paths;
+    # with few relevant rows, long lists rank only those rows by counting (up to 16 of them)
     rng = np.random.default_rng(1)
-    sizes = [1, 2, 20, 32, 33, 50, 200, 333]
+    sizes = [1, 2, 20, 32, 33, 50, 200, 333, 400]
     n = sum(sizes)
-    y = rng.integers(0, 5, n).astype(float)
+    y = np.where(rng.random(n) < rel_share, rng.integers(1, 5, n), 0).astype(float)
     normal = rng.normal(size=n)
     data = dfrank.RankingData.from_arrays(np.zeros((n, 1)), y,
                                           np.repeat(range(len(sizes)), sizes))

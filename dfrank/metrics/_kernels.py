@@ -9,7 +9,8 @@ import numpy as np
 from numba import njit
 
 from .._sort import sorted_copy
-from ._rank import EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows, top_k
+from ._rank import (EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, count_top, full_rank,
+                    sort_rows, top_gains, top_k)
 
 # metric family codes
 NDCG = 0
@@ -46,26 +47,22 @@ def _cutoff(k, m):
 
 
 # ---------------------------------------------------------------------------- deterministic
-@njit(cache=True)
-def _dcg(s, y, g, disc, lo, hi, kk, ties, ibuf):
-    n = top_k(s, y, lo, hi, kk, ties, ibuf)
+@njit(cache=True, inline="always")
+def _dcg(s, y, g, disc, lo, hi, kk, ties, ibuf, at):
+    n = min(kk, hi - lo)
+    top_gains(s, y, g, lo, hi, n, ties, ibuf, at)
     v = 0.0
-    for p in range(n):
-        v += g[ibuf[p]] * disc[p]
+    for p in range(n):  # rank order, rows without gain adding 0.0
+        v += at[p] * disc[p]
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf):
-    n = top_k(s, y, lo, hi, kk, ties, ibuf)
-    c = 0
-    for p in range(n):
-        if y[ibuf[p]] >= thr:
-            c += 1
-    return c
+    return count_top(s, y, lo, hi, min(kk, hi - lo), ties, thr, ibuf)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rr(s, y, lo, hi, kk, ties, thr):
     """Reciprocal rank of the best-ranked relevant document (0 if beyond the cut-off).
 
@@ -221,14 +218,15 @@ def _ap_cut(s, y, lo, hi, kk, ties, thr, n_rel, ibuf):
     return v / n_rel
 
 
-@njit(cache=True)
-def _err(s, y, g, lo, hi, kk, ties, norm, ibuf):
+@njit(cache=True, inline="always")
+def _err(s, y, g, lo, hi, kk, ties, norm, ibuf, at):
     """Expected reciprocal rank: sum_r R_r / r prod_{i<r} (1 - R_i), R = gain / norm."""
-    n = top_k(s, y, lo, hi, kk, ties, ibuf)
+    n = min(kk, hi - lo)
+    top_gains(s, y, g, lo, hi, n, ties, ibuf, at)
     v = 0.0
     stay = 1.0
     for p in range(n):
-        rp = g[ibuf[p]] / norm
+        rp = at[p] / norm
         v += stay * rp / (p + 1.0)
         stay *= 1.0 - rp
     return v
