@@ -17,6 +17,7 @@ class Scratch:
 
     def __init__(self):
         self._buffers = {}
+        self.views = {}  # callers' memo of views into the buffers (a view outlives a regrowth)
 
     def get(self, name, shape, dtype=np.float64):
         """An uninitialized C-contiguous array of ``shape`` (an int or a tuple), reusing the

@@ -170,7 +170,7 @@ class Objective:
     def _record(self, points, values):
         self.n_evals += len(values)
         if len(values):
-            i = int(np.argmax(values))
+            i = 0 if len(values) == 1 else int(np.argmax(values))
             if values[i] > self.best_value:
                 self.best_value = float(values[i])
                 self.best_point = np.array(points[i], dtype=np.float64)

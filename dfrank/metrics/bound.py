@@ -18,9 +18,14 @@ _EMPTY_VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
 _ONE = np.ones((1, 1))
 
 
+@numba.njit  # not cache=True: numba cannot cache it (it reads the threading layer)
+def _num_threads():
+    return numba.get_num_threads()  # 0.06 us compiled, 0.65 us from Python
+
+
 def _chunks():
     """Chunks of work per parallel kernel call: 8 per numba thread (for load balance)."""
-    return 8 * numba.get_num_threads()
+    return 8 * _num_threads()
 
 
 class BoundMetric:
@@ -143,8 +148,12 @@ class BoundMetric:
         call: the kernels allocating their own cost 17% of a single evaluation on MQ2008
         (471 queries), measured side by side."""
         scr = self._scratch.get()
-        return (scr.get("f", (nc, 2 * self.max_m + self._group_docs[chunks])),
+        bufs = scr.views.get((nc, chunks))
+        if bufs is None:
+            bufs = scr.views[nc, chunks] = (
+                scr.get("f", (nc, 2 * self.max_m + self._group_docs[chunks])),
                 scr.get("i", (nc, 2 * self.max_m + 1), np.int64))
+        return bufs
 
     def mean(self, values):
         """Mean over queries of per-query values, leaving out skipped (NaN) queries.
