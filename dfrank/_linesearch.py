@@ -32,6 +32,18 @@ from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 PRUNABLE = (NDCG, DCG, PREC, RECALL, RR, ERR, AP)  # when k > 0
 
 
+@njit(cache=True, parallel=True)
+def rows_by_u(u, qptr, out):
+    """``out``: the row indices with each query's rows sorted by ``u`` (stable)."""
+    for q in prange(len(qptr) - 1):
+        lo, hi = qptr[q], qptr[q + 1]
+        keys = u[lo:hi].copy()
+        rows = out[lo:hi]
+        for i in range(hi - lo):
+            rows[i] = lo + i
+        sort_pairs(keys, rows, np.empty(hi - lo), np.empty(hi - lo, np.int64))
+
+
 @njit(cache=True, inline="always")
 def _tie_above(y, i, j, ties):
     """Among identical lines (equal score for every t), does row i rank above row j?"""

@@ -134,9 +134,11 @@ _NO_ORDER = np.empty(0, dtype=np.int64)
 
 
 def sort_within_queries(u, qptr):
-    """Row indices with each query's rows sorted by ``u`` (stable)."""
-    q_of_row = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
-    return np.lexsort((u, q_of_row)).astype(np.int64)
+    """Row indices with each query's rows sorted by ``u`` (stable; 0.44 ms with numpy's
+    lexsort on OHSUMED, paid on each coordinate's first line search)."""
+    out = np.empty(len(u), np.int64)
+    K.rows_by_u(np.ascontiguousarray(u, dtype=np.float64), qptr, out)
+    return out
 
 
 def line_profile(bound, classes, s0, u, u_order=None, scratch=None):

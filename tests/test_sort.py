@@ -41,6 +41,18 @@ def test_sorts_are_stable_and_exact(k):
         assert np.array_equal(kk, keep)  # the input is left alone
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 200), min_size=1, max_size=6), st.integers(0, 2**31))
+def test_rows_sorted_within_queries(sizes, seed):
+    """Each query's rows by u, stable (ties by row): numpy's lexsort on (query, u)."""
+    from dfrank.linesearch import sort_within_queries
+    rng = np.random.default_rng(seed)
+    qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    u = np.round(rng.normal(size=qptr[-1]), 1)  # many ties
+    q_of_row = np.repeat(np.arange(len(sizes)), sizes)
+    assert np.array_equal(sort_within_queries(u, qptr), np.lexsort((u, q_of_row)))
+
+
 def test_scratch_reuses_and_grows():
     s = Scratch()
     a = s.get("x", (3, 4))
