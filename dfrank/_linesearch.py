@@ -800,7 +800,7 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, cut, ka, kb,
     change = 0.0
     g = 0
     i = 0
-    apart = 1  # the common case, no two t within eps: a plain running sum (2x faster)
+    apart = 1  # the usual case, no two t within eps: a plain running sum, no group scan
     for r in range(1, total):
         t0 = edges[r]
         apart &= 1 if edges[r + 1] - t0 > eps * max(1.0, abs(t0)) else 0

@@ -18,14 +18,9 @@ _EMPTY_VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
 _ONE = np.ones((1, 1))
 
 
-@numba.njit  # not cache=True: numba cannot cache it (it reads the threading layer)
-def _num_threads():
-    return numba.get_num_threads()  # 0.06 us compiled, 0.65 us from Python
-
-
 def _chunks():
     """Chunks of work per parallel kernel call: 8 per numba thread (for load balance)."""
-    return 8 * _num_threads()
+    return 8 * numba.get_num_threads()
 
 
 class BoundMetric:
