@@ -974,18 +974,32 @@ def pick(lower, upper, values, score, min_width, tol, by_value):
     Only intervals scoring within 2 tol of the top score are looked at closely (the top
     one is almost always eligible); when that cannot settle it, all are."""
     n = len(values)
-    top = -np.inf
-    for i in range(n):  # a plain maximum: vectorizes
-        top = max(top, score[i])
+    t0 = t1 = t2 = t3 = -np.inf  # the maximum in four chains: max waits on the previous
+    i = 0  # max (4 cycles), which made one chain 0.25 ms on 216k intervals
+    while i + 4 <= n:
+        t0 = max(t0, score[i])
+        t1 = max(t1, score[i + 1])
+        t2 = max(t2, score[i + 2])
+        t3 = max(t3, score[i + 3])
+        i += 4
+    for j in range(i, n):
+        t0 = max(t0, score[j])
+    top = max(max(t0, t1), max(t2, t3))
     near = np.empty(n, np.int64)  # only its first few rows are ever touched
     best = -np.inf
     for sweep in range(2):
         lim = top - 2 * tol if sweep == 0 else -np.inf
         cnt = 0
-        for i in range(n):
-            if score[i] >= lim and _eligible(lower, upper, i, min_width):
-                near[cnt] = i
-                cnt += 1
+        for b0 in range(0, n, 64):  # blocks: a branch-free test first (vectorizes)
+            b1 = min(n, b0 + 64)
+            hit = 0
+            for i in range(b0, b1):
+                hit |= 1 if score[i] >= lim else 0
+            if hit:
+                for i in range(b0, b1):
+                    if score[i] >= lim and _eligible(lower, upper, i, min_width):
+                        near[cnt] = i
+                        cnt += 1
         best = -np.inf
         for i in near[:cnt]:
             best = max(best, score[i])
