@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _kernels as K
-from ._rank import EXPECTED, top_k
+from ._rank import EXPECTED, count_top, top_k
 
 
 @njit(cache=True, inline="always")
@@ -128,17 +128,17 @@ def _q_dcg(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
 
 @njit(cache=True, inline="always")
 def _q_prec(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return K._count_rel_top(s, y, 0, m, K._cutoff(k, m), ties, thr, ibuf) / k
+    return count_top(s, y, 0, m, K._cutoff(k, m), ties, thr, ibuf) / k
 
 
 @njit(cache=True, inline="always")
 def _q_recall(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return K._count_rel_top(s, y, 0, m, K._cutoff(k, m), ties, thr, ibuf) / c0
+    return count_top(s, y, 0, m, K._cutoff(k, m), ties, thr, ibuf) / c0
 
 
 @njit(cache=True, inline="always")
 def _q_rprec(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return K._count_rel_top(s, y, 0, m, min(int(c0), m), ties, thr, ibuf) / c0
+    return count_top(s, y, 0, m, min(int(c0), m), ties, thr, ibuf) / c0
 
 
 @njit(cache=True, inline="always")

@@ -9,8 +9,8 @@ import numpy as np
 from numba import njit
 
 from .._sort import sorted_copy
-from ._rank import (EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, count_top, full_rank,
-                    sort_rows, top_gains, top_k)
+from ._rank import (EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows,
+                    top_gains, top_k)
 
 # metric family codes
 NDCG = 0
@@ -55,11 +55,6 @@ def _dcg(s, y, g, disc, lo, hi, kk, ties, ibuf, at):
     for p in range(n):  # rank order, rows without gain adding 0.0
         v += at[p] * disc[p]
     return v
-
-
-@njit(cache=True, inline="always")
-def _count_rel_top(s, y, lo, hi, kk, ties, thr, ibuf):
-    return count_top(s, y, lo, hi, min(kk, hi - lo), ties, thr, ibuf)
 
 
 @njit(cache=True, inline="always")

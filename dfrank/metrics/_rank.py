@@ -211,8 +211,9 @@ def top_gains(s, y, g, lo, hi, n, ties, ibuf, at):
 
 @njit(cache=True, inline="always")
 def count_top(s, y, lo, hi, n, ties, thr, ibuf):
-    """The number of rows with label >= ``thr`` among the n best rows of ``lo:hi``: as in
-    :func:`top_gains`, only those rows are ranked, by counting."""
+    """The number of rows with label >= ``thr`` among the n (<= hi - lo) best rows of
+    ``lo:hi`` (P@k, recall, R-prec): as in :func:`top_gains`, only those rows are ranked,
+    by counting."""
     c = _select(y, lo, hi, thr, ibuf)
     if hi - lo > _COUNT_MAX and c > _COUNT_FEW:
         top_k(s, y, lo, hi, n, ties, ibuf)
