@@ -3,7 +3,9 @@
 Scores move as s(t) = s0 + t u. Each query's metric is piecewise constant in t, so the mean
 is too; :func:`line_profile` returns it whole (every breakpoint and the value on every
 interval) from the per-query sweeps of :mod:`dfrank._linesearch`, and :func:`choose` picks a
-point from it. See DESIGN.md, "Exact line search".
+point from it. :func:`line_search` does both, and for the ``"best"`` rule finds the chosen
+interval without assembling the whole profile (:func:`dfrank._assemble.best_interval`);
+the profile is then built only if asked for. See DESIGN.md, "Exact line search".
 """
 
 from dataclasses import dataclass
@@ -11,14 +13,17 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from . import _assemble as A
 from . import _linesearch as K
 from ._scratch import Scratch
 from .metrics.bound import _chunks
 
-__all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "choose", "RULES"]
+__all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "line_search", "choose",
+           "RULES"]
 
 EPS = 1e-12        # crossings closer than this (relative) are one event (rounding)
 MIN_WIDTH = 1e-9   # intervals narrower than this (relative) are never chosen
+TOL = 1e-12        # values this close are equal when choosing
 
 
 @dataclass(frozen=True)
@@ -71,23 +76,52 @@ class LineProfile:
         value depends on how ties fall) lies near it inside (lo, hi); else the middle of
         the widest hazard-free stretch (nearest t among equals). For an unbounded interval
         the stretch considered runs from its finite end to t and as far again."""
-        if self.hazards is None or self.hazards.size == 0:
-            return t
-        a = lo if np.isfinite(lo) else t - 2 * (hi - t)
-        b = hi if np.isfinite(hi) else t + 2 * (t - lo)
-        i, j = np.searchsorted(self.hazards, [a, b], side="right")
-        inside = self.hazards[i:j]
-        inside = inside[(inside > a) & (inside < b)]
-        if inside.size == 0:
-            return t
-        margin = max(MIN_WIDTH * max(1.0, abs(t)), 1e-3 * (b - a))
-        if np.abs(inside - t).min() > margin:
-            return t
-        edges = np.concatenate([[a], inside, [b]])
-        gaps = np.diff(edges)
-        mids = 0.5 * (edges[1:] + edges[:-1])
-        best = np.flatnonzero(gaps >= gaps.max() * (1 - 1e-12))
-        return float(mids[best[np.argmin(np.abs(mids[best] - t))]])
+        return safe_point(self.hazards, lo, hi, t)
+
+
+def safe_point(hazards, lo, hi, t):
+    """:meth:`LineProfile.safe_point` with the sorted hazard times ``hazards`` (or None)."""
+    if hazards is None or hazards.size == 0:
+        return t
+    a = lo if np.isfinite(lo) else t - 2 * (hi - t)
+    b = hi if np.isfinite(hi) else t + 2 * (t - lo)
+    i, j = np.searchsorted(hazards, [a, b], side="right")
+    inside = hazards[i:j]
+    inside = inside[(inside > a) & (inside < b)]
+    if inside.size == 0:
+        return t
+    margin = max(MIN_WIDTH * max(1.0, abs(t)), 1e-3 * (b - a))
+    if np.abs(inside - t).min() > margin:
+        return t
+    edges = np.concatenate([[a], inside, [b]])
+    gaps = np.diff(edges)
+    mids = 0.5 * (edges[1:] + edges[:-1])
+    best = np.flatnonzero(gaps >= gaps.max() * (1 - 1e-12))
+    return float(mids[best[np.argmin(np.abs(mids[best] - t))]])
+
+
+class DeferredProfile:
+    """A :class:`LineProfile` built on first use (by ``make()``), with the same
+    attributes and methods: a line search that chose its point without the whole profile
+    leaves this in its result, and pays for the profile only if it is read."""
+
+    def __init__(self, make):
+        self._make = make
+        self._profile = None
+
+    def get(self):
+        """The :class:`LineProfile` itself."""
+        if self._profile is None:
+            self._profile = self._make()
+            self._make = None
+        return self._profile
+
+    def __getattr__(self, name):  # only for names not set in __init__
+        return getattr(self.get(), name)
+
+    def __reduce__(self):  # pickles (to another process) as the profile itself
+        p = self.get()
+        return LineProfile, (p.lower, p.upper, p.values, p.hazards)
 
 
 @dataclass(frozen=True)
@@ -107,8 +141,9 @@ class LineResult:
         The chosen interval (±inf when unbounded).
     n_crossings : int
         Crossings of differently labelled documents swept (after pruning).
-    profile : LineProfile
-        The whole piecewise-constant profile, for other choice rules.
+    profile : LineProfile or DeferredProfile
+        The whole piecewise-constant profile, for other choice rules (built when first
+        read if the search did not need it).
     """
     value: float
     t: float
@@ -141,22 +176,28 @@ def sort_within_queries(u, qptr):
     return out
 
 
-def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
-    """The profile of ``bound``'s mean metric along s0 + t u (all t in R).
+@dataclass
+class _Breakpoints:
+    """Every query's breakpoints along a line (views into a scratch; see K.SWEEPS), and
+    after :func:`_bin_sums` the sums by bin (see :mod:`dfrank._assemble`)."""
+    out_t: np.ndarray
+    out_d: np.ndarray
+    out_h: np.ndarray
+    offsets: np.ndarray
+    n_out: np.ndarray
+    base: float     # sum of the averaged queries' values at t -> -inf
+    n_eff: int      # queries averaged
+    total: int      # crossings swept
+    runs: tuple     # each query's sums by bin (see K._bin_runs) and their counts
+    bins: tuple = None
 
-    ``u_order`` (optional, from :func:`sort_within_queries`) saves sorting by u when the
-    same direction is searched many times; ``scratch`` (a :class:`dfrank._scratch.Scratch`)
-    keeps the work buffers from one call to the next. Returns
-    ``(LineProfile, n_crossings)``.
-    """
+
+def _sweep(bound, classes, s0, u, u_order, ws):
+    """The per-query sweeps along s0 + t u: a :class:`_Breakpoints`."""
     m = bound.metric
     code = m.code
     n = len(s0)
     nq = bound.n_queries
-    if flat_within_queries(u, bound.qptr):  # no document ever passes another
-        value = float(bound.mean(bound.per_query(s0)))
-        return LineProfile(np.array([-np.inf]), np.array([np.inf]), np.array([value])), 0
-    ws = Scratch() if scratch is None else scratch
     cand = ws.get("cand", n, np.int64)
     n_cand = ws.get("n_cand", nq, np.int64)
     n_events = ws.get("n_events", nq, np.int64)
@@ -176,6 +217,9 @@ def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
     out_h = ws.get("out_h", total, np.bool_)
     base = ws.get("base", nq)
     n_out = ws.get("n_out", nq, np.int64)
+    runs = ws.get("runs", total, np.int64)
+    run_sp = ws.get("run_sp", (total, 2))
+    n_runs = ws.get("n_runs", nq, np.int64)
     max_n = max(1, int(n_cand.max()))
     max_ev = max(1, int(n_events.max()))
     L = classes.n_classes
@@ -188,7 +232,7 @@ def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
                     ws.get("sweep_e", (n_workers, 2, max_ev)),
                     ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
                     ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64)),
-                   base, n_out, out_t, out_d, out_h)
+                   base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs)
     if m.empty == "skip":
         live = ~bound.empty
         n_eff = int(live.sum())
@@ -196,16 +240,82 @@ def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
     else:
         n_eff = nq
         base_sum = float(base.sum())
-    edges, values, hazards = K.assemble(
-        out_t, out_d, out_h, offsets, n_out, EPS, base_sum, float(n_eff),
-        ws.get("cut", (numba.get_num_threads() + 1, nq), np.int64),
+    return _Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, total,
+                        (runs, run_sp, n_runs))
+
+
+def _bin_sums(bp, ws):
+    """Fill ``bp.bins``: the sums by bin of :func:`dfrank._assemble.bin_sums`."""
+    S = ws.get("bin_S", K.N_BINS)
+    P = ws.get("bin_P", K.N_BINS)
+    C = ws.get("bin_C", K.N_BINS, np.int64)
+    pref = ws.get("bin_pref", K.N_BINS + 1)
+    A.bin_sums(*bp.runs[:2], bp.offsets, bp.runs[2], S, P, C, pref)
+    bp.bins = (S, P, C, pref)
+
+
+def _assembled(bp, ws):
+    """The whole :class:`LineProfile` of :func:`_bin_sums`'s breakpoints."""
+    S, P, C, pref = bp.bins
+    total = bp.total
+    edges, values, hazards = A.assemble(
+        bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base, float(bp.n_eff),
+        C, pref, ws.get("cut", (numba.get_num_threads() + 1, len(bp.n_out)), np.int64),
         ws.get("keys", total, np.uint64), ws.get("keys2", total, np.uint64),
         ws.get("hazards", total))
-    return LineProfile(edges[:-1], edges[1:], values, hazards), total
+    return LineProfile(edges[:-1], edges[1:], values, hazards)
+
+
+def _flat_profile(bound, s0):
+    value = float(bound.mean(bound.per_query(s0)))
+    return LineProfile(np.array([-np.inf]), np.array([np.inf]), np.array([value]))
+
+
+def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
+    """The profile of ``bound``'s mean metric along s0 + t u (all t in R).
+
+    ``u_order`` (optional, from :func:`sort_within_queries`) saves sorting by u when the
+    same direction is searched many times; ``scratch`` (a :class:`dfrank._scratch.Scratch`)
+    keeps the work buffers from one call to the next. Returns
+    ``(LineProfile, n_crossings)``.
+    """
+    if flat_within_queries(u, bound.qptr):  # no document ever passes another
+        return _flat_profile(bound, s0), 0
+    ws = Scratch() if scratch is None else scratch
+    bp = _sweep(bound, classes, s0, u, u_order, ws)
+    _bin_sums(bp, ws)
+    return _assembled(bp, ws), bp.total
+
+
+def line_search(bound, classes, s0, u, *, rule="best", window=None, floor=-np.inf,
+                u_order=None, scratch=None):
+    """The exact line search along s0 + t u: :func:`choose` on :func:`line_profile`, the
+    same :class:`LineResult` bit for bit. With the ``"best"`` rule the chosen interval is
+    found from the few bins of breakpoints that can hold it, unless it is unbounded (its
+    point needs the median width of all intervals); the result's profile is then a
+    :class:`DeferredProfile`, which sweeps the line again when read (s0 and u are copied
+    for it)."""
+    if rule not in RULES:
+        raise ValueError(f"unknown line-search rule {rule!r}; known: {sorted(RULES)}")
+    if flat_within_queries(u, bound.qptr):
+        return choose(_flat_profile(bound, s0), 0, rule=rule, window=window, floor=floor)
+    ws = Scratch() if scratch is None else scratch
+    bp = _sweep(bound, classes, s0, u, u_order, ws)
+    _bin_sums(bp, ws)
+    if rule == "best" and bp.n_eff > 0:
+        found, value, lo, hi, hazards = A.best_interval(
+            bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
+            float(bp.n_eff), *bp.bins, MIN_WIDTH, TOL)
+        if found:
+            t = safe_point(hazards, lo, hi, 0.5 * (lo + hi))
+            s0c, uc = s0.copy(), u.copy()
+            profile = DeferredProfile(lambda: line_profile(bound, classes, s0c, uc, u_order)[0])
+            return LineResult(float(value), t, float(lo), float(hi), bp.total, profile)
+    return choose(_assembled(bp, ws), bp.total, rule=rule, window=window, floor=floor)
 
 
 def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
-           min_width=MIN_WIDTH, tol=1e-12):
+           min_width=MIN_WIDTH, tol=TOL):
     """Pick a point of a :class:`LineProfile` and return a :class:`LineResult`.
 
     Rules

@@ -20,7 +20,7 @@ import numpy as np
 from ._scoring import features_T, linear_scores, nonzero_rows
 from .data import RankingData
 from ._scratch import PerThread
-from .linesearch import LineClasses, choose, line_profile
+from .linesearch import LineClasses, line_search
 from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
@@ -306,11 +306,11 @@ class LinearObjective(Objective):
         Returns a :class:`~dfrank.linesearch.LineResult`. The caller records the point.
         """
         self._allowance(1)
-        profile, n_cross = line_profile(self.bound, self.classes, s0, u, u_order,
-                                        self._scratch.get())
+        res = line_search(self.bound, self.classes, s0, u, rule=rule, window=window,
+                          floor=floor, u_order=u_order, scratch=self._scratch.get())
         self.n_evals += 1
         self.n_lines += 1
-        return choose(profile, n_cross, rule=rule, window=window, floor=floor)
+        return res
 
     def line(self, point, direction, *, rule="best", window=None, floor=-np.inf):
         """Exact line search from simplex point ``point`` along ``direction`` (d + 1

@@ -1,5 +1,8 @@
 """The exact line search against brute force on small generated datasets."""
 
+import functools
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -239,3 +242,101 @@ def test_user_metric_has_no_exact_line_search():
     obj = dfrank.LinearObjective(data, top)
     with pytest.raises(ValueError, match="steps"):
         obj.line(obj.space.center(), [1.0, 0.0, 0.0])
+
+
+def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff):
+    """The "best" choice from the whole assembled profile and from the bins alone, for
+    per-query breakpoints given directly (each query's rows sorted by t)."""
+    from dfrank import _assemble as A, _linesearch as K
+    from dfrank.linesearch import EPS, MIN_WIDTH, TOL, LineProfile, choose, safe_point
+    nq = len(sizes)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n_out = np.array(sizes, dtype=np.int64)
+    runs = np.empty(len(out_t), np.int64)
+    run_sp = np.empty((len(out_t), 2))
+    n_runs = np.array([K._bin_runs(out_t[a:b], out_d[a:b], b - a, runs[a:b], run_sp[a:b])
+                       for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.int64)
+    S, P, pref = np.empty(K.N_BINS), np.empty(K.N_BINS), np.empty(K.N_BINS + 1)
+    C = np.empty(K.N_BINS, np.int64)
+    A.bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref)
+    n = len(out_t)
+    edges, values, hazards = A.assemble(
+        out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff), C, pref,
+        np.empty((3, nq), np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64),
+        np.empty(n))
+    full = choose(LineProfile(edges[:-1], edges[1:], values, hazards))
+    found, value, lo, hi, hz = A.best_interval(out_t, out_d, out_h, offsets, n_out, EPS, base,
+                                               float(n_eff), S, P, C, pref, MIN_WIDTH, TOL)
+    fast = (value, safe_point(hz, lo, hi, 0.5 * (lo + hi)), lo, hi) if found else None
+    return full, fast
+
+
+# t values that share bins, tie exactly, or fall within rounding of each other on both
+# sides of a bin boundary: 1.0 starts a bin and the float32 just below it ends the one
+# before; float64 values next to their midpoint round to either
+_MID = (float(np.nextafter(np.float32(1.0), np.float32(0.0))) + 1.0) / 2
+_HOT = [_MID, np.nextafter(_MID, 0.0), np.nextafter(_MID, 2.0), 1.0, 1.0 + 2e-16, 0.999, 1.001,
+        -0.5, -0.5 - 1e-16, 0.0, 3e-13, 2.5, 40.0, -7.0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(_HOT), st.sampled_from(
+    [0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-13, -3.0]), st.booleans()), max_size=12),
+    min_size=1, max_size=5), st.floats(-3, 3))
+def test_best_interval_from_bins_matches_the_whole_profile(queries, base):
+    """The best interval found from the few bins its bound allows is the one the whole
+    profile gives, value, bounds and point bit for bit: breakpoint groups split across a
+    bin boundary, exact ties between queries, hazards without a change, near-equal values."""
+    out_t, out_d, out_h, sizes = [], [], [], []
+    for rows in queries:
+        rows = sorted(rows, key=lambda r: r[0])
+        sizes.append(len(rows))
+        out_t += [r[0] for r in rows]
+        out_d += [r[1] for r in rows]
+        out_h += [r[2] or r[1] == 0.0 for r in rows]
+    out_t = np.array(out_t, dtype=float)
+    out_d = np.array(out_d, dtype=float)
+    out_h = np.array(out_h, dtype=bool)
+    full, fast = _full_and_fast(out_t, out_d, out_h, sizes, base, len(queries))
+    if fast is None:  # only an unbounded interval is left to the whole profile
+        assert not (np.isfinite(full.lower) and np.isfinite(full.upper))
+    else:
+        assert fast == (full.value, full.t, full.lower, full.upper)
+
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+
+
+@functools.lru_cache(maxsize=1)
+def _ohsumed_train(path):
+    return dfrank.load_svmlight(path)
+
+
+@pytest.mark.parametrize("metric", ["map", "ndcg@10", "err@10", "p@5", "mrr", "kendall_tau"])
+def test_line_search_result_is_that_of_the_whole_profile(metric):
+    """On real lines (hundreds of thousands of crossings for MAP) the result found from
+    the bins is the whole profile's choice bit for bit, and the profile left in the result
+    (built when read) is the whole profile."""
+    from dfrank.linesearch import choose, line_profile
+    path = os.path.join(SHARED, "ohsumed-letor3", "QueryLevelNorm", "Fold1", "train.txt.gz")
+    if not os.path.exists(path):
+        pytest.skip("../shared/data absent")
+    data = _ohsumed_train(path)
+    obj = dfrank.LinearObjective(data, metric)
+    sp = obj.space
+    rng = np.random.default_rng(11)
+    fast = 0
+    for i in range(12):
+        lam = sp.sample(rng)
+        delta = np.eye(sp.dim)[rng.integers(sp.dim)] if i % 2 else rng.normal(size=sp.dim)
+        s0, u = linear_scores(obj.XT, np.vstack([sp.to_weights(lam),
+                                                  sp.direction_to_weights(delta)]), obj.rows)
+        res = obj.line_scores(s0, u)
+        prof, n_cross = line_profile(obj.bound, obj.classes, s0, u)
+        want = choose(prof, n_cross)
+        assert (res.value, res.t, res.lower, res.upper, res.n_crossings) == \
+            (want.value, want.t, want.lower, want.upper, want.n_crossings)
+        assert np.array_equal(res.profile.values, prof.values)
+        assert np.array_equal(res.profile.lower, prof.lower)
+        fast += hasattr(res.profile, "get")
+    assert fast >= 6  # most lines never assembled the whole profile

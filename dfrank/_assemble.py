@@ -1,0 +1,404 @@
+"""Kernels that turn the per-query breakpoints of a line into the mean metric's profile.
+
+Each query's sweep (:mod:`dfrank._linesearch`) writes its breakpoints sorted by t: the t of
+a change and the change. The mean metric on the line is their running sum in t order
+across all queries, so the whole profile needs one sort of every breakpoint (hundreds of
+thousands on OHSUMED MAP). The best interval alone does not:
+
+*Bins.* The breakpoints fall into bins by the top ``BIN_BITS`` bits of their t's float32
+rounding as an ordered integer (:func:`dfrank._sort._key32`): sign, exponent and a few
+mantissa bits, so bins are narrow near 0 and wide far away, as crossings are. One pass in
+query order gives each bin's sum of changes ``S`` and of rises ``P`` (Metzler's profiles
+change by small steps of either sign). The value just before bin b is ``base + pref[b]``
+(``pref`` the prefix sums of ``S``), and no interval whose breakpoint group ends in b can
+be higher than ``base + pref[b] + P[b]``. :func:`best_interval` sorts only the bins that
+bound can still put on top (a handful of 16,384 on the lines measured) and
+:func:`assemble` sorts them all.
+
+Both compute every value the same way, ``base + (pref[b] + R)`` with R the running sum of
+bin b's changes in t order, so an interval's value is the same bit for bit whichever
+kernel computed it, and does not depend on how many threads ran (each bin's sum is taken in
+query order by one thread: threads split the work at bin boundaries).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ._linesearch import N_BINS, _eligible, bin_of, pick
+from ._sort import (_LOW, _SHIFT32, _insert, _key32, _radix_high, radix_argsort,
+                    sort_pairs_into, sorted_copy)
+
+CHAIN = 4.0  # breakpoints closer than CHAIN * eps (relative) may share a group: kept together
+
+
+@njit(cache=True)
+def _first_bin_at(out_t, lo, hi, b):
+    """The first row of ``out_t[lo:hi]`` (sorted) whose bin is >= b (binary search)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if bin_of(out_t[mid]) < b:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref):
+    """Each bin's sum of changes ``S``, of rises ``P`` and its number of changes ``C``
+    from the queries' runs (:func:`dfrank._linesearch._bin_runs`), added in query order
+    (so the sums do not depend on how many threads swept); ``pref[b]`` = sum of S over
+    the bins before b."""
+    for b in range(len(S)):
+        S[b] = 0.0
+        P[b] = 0.0
+        C[b] = 0
+    for q in range(len(n_runs)):
+        for r in range(offsets[q], offsets[q] + n_runs[q]):
+            b = runs[r] >> 32
+            S[b] += run_sp[r, 0]
+            P[b] += run_sp[r, 1]
+            C[b] += runs[r] & 0xFFFFFFFF
+    acc = 0.0
+    for b in range(len(S)):
+        pref[b] = acc
+        acc += S[b]
+    pref[len(S)] = acc
+
+
+@njit(cache=True, inline="always")
+def _group_values(edges, values, total, eps):
+    """Breakpoint groups in place: rows of ``edges[1:total + 1]`` closer than eps
+    (relative to the group's first t) are one breakpoint, whose value is that after its
+    last row. Returns the number of groups."""
+    apart = 1  # the usual case, no two t within eps: nothing moves
+    for r in range(1, total):
+        t0 = edges[r]
+        apart &= 1 if edges[r + 1] - t0 > eps * max(1.0, abs(t0)) else 0
+    if apart:
+        return total
+    g = 0
+    i = 0
+    while i < total:  # group g (1-based) is written at g <= i + 1: never over unread rows
+        t0 = edges[1 + i]
+        lim = eps * max(1.0, abs(t0))
+        j = i + 1
+        while j < total and edges[1 + j] - edges[j] <= lim:
+            j += 1
+        g += 1
+        edges[g] = t0
+        values[g] = values[j]
+        i = j
+    return g
+
+
+@njit(cache=True, inline="always")
+def _binned_values(t, d, n, base, pref):
+    """``d[r]`` (changes sorted by t) replaced by the value after row r: base + (pref[b] +
+    the running sum of bin b's changes up to r)."""
+    b_prev = -1
+    run = 0.0
+    for r in range(n):
+        b = bin_of(t[r])
+        if b != b_prev:
+            run = 0.0
+            b_prev = b
+        run += d[r]
+        d[r] = base + (pref[b] + run)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")  # no query averaged: NaN, no error
+def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut, ka, kb, hz):
+    """All queries' breakpoints into one profile, after :func:`bin_sums` (its ``C`` and
+    ``pref``). Returns ``(edges, values, hazards)``: the mean metric
+    ``values[i]`` on ``(edges[i], edges[i + 1])``, edges[0] = -inf and edges[-1] = inf
+    (``base`` is the sum of the queries' values at t -> -inf, ``n_eff`` the number of
+    queries averaged), and the sorted hazard times. Scratch: ``cut`` (int64, parts + 1 x
+    queries), ``ka``, ``kb`` (uint64) and ``hz``, as long as ``out_t``.
+
+    Each thread sorts one part (a range of bins with about as many changes as the
+    others; part w of query q is ``cut[w, q]:cut[w + 1, q]``) stably by t: the sort keys are made
+    straight from the per-query outputs, each change's float32 rounded t (high word) and
+    its place in ``out_t`` (low word), radix sorted on the high word (see
+    :func:`dfrank._sort._radix_pairs`); the rows are then read in that order, an insertion
+    step restoring the float64 order where the rounding tied, so equal t stay in query
+    order. (Sequential, this step ran beside OpenMP workers still spinning after the sweep,
+    which on this machine's two hardware threads cost it up to half its speed.) Near-equal
+    t (closer than ``eps`` relative, as in the per-query sweeps) are one breakpoint."""
+    nq = len(n_out)
+    n_parts = cut.shape[0] - 1
+    n_changes = 0
+    for b in range(len(C)):
+        n_changes += C[b]
+    acc = 0
+    w = 1
+    for q in range(nq):
+        cut[0, q] = offsets[q]
+    for b in range(len(C)):  # part w starts at the bin where w / n_parts of the changes are
+        while w < n_parts and acc >= n_changes * w // n_parts:
+            for q in range(nq):
+                cut[w, q] = _first_bin_at(out_t, cut[w - 1, q], offsets[q] + n_out[q], b)
+            w += 1
+        acc += C[b]
+    while w <= n_parts:
+        for q in range(nq):
+            cut[w, q] = offsets[q] + n_out[q]
+        w += 1
+    room = np.zeros(n_parts + 1, np.int64)  # part w's keys start at room[w]
+    for w in range(n_parts):
+        room[w + 1] = room[w]
+        for q in range(nq):
+            room[w + 1] += cut[w + 1, q] - cut[w, q]
+    n_ch = np.zeros(n_parts, np.int64)
+    n_hz = np.zeros(n_parts, np.int64)
+    for w in prange(n_parts):
+        c = room[w]
+        h = room[w]
+        for q in range(nq):
+            for i in range(cut[w, q], cut[w + 1, q]):
+                if out_d[i] != 0.0:
+                    ka[c] = (_key32(out_t[i]) << _SHIFT32) | np.uint64(i)
+                    c += 1
+                if out_h[i]:
+                    hz[h] = out_t[i]
+                    h += 1
+        n_ch[w] = c - room[w]
+        n_hz[w] = h - room[w]
+    first = np.zeros(n_parts + 1, np.int64)  # part w's changes start at first[w]
+    for w in range(n_parts):
+        first[w + 1] = first[w] + n_ch[w]
+    total = first[n_parts]
+    edges = np.empty(total + 2)
+    values = np.empty(total + 1)
+    for w in prange(n_parts):
+        a = room[w]
+        srt = _radix_high(ka[a:a + n_ch[w]], kb[a:a + n_ch[w]])[0]
+        t = edges[1 + first[w]:1 + first[w + 1]]
+        d = values[1 + first[w]:1 + first[w + 1]]
+        for r in range(n_ch[w]):
+            i = srt[r] & _LOW
+            _insert(t, d, 0, r, out_t[i], out_d[i])  # rows whose t round alike: in order
+        _binned_values(t, d, n_ch[w], base, pref)
+    edges[0] = -np.inf
+    values[0] = base
+    g = _group_values(edges, values, total, eps)
+    for r in range(g + 1):  # apart from the sums: the divisions vectorize
+        values[r] = values[r] / n_eff
+    edges[g + 1] = np.inf
+    n_h = 0
+    for w in range(n_parts):
+        n_h += n_hz[w]
+    h = np.empty(n_h)
+    c = 0
+    for w in range(n_parts):
+        for r in range(room[w], room[w] + n_hz[w]):
+            h[c] = hz[r]
+            c += 1
+    return edges[:g + 2], values[:g + 1], sorted_copy(h)
+
+
+@njit(cache=True, inline="always")
+def _clear(a, b, eps):
+    """Breakpoints at a < b can never share a group (see CHAIN)."""
+    return b - a > CHAIN * eps * max(1.0, abs(a), abs(b))
+
+
+@njit(cache=True)
+def _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi, lo_row, hi_row):
+    """Per query, the rows of bins b_lo..b_hi (``lo_row[q]:hi_row[q]``); returns the last
+    change's t before them and the first change's t after them over all queries (-inf /
+    inf if none; rows without a change, hazards only, are not breakpoints)."""
+    before = -np.inf
+    after = np.inf
+    for q in range(len(n_out)):
+        a = offsets[q]
+        e = a + n_out[q]
+        lo_row[q] = _first_bin_at(out_t, a, e, b_lo)
+        hi_row[q] = _first_bin_at(out_t, lo_row[q], e, b_hi + 1)
+        i = lo_row[q] - 1
+        while i >= a and out_d[i] == 0.0:
+            i -= 1
+        if i >= a:
+            before = max(before, out_t[i])
+        i = hi_row[q]
+        while i < e and out_d[i] == 0.0:
+            i += 1
+        if i < e:
+            after = min(after, out_t[i])
+    return before, after
+
+
+@njit(cache=True)
+def _grown(a, n):
+    out = np.empty(n, a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+@njit(cache=True)
+def _first_above(out_t, lo, hi, x):
+    """The first row of ``out_t[lo:hi]`` (sorted) with t > x."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if out_t[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C,
+                  pref, min_width, tol):
+    """The ``"best"`` choice of :func:`dfrank.linesearch.choose` without sorting every
+    breakpoint, after :func:`bin_sums`. Returns ``(found, value, lower, upper, hazards)``:
+    the chosen interval, its value and the hazards strictly inside it (sorted); ``found``
+    is False when the choice is an unbounded interval (its point needs the median width
+    of all intervals, so the caller assembles the whole profile).
+
+    Bins are looked at in decreasing order of their bound ``(base + pref[b] + P[b]) /
+    n_eff`` until the bound falls 4 tol below the best eligible value found: every interval
+    within tol of the best is then among those looked at, and :func:`pick` chooses among
+    them, in t order, exactly as among all. A bin looked at is sorted together with its
+    neighbours while their breakpoints are closer than CHAIN eps (so every breakpoint
+    group is whole), and its intervals reach to the next breakpoint after it."""
+    nq = len(n_out)
+    n_bins = len(S)
+    first_value = base / n_eff
+    lim0 = first_value - 4 * tol
+    n_c = 0
+    for b in range(n_bins):
+        n_c += 1 if C[b] > 0 else 0
+    cand = np.empty(n_c, np.int64)
+    negub = np.empty(n_c)
+    n_c = 0
+    for b in range(n_bins):
+        if C[b] > 0:
+            ub = (base + (pref[b] + P[b])) / n_eff
+            if ub >= lim0:
+                cand[n_c] = b
+                negub[n_c] = -ub
+                n_c += 1
+    order = radix_argsort(negub[:n_c])
+    done = np.zeros(n_bins, np.uint8)
+    lo_row = np.empty(nq, np.int64)
+    hi_row = np.empty(nq, np.int64)
+    # intervals found, region by region: (first bin, lower, upper, value)
+    cap = 64
+    r_bin = np.empty(cap, np.int64)
+    r_lo = np.empty(cap)
+    r_hi = np.empty(cap)
+    r_v = np.empty(cap)
+    n_r = 0
+    best = first_value  # the first interval (-inf, first t) is unbounded: always eligible
+    for oi in range(n_c):
+        b = cand[order[oi]]
+        if -negub[order[oi]] < best - 4 * tol:
+            break
+        if done[b]:
+            continue
+        # the region: b and its neighbours while breakpoints chain across the boundary
+        b_lo = b
+        b_hi = b
+        before, after = _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi,
+                                    lo_row, hi_row)
+        while True:
+            first_t = np.inf
+            last_t = -np.inf
+            for q in range(nq):  # the region's first and last changes
+                for i in range(lo_row[q], hi_row[q]):
+                    if out_d[i] != 0.0:
+                        first_t = min(first_t, out_t[i])
+                        break
+                for i in range(hi_row[q] - 1, lo_row[q] - 1, -1):
+                    if out_d[i] != 0.0:
+                        last_t = max(last_t, out_t[i])
+                        break
+            grow = False
+            if before > -np.inf and not _clear(before, first_t, eps):
+                b_lo = bin_of(before)
+                grow = True
+            if after < np.inf and not _clear(last_t, after, eps):
+                b_hi = bin_of(after)
+                grow = True
+            if not grow:
+                break
+            before, after = _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi,
+                                        lo_row, hi_row)
+        for bb in range(b_lo, b_hi + 1):
+            done[bb] = 1
+        n = 0
+        for q in range(nq):
+            for i in range(lo_row[q], hi_row[q]):
+                n += 1 if out_d[i] != 0.0 else 0
+        gt = np.empty(n)  # the region's changes in query order, then stably sorted by t
+        gi = np.empty(n, np.int64)
+        n = 0
+        for q in range(nq):
+            for i in range(lo_row[q], hi_row[q]):
+                if out_d[i] != 0.0:
+                    gt[n] = out_t[i]
+                    gi[n] = i
+                    n += 1
+        t = np.empty(n + 2)  # as assemble's edges and values: row r at r + 1
+        v = np.empty(n + 1)
+        srt = np.empty(n, np.int64)
+        sort_pairs_into(gt, gi, np.empty(n, np.uint64), np.empty(n, np.uint64), t[1:], srt)
+        for r in range(n):
+            v[1 + r] = out_d[srt[r]]
+        _binned_values(t[1:], v[1:], n, base, pref)
+        g = _group_values(t, v, n, eps)
+        if n_r + g > cap:
+            cap = max(2 * cap, n_r + g)
+            r_bin = _grown(r_bin, cap)
+            r_lo = _grown(r_lo, cap)
+            r_hi = _grown(r_hi, cap)
+            r_v = _grown(r_v, cap)
+        for j in range(1, g + 1):
+            r_bin[n_r] = b_lo
+            r_lo[n_r] = t[j]
+            r_hi[n_r] = t[j + 1] if j < g else after
+            r_v[n_r] = v[j] / n_eff
+            if _eligible(r_lo, r_hi, n_r, min_width):
+                best = max(best, r_v[n_r])
+            n_r += 1
+    # every interval that can matter, in t order: the first one, then region by region
+    ro = radix_argsort(r_bin[:n_r].astype(np.float64))  # stable: rows of a region in order
+    lower = np.empty(n_r + 1)
+    upper = np.empty(n_r + 1)
+    values = np.empty(n_r + 1)
+    lower[0] = -np.inf
+    upper[0] = np.inf
+    for q in range(nq):
+        for i in range(offsets[q], offsets[q] + n_out[q]):
+            if out_d[i] != 0.0:
+                upper[0] = min(upper[0], out_t[i])
+                break
+    values[0] = first_value
+    for j in range(n_r):
+        lower[j + 1] = r_lo[ro[j]]
+        upper[j + 1] = r_hi[ro[j]]
+        values[j + 1] = r_v[ro[j]]
+    ci = pick(lower, upper, values, values, min_width, tol, False)
+    lo = lower[ci]
+    hi = upper[ci]
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return False, values[ci], lo, hi, np.empty(0)
+    n_h = 0
+    for q in range(nq):  # hazards strictly inside (lo, hi)
+        for i in range(_first_above(out_t, offsets[q], offsets[q] + n_out[q], lo),
+                       offsets[q] + n_out[q]):
+            if out_t[i] >= hi:
+                break
+            n_h += 1 if out_h[i] else 0
+    h = np.empty(n_h)
+    n_h = 0
+    for q in range(nq):
+        for i in range(_first_above(out_t, offsets[q], offsets[q] + n_out[q], lo),
+                       offsets[q] + n_out[q]):
+            if out_t[i] >= hi:
+                break
+            if out_h[i]:
+                h[n_h] = out_t[i]
+                n_h += 1
+    return True, values[ci], lo, hi, sorted_copy(h)
