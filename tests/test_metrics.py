@@ -103,7 +103,7 @@ def test_batch_equals_single(case):
 @pytest.mark.parametrize("rel_share", [0.8, 0.04])
 def test_long_lists_against_reference(rel_share):
     # longer queries exercise every top-k path (counting up to 32 rows, the score buffer,
-    # its tie collection and the heap when ties swamp the threshold) and both AP paths;
+    # its tie collection and the heap when ties swamp the threshold) and AP's counting;
     # with few relevant rows, long lists rank only those rows by counting (up to 16 of them)
     rng = np.random.default_rng(1)
     sizes = [1, 2, 20, 32, 33, 50, 200, 333, 400]
@@ -118,6 +118,28 @@ def test_long_lists_against_reference(rel_share):
                 got = dfrank.evaluate(s, data, name, ties=ties, per_query=True)
                 want = _reference(data, s, family, k, ties)
                 np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable"])
+def test_ap_kernels_agree(ties):
+    # AP by counting non-relevant rows above (every list up to 2^24 pairs), by sorting
+    # the relevant rows (longer lists, not reached by the lists above) and directly
+    from dfrank.metrics import _kernels as K
+    from dfrank.metrics._rank import TIES
+    rng = np.random.default_rng(4)
+    ib, jb = np.empty(801, np.int64), np.empty(801, np.int64)
+    fb = np.empty(1600)
+    for m in [1, 2, 7, 40, 263, 400]:
+        for share in [0.0, 0.1, 0.5, 1.0]:
+            for s in (np.round(rng.normal(size=m), 1), rng.normal(size=m), np.zeros(m)):
+                y = (rng.random(m) < share).astype(float)
+                r = max(1.0, y.sum())
+                code = TIES[ties]
+                want = K._ap_counting(s, y, 0, m, code, 1.0, r, jb, fb)
+                assert K._ap_full(s, y, 0, m, code, 1.0, r, ib, jb, fb) == pytest.approx(
+                    want, rel=1e-12, abs=1e-15)
+                assert K._ap_sorted(s, y, 0, m, code, 1.0, r, ib, jb) == pytest.approx(
+                    want, rel=1e-12, abs=1e-15)
 
 
 def test_known_values():
