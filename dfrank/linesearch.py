@@ -34,6 +34,7 @@ class LineClasses:
     gain: np.ndarray    # (L,) graded gain of each class (DCG family)
     err_r: np.ndarray   # (L,) ERR stopping probability of each class
     rel: np.ndarray     # (L,) int64: 1 if the class counts as relevant (binary metrics)
+    steps: np.ndarray = None  # AP: 1/p - 1/(p + 1) at position p (a swap's precision step)
 
     @classmethod
     def of(cls, bound):
@@ -45,7 +46,9 @@ class LineClasses:
                              f"{m.name!r} is user-defined (use line_search='steps')")
         if m.binary:
             c = (y >= m.rel_threshold).astype(np.int64)
-            return cls(c, 2, np.zeros(2), np.zeros(2), np.array([0, 1], dtype=np.int64))
+            p = np.arange(1.0, bound.max_m + 2.0)
+            steps = np.concatenate([[np.inf], 1.0 / p - 1.0 / (p + 1.0)])  # as the sweep's
+            return cls(c, 2, np.zeros(2), np.zeros(2), np.array([0, 1], dtype=np.int64), steps)
         values, c = np.unique(y, return_inverse=True)
         gain = (np.exp2(values) - 1.0) if m.gain == "exp" else values.copy()
         return cls(c.astype(np.int64).ravel(), len(values), gain, gain / bound.norm,
@@ -225,7 +228,8 @@ def _sweep(bound, classes, s0, u, u_order, ws):
     L = classes.n_classes
     K.SWEEPS[code](code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
                    offsets, m.k, bound.tie_code, classes.gain, classes.err_r, classes.rel,
-                   bound.disc, bound.c0, bound.empty, bound.empty_value, L, EPS,
+                   classes.steps if code == K.AP else bound.disc, bound.c0, bound.empty,
+                   bound.empty_value, L, EPS,
                    (ws.get("sweep_i", (n_workers, 7, max(max_n, L + 1)), np.int64),
                     ws.get("sweep_C", (n_workers, max_n, L), np.int64),
                     ws.get("sweep_f", (n_workers, 2, max_n)),
