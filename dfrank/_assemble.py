@@ -6,25 +6,26 @@ across all queries, so the whole profile needs one sort of every breakpoint (hun
 thousands on OHSUMED MAP). The best interval alone does not:
 
 *Bins.* The breakpoints fall into bins by the top ``BIN_BITS`` bits of their t's float32
-rounding as an ordered integer (:func:`dfrank._sort._key32`): sign, exponent and a few
-mantissa bits, so bins are narrow near 0 and wide far away, as crossings are. One pass in
-query order gives each bin's sum of changes ``S`` and of rises ``P`` (Metzler's profiles
-change by small steps of either sign). The value just before bin b is ``base + pref[b]``
-(``pref`` the prefix sums of ``S``), and no interval whose breakpoint group ends in b can
-be higher than ``base + pref[b] + P[b]``. :func:`best_interval` sorts only the bins that
-bound can still put on top (a handful of 16,384 on the lines measured) and
-:func:`assemble` sorts them all.
+rounding as an ordered integer (:func:`dfrank._linesearch.bin_of`): sign, exponent and a
+few mantissa bits, so bins are narrow near 0 and wide far away, as crossings are. Each
+query's breakpoints are summed by bin right after its sweep, while in cache
+(:func:`dfrank._linesearch._bin_runs`); added up in query order they give each bin's sum of
+changes ``S`` and of rises ``P`` (the profiles change by small steps of either sign). The
+value just before bin b is ``base + pref[b]`` (``pref`` the prefix sums of ``S``), and no
+interval whose breakpoint group ends in b can be higher than ``base + pref[b] + P[b]``.
+:func:`best_interval` sorts only the bins that bound can still put on top (a handful of
+16,384 on the lines measured) and :func:`assemble` sorts them all.
 
 Both compute every value the same way, ``base + (pref[b] + R)`` with R the running sum of
 bin b's changes in t order, so an interval's value is the same bit for bit whichever
-kernel computed it, and does not depend on how many threads ran (each bin's sum is taken in
-query order by one thread: threads split the work at bin boundaries).
+kernel computed it, and does not depend on how many threads ran (per-query sums added in
+query order; the threads of :func:`assemble` split its work at bin boundaries).
 """
 
 import numpy as np
 from numba import njit, prange
 
-from ._linesearch import N_BINS, _eligible, bin_of, pick
+from ._linesearch import _eligible, bin_of, pick
 from ._sort import (_LOW, _SHIFT32, _insert, _key32, _radix_high, radix_argsort,
                     sort_pairs_into, sorted_copy)
 
