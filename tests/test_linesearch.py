@@ -340,3 +340,35 @@ def test_line_search_result_is_that_of_the_whole_profile(metric):
         assert np.array_equal(res.profile.lower, prof.lower)
         fast += hasattr(res.profile, "get")
     assert fast >= 6  # most lines never assembled the whole profile
+
+
+def test_deferred_profile_reads_and_pickles_as_the_profile():
+    """A "best" line search leaves a profile built on first read: the same as
+    line_profile's, and it pickles (to another process) as that profile."""
+    import pickle
+    from dfrank.linesearch import DeferredProfile, LineProfile, line_profile
+    rng = np.random.default_rng(12)
+    sizes = rng.integers(5, 40, 12)
+    n = int(sizes.sum())
+    data = dfrank.RankingData.from_arrays(rng.normal(size=(n, 3)),
+                                          rng.integers(0, 3, n).astype(float),
+                                          np.repeat(np.arange(len(sizes)), sizes))
+    obj = dfrank.LinearObjective(data, "map")
+    sp = obj.space
+    for _ in range(5):
+        lam, delta = sp.sample(rng), rng.normal(size=4)
+        res = obj.line(lam, delta)
+        if not isinstance(res.profile, DeferredProfile):
+            continue  # an unbounded choice: the whole profile was built
+        s0, u = linear_scores(obj.XT, np.vstack([sp.to_weights(lam),
+                                                  sp.direction_to_weights(delta)]))
+        want = line_profile(obj.bound, obj.classes, s0, u)[0]
+        back = pickle.loads(pickle.dumps(res))
+        assert isinstance(back.profile, LineProfile)
+        for prof in (res.profile, back.profile):
+            assert np.array_equal(prof.values, want.values)
+            assert np.array_equal(prof.lower, want.lower)
+            assert np.array_equal(prof.hazards, want.hazards)
+        assert prof.value_at(res.t) == res.value
+        return
+    pytest.fail("every line chose an unbounded interval")
