@@ -230,13 +230,6 @@ def _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi, lo_row, hi_row):
 
 
 @njit(cache=True)
-def _grown(a, n):
-    out = np.empty(n, a.dtype)
-    out[:len(a)] = a
-    return out
-
-
-@njit(cache=True)
 def _first_above(out_t, lo, hi, x):
     """The first row of ``out_t[lo:hi]`` (sorted) with t > x."""
     while lo < hi:
@@ -284,13 +277,13 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
     done = np.zeros(n_bins, np.uint8)
     lo_row = np.empty(nq, np.int64)
     hi_row = np.empty(nq, np.int64)
-    # intervals found, region by region: (first bin, lower, upper, value)
-    cap = 64
-    r_bin = np.empty(cap, np.int64)
-    r_lo = np.empty(cap)
-    r_hi = np.empty(cap)
-    r_v = np.empty(cap)
-    n_r = 0
+    # the intervals found, region by region (first bin, lower, upper, value); each list
+    # is typed by a first element, then emptied
+    r_bin, r_lo, r_hi, r_v = [0], [0.0], [0.0], [0.0]
+    r_bin.pop()
+    r_lo.pop()
+    r_hi.pop()
+    r_v.pop()
     best = first_value  # the first interval (-inf, first t) is unbounded: always eligible
     for oi in range(n_c):
         b = cand[order[oi]]
@@ -349,22 +342,17 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
             v[1 + r] = out_d[srt[r]]
         _binned_values(t[1:], v[1:], n, base, pref)
         g = _group_values(t, v, n, eps)
-        if n_r + g > cap:
-            cap = max(2 * cap, n_r + g)
-            r_bin = _grown(r_bin, cap)
-            r_lo = _grown(r_lo, cap)
-            r_hi = _grown(r_hi, cap)
-            r_v = _grown(r_v, cap)
+        t[g + 1] = after  # the last group's interval reaches the next change
         for j in range(1, g + 1):
-            r_bin[n_r] = b_lo
-            r_lo[n_r] = t[j]
-            r_hi[n_r] = t[j + 1] if j < g else after
-            r_v[n_r] = v[j] / n_eff
-            if _eligible(r_lo, r_hi, n_r, min_width):
-                best = max(best, r_v[n_r])
-            n_r += 1
+            r_bin.append(b_lo)
+            r_lo.append(t[j])
+            r_hi.append(t[j + 1])
+            r_v.append(v[j] / n_eff)
+            if _eligible(t, t[1:], j, min_width):
+                best = max(best, v[j] / n_eff)
     # every interval that can matter, in t order: the first one, then region by region
-    ro = radix_argsort(r_bin[:n_r].astype(np.float64))  # stable: rows of a region in order
+    n_r = len(r_v)
+    ro = radix_argsort(np.array(r_bin, np.float64))  # stable: rows of a region in order
     lower = np.empty(n_r + 1)
     upper = np.empty(n_r + 1)
     values = np.empty(n_r + 1)
@@ -385,21 +373,13 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
     hi = upper[ci]
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return False, values[ci], lo, hi, np.empty(0)
-    n_h = 0
-    for q in range(nq):  # hazards strictly inside (lo, hi)
-        for i in range(_first_above(out_t, offsets[q], offsets[q] + n_out[q], lo),
-                       offsets[q] + n_out[q]):
-            if out_t[i] >= hi:
-                break
-            n_h += 1 if out_h[i] else 0
-    h = np.empty(n_h)
-    n_h = 0
+    h = [0.0]  # the hazards strictly inside (lo, hi)
+    h.pop()
     for q in range(nq):
         for i in range(_first_above(out_t, offsets[q], offsets[q] + n_out[q], lo),
                        offsets[q] + n_out[q]):
             if out_t[i] >= hi:
                 break
             if out_h[i]:
-                h[n_h] = out_t[i]
-                n_h += 1
-    return True, values[ci], lo, hi, sorted_copy(h)
+                h.append(out_t[i])
+    return True, values[ci], lo, hi, sorted_copy(np.array(h, np.float64))

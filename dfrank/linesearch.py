@@ -179,10 +179,10 @@ def sort_within_queries(u, qptr):
     return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Breakpoints:
-    """Every query's breakpoints along a line (views into a scratch; see K.SWEEPS), and
-    after :func:`_bin_sums` the sums by bin (see :mod:`dfrank._assemble`)."""
+    """Every query's breakpoints along a line and their sums by bin (views into a
+    scratch; see K.SWEEPS and :func:`dfrank._assemble.bin_sums`)."""
     out_t: np.ndarray
     out_d: np.ndarray
     out_h: np.ndarray
@@ -191,12 +191,11 @@ class _Breakpoints:
     base: float     # sum of the averaged queries' values at t -> -inf
     n_eff: int      # queries averaged
     total: int      # crossings swept
-    runs: tuple     # each query's sums by bin (see K._bin_runs) and their counts
-    bins: tuple = None
+    bins: tuple     # (S, P, C, pref) of bin_sums
 
 
 def _sweep(bound, classes, s0, u, u_order, ws):
-    """The per-query sweeps along s0 + t u: a :class:`_Breakpoints`."""
+    """The per-query sweeps along s0 + t u, summed by bin: a :class:`_Breakpoints`."""
     m = bound.metric
     code = m.code
     n = len(s0)
@@ -244,22 +243,14 @@ def _sweep(bound, classes, s0, u, u_order, ws):
     else:
         n_eff = nq
         base_sum = float(base.sum())
-    return _Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, total,
-                        (runs, run_sp, n_runs))
-
-
-def _bin_sums(bp, ws):
-    """Fill ``bp.bins``: the sums by bin of :func:`dfrank._assemble.bin_sums`."""
-    S = ws.get("bin_S", K.N_BINS)
-    P = ws.get("bin_P", K.N_BINS)
-    C = ws.get("bin_C", K.N_BINS, np.int64)
-    pref = ws.get("bin_pref", K.N_BINS + 1)
-    A.bin_sums(*bp.runs[:2], bp.offsets, bp.runs[2], S, P, C, pref)
-    bp.bins = (S, P, C, pref)
+    bins = (ws.get("bin_S", K.N_BINS), ws.get("bin_P", K.N_BINS),
+            ws.get("bin_C", K.N_BINS, np.int64), ws.get("bin_pref", K.N_BINS + 1))
+    A.bin_sums(runs, run_sp, offsets, n_runs, *bins)
+    return _Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, total, bins)
 
 
 def _assembled(bp, ws):
-    """The whole :class:`LineProfile` of :func:`_bin_sums`'s breakpoints."""
+    """The whole :class:`LineProfile` of a line's :class:`_Breakpoints`."""
     S, P, C, pref = bp.bins
     total = bp.total
     edges, values, hazards = A.assemble(
@@ -287,7 +278,6 @@ def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
         return _flat_profile(bound, s0), 0
     ws = Scratch() if scratch is None else scratch
     bp = _sweep(bound, classes, s0, u, u_order, ws)
-    _bin_sums(bp, ws)
     return _assembled(bp, ws), bp.total
 
 
@@ -305,7 +295,6 @@ def line_search(bound, classes, s0, u, *, rule="best", window=None, floor=-np.in
         return choose(_flat_profile(bound, s0), 0, rule=rule, window=window, floor=floor)
     ws = Scratch() if scratch is None else scratch
     bp = _sweep(bound, classes, s0, u, u_order, ws)
-    _bin_sums(bp, ws)
     if rule == "best" and bp.n_eff > 0:
         found, value, lo, hi, hazards = A.best_interval(
             bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
