@@ -1,11 +1,11 @@
 """Stable sorts of float64 keys for the line search's event lists (no index indirection).
 
 Sorting crossing times dominated the exact line search (comparison sorts of 10^2-10^6
-floats per line). Short lists use insertion sort on runs of 24 then bottom-up merges;
-long ones an LSD radix sort on 32 bits: each key's float32 rounding (monotone, so it never
-inverts two keys) with the row's position in the low word, three passes instead of the six
-a float64 key needs, then an insertion step that orders rows whose keys differ but round
-alike. Both are stable, which keeps the global merge of all queries' breakpoints
+floats per line). Very short lists use insertion sort on runs of 24 then bottom-up
+merges; longer ones an LSD radix sort on 32 bits: each key's float32 rounding (monotone, so
+it never inverts two keys) with the row's position in the low word, four 8-bit or three
+11-bit passes instead of the six a float64 key needs, then an insertion step that orders
+rows whose keys differ but round alike. Both are stable, which keeps the global merge of all queries' breakpoints
 deterministic (equal t stay in query order), and both avoid numba's generic
 ``np.argsort``, which is slow to compile.
 """
@@ -13,18 +13,21 @@ deterministic (equal t stay in query order), and both avoid numba's generic
 import numpy as np
 from numba import njit
 
-_BITS = 11
-_RADIX = 1 << _BITS
-_MASK = np.uint64(_RADIX - 1)
+_BITS = 11  # digits of the radix sorts of long lists (three passes over the float32 word)
+_SMALL_BITS = 8  # and of short ones (four passes: 257 counts per pass to clear and sum, not 2049)
 _LOW = np.uint64(0xFFFFFFFF)
 _TOP32 = np.uint64(0x80000000)
 _SHIFT32 = np.uint64(32)
-_SHIFT43 = np.uint64(32 + _BITS)
-_SHIFT54 = np.uint64(32 + 2 * _BITS)
 _RUN = 24
 _MAX_RADIX = 1 << 32  # positions must fit the low word of the radix keys
-_RADIX_FROM = 96  # measured crossover: 64 keys 2.0 us merge vs 2.7 radix; 96: 3.3 vs 2.9;
-#                   256: 11.2 vs 3.7
+# measured crossovers (keys with ties, one thread): 32 keys merge 0.59 us vs 8-bit radix
+# 0.71; 48: 1.13 vs 0.84; 512: 8-bit 4.6 vs 11-bit 5.0; 700: 5.95 vs 5.86
+_RADIX_FROM = 40
+_WIDE_FROM = 640
+# the event sort's 11-bit passes over the top 22 bits only (sign, exponent, 13 bits of
+# mantissa); the insertion step then orders keys that agree there, unless that takes more
+# than this many moves per key, when the third pass is made after all
+_EVENT_MOVES = 4
 
 
 @njit(cache=True)
@@ -99,28 +102,24 @@ def _key32(x):
 
 
 @njit(cache=True)
-def _radix_high(a, b):
-    """Stable LSD radix sort of uint64 ``a`` by its high 32 bits (11, 11 and 10 bits per
-    pass; the three digits are counted in one read; a pass where every key has the same
-    digit is skipped); ``b`` is scratch of the same length. Returns ``(sorted, spare)``:
-    the array holding the result and the other."""
+def _radix_passes(a, b, count, width, passes, low):
+    """Stable LSD radix sort of uint64 ``a`` by ``passes`` digits of ``width`` bits from
+    bit ``low`` up, given ``count[d, digit + 1]``, the number of keys with that digit in
+    pass d (a pass where every key has the same digit is skipped); ``b`` is scratch of the
+    same length. Returns ``(sorted, spare)``: the array holding the result and the other."""
     n = len(a)
-    count = np.zeros((3, _RADIX + 1), np.int64)
-    for i in range(n):
-        x = a[i]
-        count[0, ((x >> _SHIFT32) & _MASK) + 1] += 1
-        count[1, ((x >> _SHIFT43) & _MASK) + 1] += 1
-        count[2, ((x >> _SHIFT54) & _MASK) + 1] += 1
-    for d in range(3):
-        shift = np.uint64(32 + _BITS * d)
+    radix = 1 << width
+    mask = np.uint64(radix - 1)
+    for d in range(passes):
+        shift = np.uint64(low + width * d)
         c = count[d]
-        if n == 0 or c[((a[0] >> shift) & _MASK) + 1] == n:
+        if n == 0 or c[((a[0] >> shift) & mask) + 1] == n:
             continue
-        for r in range(_RADIX):
+        for r in range(radix):
             c[r + 1] += c[r]
         for i in range(n):
             x = a[i]
-            dgt = (x >> shift) & _MASK
+            dgt = (x >> shift) & mask
             p = c[dgt]
             c[dgt] = p + 1
             b[p] = x
@@ -128,25 +127,68 @@ def _radix_high(a, b):
     return a, b
 
 
+@njit(cache=True)
+def _radix_high(a, b):
+    """Stable LSD radix sort of uint64 ``a`` by its high 32 bits (11, 11 and 10 bits per
+    pass, the three digits counted in one read); ``b`` is scratch of the same length.
+    Returns ``(sorted, spare)``."""
+    count = np.zeros((3, (1 << _BITS) + 1), np.int64)
+    mask = np.uint64((1 << _BITS) - 1)
+    for i in range(len(a)):
+        x = a[i]
+        for d in range(3):
+            count[d, ((x >> np.uint64(32 + _BITS * d)) & mask) + 1] += 1
+    return _radix_passes(a, b, count, _BITS, 3, 32)
+
+
 @njit(cache=True, inline="always")
-def _radix_keys(keys, a):
-    """Each key's float32 rounding (high word) and its position (low word), into ``a``."""
-    for i in range(len(keys)):
+def _radix_keys(keys, a, width, passes, low):
+    """Each key's float32 rounding (high word) and its position (low word), into ``a``,
+    and the digits of each pass counted in one read (a loop over the passes inside it
+    ran 5% slower). Returns the counts."""
+    n = len(keys)
+    for i in range(n):
         a[i] = (_key32(keys[i]) << _SHIFT32) | np.uint64(i)
+    count = np.zeros((passes, (1 << width) + 1), np.int64)
+    mask = np.uint64((1 << width) - 1)
+    s0 = np.uint64(low)
+    s1 = np.uint64(low + width)
+    s2 = np.uint64(low + 2 * width)
+    s3 = np.uint64(low + 3 * width)
+    for i in range(n):  # passes is a constant at every call: the tests fold away
+        x = a[i]
+        count[0, ((x >> s0) & mask) + 1] += 1
+        count[1, ((x >> s1) & mask) + 1] += 1
+        if passes > 2:
+            count[2, ((x >> s2) & mask) + 1] += 1
+        if passes > 3:
+            count[3, ((x >> s3) & mask) + 1] += 1
+    return count
+
+
+@njit(cache=True)
+def _radix_by_float32(keys, a, b):
+    """``keys``' positions sorted stably by their float32 rounding, in the low words of
+    the first returned array (``a`` or ``b``, uint64 scratch as long as keys; the other is
+    returned second): 8-bit digits for short lists, 11-bit for long ones."""
+    if len(keys) < _WIDE_FROM:
+        count = _radix_keys(keys, a, _SMALL_BITS, 4, 32)
+        return _radix_passes(a, b, count, _SMALL_BITS, 4, 32)
+    count = _radix_keys(keys, a, _BITS, 3, 32)
+    return _radix_passes(a, b, count, _BITS, 3, 32)
 
 
 @njit(cache=True)
 def _radix_pairs(keys, vals, k_tmp, v_tmp):
     """Radix sort on 32-bit keys, then exact order: each key's float32 rounding and its
-    position form one uint64, sorted in three passes instead of the six a float64 key
-    needs; the rows are gathered by position, and an insertion step puts rows whose
+    position form one uint64, sorted in three or four passes instead of the six a float64
+    key needs; the rows are gathered by position, and an insertion step puts rows whose
     float64 keys differ but round alike back in order (such runs are short, so it is
     linear in practice). Stable: equal keys keep their positions' order. The scratch
-    ``k_tmp``/``v_tmp`` holds the uint64 keys: nothing is allocated."""
+    ``k_tmp``/``v_tmp`` holds the uint64 keys: nothing is allocated but the counts."""
     n = len(keys)
-    a = k_tmp[:n].view(np.uint64)
-    _radix_keys(keys, a)
-    srt, spare = _radix_high(a, v_tmp[:n].view(np.uint64))
+    srt, spare = _radix_by_float32(keys, k_tmp[:n].view(np.uint64),
+                                   v_tmp[:n].view(np.uint64))
     sv = spare.view(np.int64)
     for r in range(n):
         sv[r] = vals[srt[r] & _LOW]
@@ -170,14 +212,44 @@ def sort_pairs(keys, vals, k_tmp, v_tmp):
 
 
 @njit(cache=True)
+def _gather_bounded(srt, keys, vals, out_k, out_v, max_moves):
+    """``keys``/``vals`` in the order of the positions in ``srt``'s low words, into
+    ``out_k``/``out_v``, an insertion step ordering rows whose keys differ but whose sort
+    keys agree. Gives up (returns False) after ``max_moves`` moves."""
+    moves = 0
+    for r in range(len(srt)):
+        i = srt[r] & _LOW
+        kv = keys[i]
+        j = r - 1
+        while j >= 0 and out_k[j] > kv:
+            out_k[j + 1] = out_k[j]
+            out_v[j + 1] = out_v[j]
+            j -= 1
+        moves += r - 1 - j
+        if moves > max_moves:
+            return False
+        out_k[j + 1] = kv
+        out_v[j + 1] = vals[i]
+    return True
+
+
+@njit(cache=True)
 def sort_pairs_into(keys, vals, ka, kb, out_k, out_v):
     """``keys`` (float64) sorted stably into ``out_k``, ``vals`` (int64) along into
     ``out_v``, leaving both unchanged (saves the copies back of :func:`sort_pairs`);
-    ``ka``, ``kb``: uint64 scratch at least as long."""
+    ``ka``, ``kb``: uint64 scratch at least as long. Made for the line search's crossing
+    times: long lists are radix sorted on the top 22 bits of their float32 rounding (two
+    passes, not three: 0.92 vs 1.15 ms a line on OHSUMED MAP, one thread), the insertion
+    step ordering the keys that agree there (0.04 moves a key on OHSUMED); if it would take
+    more than _EVENT_MOVES a key, the last ten bits are sorted too."""
     n = len(keys)
+    if _WIDE_FROM <= n < _MAX_RADIX:
+        count = _radix_keys(keys, ka, _BITS, 2, 64 - 2 * _BITS)
+        srt = _radix_passes(ka[:n], kb[:n], count, _BITS, 2, 64 - 2 * _BITS)[0]
+        if _gather_bounded(srt, keys, vals, out_k, out_v, _EVENT_MOVES * n):
+            return
     if _RADIX_FROM <= n < _MAX_RADIX:
-        _radix_keys(keys, ka)
-        srt = _radix_high(ka[:n], kb[:n])[0]
+        srt = _radix_by_float32(keys, ka[:n], kb[:n])[0]
         for r in range(n):
             i = srt[r] & _LOW
             _insert(out_k, out_v, 0, r, keys[i], vals[i])

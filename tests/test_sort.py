@@ -22,11 +22,13 @@ keys = st.lists(st.one_of(st.sampled_from(SPECIAL),
 @settings(max_examples=200, deadline=None)
 @given(keys)
 def test_sorts_are_stable_and_exact(k):
-    """Both paths (merge sort below _RADIX_FROM keys, radix sort on float32-rounded keys
-    with an insertion step above): same order as numpy's stable argsort."""
+    """Every path (merge sort below _RADIX_FROM keys, radix sorts on float32-rounded keys
+    with an insertion step above: 8-bit digits, then from _WIDE_FROM 11-bit, for crossing
+    times on the top 22 bits only): same order as numpy's stable argsort."""
     k = np.array(k, dtype=np.float64)
-    n = len(k)
-    for kk in (k, np.tile(k, max(1, 2 * _sort._RADIX_FROM // max(n, 1)))):  # both paths
+    n = max(len(k), 1)
+    for kk in (k, np.tile(k, max(1, 2 * _sort._RADIX_FROM // n)),
+               np.tile(k, max(1, 2 * _sort._WIDE_FROM // n))):
         m = len(kk)
         want = np.argsort(kk, kind="stable")
         got_k, got_v = kk.copy(), np.arange(m)
@@ -39,6 +41,24 @@ def test_sorts_are_stable_and_exact(k):
                               out_k, out_v)
         assert np.array_equal(out_v, want)
         assert np.array_equal(kk, keep)  # the input is left alone
+
+
+def test_crossing_sort_falls_back_to_every_bit():
+    """Keys that agree on their top 22 bits in a shuffled run would take the insertion step
+    quadratic time: past _EVENT_MOVES moves a key the event sort makes its third pass (and
+    still sorts exactly)."""
+    rng = np.random.default_rng(3)
+    n = 4 * _sort._WIDE_FROM
+    k = rng.permutation(1.0 + np.arange(n) * 1e-9)
+    want = np.argsort(k, kind="stable")
+    ka, kb = np.empty(n, np.uint64), np.empty(n, np.uint64)
+    out_k, out_v = np.empty(n), np.empty(n, np.int64)
+    count = _sort._radix_keys(k, ka, _sort._BITS, 2, 64 - 2 * _sort._BITS)
+    srt = _sort._radix_passes(ka, kb, count, _sort._BITS, 2, 64 - 2 * _sort._BITS)[0]
+    assert not _sort._gather_bounded(srt, k, np.arange(n), out_k, out_v,
+                                     _sort._EVENT_MOVES * n)  # would be quadratic
+    _sort.sort_pairs_into(k, np.arange(n), ka, kb, out_k, out_v)
+    assert np.array_equal(out_v, want) and np.array_equal(out_k, k[want])
 
 
 @settings(max_examples=60, deadline=None)
