@@ -267,18 +267,21 @@ class LinearObjective(Objective):
         return float(self.bound.mean(self.bound.per_query(scores)))
 
     # ------------------------------------------------------------------ line search
-    def _coordinate_order(self, delta, u):
-        """For a coordinate direction e_j, the rows sorted by u within each query, computed
-        once per coordinate (a coordinate ascent searches each coordinate many times)."""
-        nz = np.flatnonzero(delta)
-        if len(nz) != 1 or delta[nz[0]] != 1.0:
-            return None
-        key = ("u_order", int(nz[0]))
-        order = self.data._cache.get(key)
-        if order is None:
+    def _coordinate_line(self, j):
+        """``(u, rows sorted by u within each query)`` along simplex coordinate j, computed
+        once per coordinate and kept with the data (a coordinate ascent searches each
+        coordinate many times; the scores' product is then made for one vector, not two)."""
+        key = ("coordinate_line", j)
+        line = self.data._cache.get(key)
+        if line is None:
             from .linesearch import sort_within_queries
-            order = self.data._cache[key] = sort_within_queries(u, self.data.qptr)
-        return order
+            if j < self.XT.shape[0]:  # feature j itself, in float64 (+ 0.0: as the
+                u = self.XT[j].astype(np.float64) + 0.0  # product turns -0.0 into 0.0)
+            else:  # the augmented coordinate: w = -1 for every feature
+                u = linear_scores(self.XT, self.space.direction_to_weights(
+                    np.eye(self.space.dim)[j]), self.rows)
+            line = self.data._cache[key] = (u, sort_within_queries(u, self.data.qptr))
+        return line
 
     def flat_coordinates(self):
         """Boolean mask of the d + 1 simplex coordinates whose line changes no ranking
@@ -324,14 +327,25 @@ class LinearObjective(Objective):
         if delta.shape != (self.space.dim,) or not np.all(np.isfinite(delta)):
             raise ValueError(f"direction must have {self.space.dim} finite coordinates, "
                              f"got shape {delta.shape}")
-        W = np.vstack([self.space.to_weights(lam), self.space.direction_to_weights(delta)])
-        s0, u = linear_scores(self.XT, W, self.rows)
-        res = self.line_scores(s0, u, rule=rule, window=window, floor=floor,
-                               u_order=self._coordinate_order(delta, u))
+        j = _coordinate(delta)
+        if j is None:
+            W = np.vstack([self.space.to_weights(lam), self.space.direction_to_weights(delta)])
+            s0, u = linear_scores(self.XT, W, self.rows)
+            u_order = None
+        else:  # a coordinate: its u and order are kept with the data
+            s0 = linear_scores(self.XT, self.space.to_weights(lam), self.rows)
+            u, u_order = self._coordinate_line(j)
+        res = self.line_scores(s0, u, rule=rule, window=window, floor=floor, u_order=u_order)
         new = lam if res.t == 0 else self.space.project(lam + res.t * delta)
         self.n_evals -= 1  # _record counts it again
         self._record(new[None, :], np.array([res.value]))
         return replace(res, point=new)
+
+
+def _coordinate(delta):
+    """j if ``delta`` is the simplex coordinate direction e_j, else None."""
+    nz = np.flatnonzero(delta)
+    return int(nz[0]) if len(nz) == 1 and delta[nz[0]] == 1.0 else None
 
 
 class ScoringObjective(Objective):

@@ -63,6 +63,28 @@ def test_line_search_counts_and_budget():
         obj.line(lam, np.eye(6)[2])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_coordinate_line_same_as_any_direction(dtype):
+    """Along a coordinate the line reuses u (and its order) kept with the data; the result
+    is the one of the same direction computed as any other (zeros and signed zeros in X)."""
+    data = planted(dtype=dtype)
+    X = data.X.copy()
+    X[::3, 1] = 0.0
+    X[1::3, 1] = -0.0
+    data = dfrank.RankingData.from_arrays(X, data.y, np.repeat(np.arange(20), 15))
+    obj = LinearObjective(data, "map")
+    rng = np.random.default_rng(4)
+    for j in range(obj.space.dim):
+        lam = obj.space.sample(rng)
+        delta = np.eye(obj.space.dim)[j]
+        a = obj.line(lam, delta)
+        s0, u = dfrank._scoring.linear_scores(obj.XT, np.vstack(
+            [obj.space.to_weights(lam), obj.space.direction_to_weights(delta)]), obj.rows)
+        assert np.array_equal(obj._coordinate_line(j)[0].view(np.int64), u.view(np.int64))
+        b = obj.line_scores(s0, u)  # as any other direction: no order kept
+        assert (a.value, a.t, a.lower, a.upper) == (b.value, b.t, b.lower, b.upper)
+
+
 def test_time_budget():
     data = planted()
     obj = LinearObjective(data, "ndcg@10", max_seconds=0.05)
