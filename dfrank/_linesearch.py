@@ -29,6 +29,7 @@ from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 
 PRUNABLE = (NDCG, DCG, PREC, RECALL, RR, ERR, AP)  # when k > 0
+_SHORT_RUN = 24  # runs of equal u shorter than this are put in order by insertion
 
 
 @njit(cache=True, parallel=True)
@@ -57,18 +58,29 @@ def _tie_above(y, i, j, ties):
 def _finish_start_order(s0, u, y, srt, ties, keys, ktmp, vtmp):
     """Rows ``srt`` already sorted by u (stably): order each run of equal u by s0
     descending, then each run of identical lines by the tie rule, giving the order at
-    t -> -inf. Float-key sorts (shared with the event sort) instead of a three-level
-    comparator sort, which was slower to run and to compile."""
+    t -> -inf. Short runs (most: 500 a line on OHSUMED, 11 docs on average) by insertion
+    in place; longer ones by the float-key sorts shared with the event sort, instead of a
+    three-level comparator sort, which was slower to run and to compile."""
     m = len(srt)
     a = 0
     while a < m:
         b = a + 1
         while b < m and u[srt[b]] == u[srt[a]]:
             b += 1
-        if b - a > 1:
+        if 1 < b - a < _SHORT_RUN:  # most runs: insertion sort, in place, no call
+            for t in range(a + 1, b):
+                v = srt[t]
+                sv = s0[v]
+                w = t - 1
+                while w >= a and s0[srt[w]] < sv:
+                    srt[w + 1] = srt[w]
+                    w -= 1
+                srt[w + 1] = v
+        elif b - a > 1:
             for t in range(a, b):
                 keys[t] = -s0[srt[t]]
             sort_pairs(keys[a:b], srt[a:b], ktmp, vtmp)
+        if b - a > 1:
             c = a
             while c < b:  # identical lines (equal u and s0): insertion by the tie rule
                 e = c + 1
