@@ -127,35 +127,17 @@ def _radix_passes(a, b, count, width, passes, low):
     return a, b
 
 
-@njit(cache=True)
-def _radix_high(a, b):
-    """Stable LSD radix sort of uint64 ``a`` by its high 32 bits (11, 11 and 10 bits per
-    pass, the three digits counted in one read); ``b`` is scratch of the same length.
-    Returns ``(sorted, spare)``."""
-    count = np.zeros((3, (1 << _BITS) + 1), np.int64)
-    mask = np.uint64((1 << _BITS) - 1)
-    for i in range(len(a)):
-        x = a[i]
-        for d in range(3):
-            count[d, ((x >> np.uint64(32 + _BITS * d)) & mask) + 1] += 1
-    return _radix_passes(a, b, count, _BITS, 3, 32)
-
-
 @njit(cache=True, inline="always")
-def _radix_keys(keys, a, width, passes, low):
-    """Each key's float32 rounding (high word) and its position (low word), into ``a``,
-    and the digits of each pass counted in one read (a loop over the passes inside it
-    ran 5% slower). Returns the counts."""
-    n = len(keys)
-    for i in range(n):
-        a[i] = (_key32(keys[i]) << _SHIFT32) | np.uint64(i)
+def _count_digits(a, width, passes, low):
+    """The digits of each of the ``passes`` passes over uint64 ``a`` counted in one read
+    (a loop over the passes inside it ran 5% slower): ``count[d, digit + 1]``."""
     count = np.zeros((passes, (1 << width) + 1), np.int64)
     mask = np.uint64((1 << width) - 1)
     s0 = np.uint64(low)
     s1 = np.uint64(low + width)
     s2 = np.uint64(low + 2 * width)
     s3 = np.uint64(low + 3 * width)
-    for i in range(n):  # passes is a constant at every call: the tests fold away
+    for i in range(len(a)):  # passes is a constant at every call: the tests fold away
         x = a[i]
         count[0, ((x >> s0) & mask) + 1] += 1
         count[1, ((x >> s1) & mask) + 1] += 1
@@ -164,6 +146,22 @@ def _radix_keys(keys, a, width, passes, low):
         if passes > 3:
             count[3, ((x >> s3) & mask) + 1] += 1
     return count
+
+
+@njit(cache=True)
+def _radix_high(a, b):
+    """Stable LSD radix sort of uint64 ``a`` by its high 32 bits (11, 11 and 10 bits per
+    pass); ``b`` is scratch of the same length. Returns ``(sorted, spare)``."""
+    return _radix_passes(a, b, _count_digits(a, _BITS, 3, 32), _BITS, 3, 32)
+
+
+@njit(cache=True, inline="always")
+def _radix_keys(keys, a, width, passes, low):
+    """Each key's float32 rounding (high word) and its position (low word), into ``a``;
+    returns the digit counts of the passes (:func:`_count_digits`)."""
+    for i in range(len(keys)):
+        a[i] = (_key32(keys[i]) << _SHIFT32) | np.uint64(i)
+    return _count_digits(a, width, passes, low)
 
 
 @njit(cache=True)
@@ -234,21 +232,39 @@ def _gather_bounded(srt, keys, vals, out_k, out_v, max_moves):
 
 
 @njit(cache=True)
+def rows_sorted_into(a, b, keys, vals, out_k, out_v):
+    """Rows of ``keys``/``vals`` into ``out_k``/``out_v`` in stable order of their keys,
+    given ``a``: for each row, its key's float32 rounding (high word) and its row (low
+    word), in the order that breaks ties; ``b`` is uint64 scratch as long. Made for one
+    query's crossing times: radix sorted on the top 22 bits (sign, exponent, 13 bits of
+    mantissa; two passes, not three: 0.92 vs 1.15 ms a line on OHSUMED MAP, one thread),
+    the insertion step ordering the keys that agree there (0.04 moves a key on OHSUMED);
+    if it would take more than _EVENT_MOVES a key, the last ten bits are sorted too. (Not
+    for all queries' breakpoints at once, which crowd more: there the two passes made
+    dfrank._assemble.assemble slower, 2.7 -> 3.6 ms.)"""
+    n = len(a)
+    low = 64 - 2 * _BITS
+    srt, spare = _radix_passes(a, b, _count_digits(a, _BITS, 2, low), _BITS, 2, low)
+    if _gather_bounded(srt, keys, vals, out_k, out_v, _EVENT_MOVES * n):
+        return
+    srt = _radix_high(srt, spare)[0]  # ties still in the order of a: stable
+    for r in range(n):
+        i = srt[r] & _LOW
+        _insert(out_k, out_v, 0, r, keys[i], vals[i])
+
+
+@njit(cache=True)
 def sort_pairs_into(keys, vals, ka, kb, out_k, out_v):
     """``keys`` (float64) sorted stably into ``out_k``, ``vals`` (int64) along into
     ``out_v``, leaving both unchanged (saves the copies back of :func:`sort_pairs`);
-    ``ka``, ``kb``: uint64 scratch at least as long. Made for the line search's crossing
-    times: long lists are radix sorted on the top 22 bits of their float32 rounding (two
-    passes, not three: 0.92 vs 1.15 ms a line on OHSUMED MAP, one thread), the insertion
-    step ordering the keys that agree there (0.04 moves a key on OHSUMED); if it would take
-    more than _EVENT_MOVES a key, the last ten bits are sorted too."""
+    ``ka``, ``kb``: uint64 scratch at least as long. Long lists by
+    :func:`rows_sorted_into`."""
     n = len(keys)
     if _WIDE_FROM <= n < _MAX_RADIX:
-        count = _radix_keys(keys, ka, _BITS, 2, 64 - 2 * _BITS)
-        srt = _radix_passes(ka[:n], kb[:n], count, _BITS, 2, 64 - 2 * _BITS)[0]
-        if _gather_bounded(srt, keys, vals, out_k, out_v, _EVENT_MOVES * n):
-            return
-    if _RADIX_FROM <= n < _MAX_RADIX:
+        for i in range(n):
+            ka[i] = (_key32(keys[i]) << _SHIFT32) | np.uint64(i)
+        rows_sorted_into(ka[:n], kb[:n], keys, vals, out_k, out_v)
+    elif _RADIX_FROM <= n:
         srt = _radix_by_float32(keys, ka[:n], kb[:n])[0]
         for r in range(n):
             i = srt[r] & _LOW
