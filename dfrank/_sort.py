@@ -4,9 +4,10 @@ Sorting crossing times dominated the exact line search (comparison sorts of 10^2
 floats per line). Very short lists use insertion sort on runs of 24 then bottom-up
 merges; longer ones an LSD radix sort on 32 bits: each key's float32 rounding (monotone, so
 it never inverts two keys) with the row's position in the low word, four 8-bit or three
-11-bit passes instead of the six a float64 key needs, then an insertion step that orders
-rows whose keys differ but round alike. Both are stable, which keeps the global merge of all queries' breakpoints
-deterministic (equal t stay in query order), and both avoid numba's generic
+11-bit passes instead of the six a float64 key needs (two for one query's crossing times,
+see :func:`rows_sorted_into`), then an insertion step that orders rows whose keys differ
+but round alike. Both are stable, which keeps the global merge of all queries'
+breakpoints deterministic (equal t stay in query order), and both avoid numba's generic
 ``np.argsort``, which is slow to compile.
 """
 
@@ -14,7 +15,7 @@ import numpy as np
 from numba import njit
 
 _BITS = 11  # digits of the radix sorts of long lists (three passes over the float32 word)
-_SMALL_BITS = 8  # and of short ones (four passes: 257 counts per pass to clear and sum, not 2049)
+_SMALL_BITS = 8  # and of short ones (four passes, but 257 counts a pass to clear and sum)
 _LOW = np.uint64(0xFFFFFFFF)
 _TOP32 = np.uint64(0x80000000)
 _SHIFT32 = np.uint64(32)
@@ -156,11 +157,17 @@ def _radix_high(a, b):
 
 
 @njit(cache=True, inline="always")
-def _radix_keys(keys, a, width, passes, low):
-    """Each key's float32 rounding (high word) and its position (low word), into ``a``;
-    returns the digit counts of the passes (:func:`_count_digits`)."""
+def _float32_keys(keys, a):
+    """Each key's float32 rounding (high word) and its position (low word), into ``a``."""
     for i in range(len(keys)):
         a[i] = (_key32(keys[i]) << _SHIFT32) | np.uint64(i)
+
+
+@njit(cache=True, inline="always")
+def _radix_keys(keys, a, width, passes, low):
+    """:func:`_float32_keys`, returning the digit counts of the passes
+    (:func:`_count_digits`)."""
+    _float32_keys(keys, a)
     return _count_digits(a, width, passes, low)
 
 
@@ -261,10 +268,9 @@ def sort_pairs_into(keys, vals, ka, kb, out_k, out_v):
     :func:`rows_sorted_into`."""
     n = len(keys)
     if _WIDE_FROM <= n < _MAX_RADIX:
-        for i in range(n):
-            ka[i] = (_key32(keys[i]) << _SHIFT32) | np.uint64(i)
+        _float32_keys(keys, ka[:n])
         rows_sorted_into(ka[:n], kb[:n], keys, vals, out_k, out_v)
-    elif _RADIX_FROM <= n:
+    elif _RADIX_FROM <= n < _MAX_RADIX:
         srt = _radix_by_float32(keys, ka[:n], kb[:n])[0]
         for r in range(n):
             i = srt[r] & _LOW
