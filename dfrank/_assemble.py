@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._linesearch import _eligible, bin_of, pick
-from ._sort import (_LOW, _SHIFT32, _insert, _key32, _radix_high, radix_argsort,
+from ._sort import (_SHIFT32, _key32, _radix_high, gather_sorted, radix_argsort,
                     sort_pairs_into, sorted_copy)
 
 CHAIN = 4.0  # breakpoints closer than CHAIN * eps (relative) may share a group: kept together
@@ -173,12 +173,10 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
     values = np.empty(total + 1)
     for w in prange(n_parts):
         a = room[w]
-        srt = _radix_high(ka[a:a + n_ch[w]], kb[a:a + n_ch[w]])[0]
         t = edges[1 + first[w]:1 + first[w + 1]]
         d = values[1 + first[w]:1 + first[w + 1]]
-        for r in range(n_ch[w]):
-            i = srt[r] & _LOW
-            _insert(t, d, 0, r, out_t[i], out_d[i])  # rows whose t round alike: in order
+        gather_sorted(_radix_high(ka[a:a + n_ch[w]], kb[a:a + n_ch[w]])[0], out_t, out_d,
+                      t, d)  # rows whose t round alike: in order
         _binned_values(t, d, n_ch[w], base, pref)
     edges[0] = -np.inf
     values[0] = base

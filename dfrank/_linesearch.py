@@ -365,7 +365,7 @@ def _d_ap(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     """A relevant a moves up: its precision c/(p+1) -> c/p, c = relevant at or above it;
     or a relevant b moves down: c/p -> c/(p+1). Selects, not branches, for the direction
     (it is a coin toss per event); the sign flip is exact, so both read like the formula.
-    ``disc`` holds the step 1/p - 1/(p + 1) for every p (LineClasses.steps): a load
+    ``disc`` holds the step 1/p - 1/(p + 1) for every p (LineClasses.by_position): a load
     instead of two divisions per event."""
     if p > kk:
         return 0.0

@@ -34,7 +34,8 @@ class LineClasses:
     gain: np.ndarray    # (L,) graded gain of each class (DCG family)
     err_r: np.ndarray   # (L,) ERR stopping probability of each class
     rel: np.ndarray     # (L,) int64: 1 if the class counts as relevant (binary metrics)
-    steps: np.ndarray = None  # AP: 1/p - 1/(p + 1) at position p (a swap's precision step)
+    by_position: np.ndarray  # what a swap at position p reads: the discount (DCG family);
+    #                          for AP the precision step 1/p - 1/(p + 1)
 
     @classmethod
     def of(cls, bound):
@@ -46,13 +47,15 @@ class LineClasses:
                              f"{m.name!r} is user-defined (use line_search='steps')")
         if m.binary:
             c = (y >= m.rel_threshold).astype(np.int64)
-            p = np.arange(1.0, bound.max_m + 2.0)
-            steps = np.concatenate([[np.inf], 1.0 / p - 1.0 / (p + 1.0)])  # as the sweep's
-            return cls(c, 2, np.zeros(2), np.zeros(2), np.array([0, 1], dtype=np.int64), steps)
+            table = bound.disc
+            if m.code == K.AP:
+                p = np.arange(1.0, bound.max_m + 2.0)
+                table = np.concatenate([[np.inf], 1.0 / p - 1.0 / (p + 1.0)])  # as 1/p - ...
+            return cls(c, 2, np.zeros(2), np.zeros(2), np.array([0, 1], dtype=np.int64), table)
         values, c = np.unique(y, return_inverse=True)
         gain = (np.exp2(values) - 1.0) if m.gain == "exp" else values.copy()
         return cls(c.astype(np.int64).ravel(), len(values), gain, gain / bound.norm,
-                   (values >= m.rel_threshold).astype(np.int64))
+                   (values >= m.rel_threshold).astype(np.int64), bound.disc)
 
 
 @dataclass(frozen=True)
@@ -227,7 +230,7 @@ def _sweep(bound, classes, s0, u, u_order, ws):
     L = classes.n_classes
     K.SWEEPS[code](code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
                    offsets, m.k, bound.tie_code, classes.gain, classes.err_r, classes.rel,
-                   classes.steps if code == K.AP else bound.disc, bound.c0, bound.empty,
+                   classes.by_position, bound.c0, bound.empty,
                    bound.empty_value, L, EPS,
                    (ws.get("sweep_i", (n_workers, 7, max(max_n, L + 1)), np.int64),
                     ws.get("sweep_C", (n_workers, max_n, L), np.int64),
