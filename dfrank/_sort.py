@@ -65,12 +65,12 @@ def _insert(keys, vals, lo, r, kv, vv):
     """Put (kv, vv) at row r of keys/vals, whose rows lo..r-1 are sorted: after the last
     of them with a key <= kv (stable), shifting the greater ones down."""
     j = r - 1
-    while j >= lo and keys[j] > kv:
-        keys[j + 1] = keys[j]
-        vals[j + 1] = vals[j]
+    while j >= lo and keys[np.uint64(j)] > kv:  # unsigned: no negative-index check
+        keys[np.uint64(j + 1)] = keys[np.uint64(j)]
+        vals[np.uint64(j + 1)] = vals[np.uint64(j)]
         j -= 1
-    keys[j + 1] = kv
-    vals[j + 1] = vv
+    keys[np.uint64(j + 1)] = kv
+    vals[np.uint64(j + 1)] = vv
 
 
 @njit(cache=True)
@@ -123,7 +123,7 @@ def _radix_passes(a, b, count, width, passes, low):
             dgt = (x >> shift) & mask
             p = c[dgt]
             c[dgt] = p + 1
-            b[p] = x
+            b[np.uint64(p)] = x  # unsigned: no check for a negative index
         a, b = b, a
     return a, b
 
@@ -235,15 +235,15 @@ def _gather_bounded(srt, keys, vals, out_k, out_v, max_moves):
         i = srt[r] & _LOW
         kv = keys[i]
         j = r - 1
-        while j >= 0 and out_k[j] > kv:
-            out_k[j + 1] = out_k[j]
-            out_v[j + 1] = out_v[j]
+        while j >= 0 and out_k[np.uint64(j)] > kv:  # unsigned: no negative-index check
+            out_k[np.uint64(j + 1)] = out_k[np.uint64(j)]
+            out_v[np.uint64(j + 1)] = out_v[np.uint64(j)]
             j -= 1
         moves += r - 1 - j
         if moves > max_moves:
             return False
-        out_k[j + 1] = kv
-        out_v[j + 1] = vals[i]
+        out_k[np.uint64(j + 1)] = kv
+        out_v[np.uint64(j + 1)] = vals[i]
     return True
 
 
