@@ -54,9 +54,10 @@ def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref):
         S[b] = 0.0
         P[b] = 0.0
         C[b] = 0
+    ru = runs.view(np.uint64)  # unsigned bins: no negative-index checks
     for q in range(len(n_runs)):
         for r in range(offsets[q], offsets[q] + n_runs[q]):
-            b = runs[r] >> 32
+            b = ru[r] >> _SHIFT32
             S[b] += run_sp[r, 0]
             P[b] += run_sp[r, 1]
             C[b] += runs[r] & 0xFFFFFFFF

@@ -481,7 +481,8 @@ def _meeting(delta_fn, g, n_ev, ts, pair, run, block, n, seq, C, S, kk, gc, rc, 
     ``sw`` and ``gk`` are scratch (the sort's, free by now)."""
     t0 = ts[g]
     h = g + 1
-    while h < n_ev and ts[h] - ts[h - 1] <= eps * max(1.0, abs(t0)):
+    lim = eps * max(1.0, abs(t0))
+    while h < n_ev and ts[np.uint64(h)] - ts[np.uint64(h - 1)] <= lim:
         h += 1
     before = value
     top = False
@@ -491,8 +492,8 @@ def _meeting(delta_fn, g, n_ev, ts, pair, run, block, n, seq, C, S, kk, gc, rc, 
         n_sw = run[hd] * run[hu]
         for b in range(hd + run[hd] - 1, hd - 1, -1):
             for a in range(hu, hu + run[hu]):
-                dv, at_top = _swap(delta_fn, a, b, seq, C, S, kk, gc, rc, relc, disc, scale,
-                                   L)
+                dv, at_top = _swap(delta_fn, np.uint64(a), np.uint64(b), seq, C, S, kk, gc,
+                                   rc, relc, disc, scale, L)
                 value += dv
                 top = top or at_top
     else:  # several: all their rows' swaps, insertion sorted by bubble key (the one-event
@@ -507,9 +508,10 @@ def _meeting(delta_fn, g, n_ev, ts, pair, run, block, n, seq, C, S, kk, gc, rc, 
                     _insert(gk, sw, 0, n_sw, np.uint64(_bubble_key(sw[n_sw], n, block)),
                             sw[n_sw])
                     n_sw += 1
+        swu = sw.view(np.uint64)
         for r in range(n_sw):
-            dv, at_top = _swap(delta_fn, sw[r] & 0xFFFFFFFF, sw[r] >> 32, seq, C, S, kk, gc,
-                               rc, relc, disc, scale, L)
+            dv, at_top = _swap(delta_fn, swu[r] & _LOW32, swu[r] >> _SHIFT32, seq, C, S, kk,
+                               gc, rc, relc, disc, scale, L)
             value += dv
             top = top or at_top
     hazard = top and n_sw > 1
