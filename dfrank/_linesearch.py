@@ -24,14 +24,11 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import njit, prange
 
-from ._sort import _insert, _key32, sort_pairs, sort_pairs_into
+from ._sort import _LOW, _SHIFT32, _insert, _key32, sort_pairs, sort_pairs_into
 from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .metrics._rank import OPTIMISTIC, PESSIMISTIC
 
-# unsigned index arithmetic for the hot loops (numba wraps negative signed indices)
-_LOW32 = np.uint64(0xFFFFFFFF)
-_SHIFT32 = np.uint64(32)
-_ONE = np.uint64(1)
+_ONE = np.uint64(1)  # unsigned index arithmetic (numba wraps negative signed indices)
 PRUNABLE = (NDCG, DCG, PREC, RECALL, RR, ERR, AP)  # when k > 0
 _SHORT_RUN = 24  # runs of equal u shorter than this are put in order by insertion
 
@@ -510,7 +507,7 @@ def _meeting(delta_fn, g, n_ev, ts, pair, run, block, n, seq, C, S, kk, gc, rc, 
                     n_sw += 1
         swu = sw.view(np.uint64)
         for r in range(n_sw):
-            dv, at_top = _swap(delta_fn, swu[r] & _LOW32, swu[r] >> _SHIFT32, seq, C, S, kk,
+            dv, at_top = _swap(delta_fn, swu[r] & _LOW, swu[r] >> _SHIFT32, seq, C, S, kk,
                                gc, rc, relc, disc, scale, L)
             value += dv
             top = top or at_top
@@ -658,7 +655,7 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
             t0 = ts[gu]
             pr = pair_u[gu]
             hd = pr >> _SHIFT32
-            hu = pr & _LOW32
+            hu = pr & _LOW
             nx = gu + _ONE
             if not ((nx == end or ts[nx] - t0 > eps * max(1.0, abs(t0))) and
                     run[hd] == 1 and run[hu] == 1):
