@@ -697,9 +697,10 @@ def bin_of(t):
 @njit(cache=True)
 def _bin_runs(out_t, out_d, n, runs, run_sp):
     """One query's breakpoints (sorted by t) summed by bin: for each run of rows in one bin,
-    ``runs[r] = bin << 32 | number of changes`` and ``run_sp[r] = (sum of changes, sum of
-    rises)``. Returns the number of runs. (Summed in registers: per bin in memory, each
-    sum waited on the previous store, 0.6 ms a line on OHSUMED MAP.)"""
+    ``runs[r] = bin << 32 | number of changes`` and ``run_sp[r] = (sum of changes, highest
+    running sum of the changes, at least 0)``. Returns the number of runs. (Summed in
+    registers: per bin in memory, each sum waited on the previous store, 0.6 ms a line on
+    OHSUMED MAP.)"""
     n_r = 0
     cur = -1
     s = 0.0
@@ -719,7 +720,7 @@ def _bin_runs(out_t, out_d, n, runs, run_sp):
             p = 0.0
             c = 0
         s += d  # + 0.0 for a hazard without a change
-        p += max(d, 0.0)
+        p = max(p, s)
         c += 1 if d != 0.0 else 0
     if cur >= 0:
         runs[n_r] = (cur << 32) | c
