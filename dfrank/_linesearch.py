@@ -33,6 +33,32 @@ PRUNABLE = (NDCG, DCG, PREC, RECALL, RR, ERR, AP)  # when k > 0
 _SHORT_RUN = 24  # runs of equal u shorter than this are put in order by insertion
 
 
+@njit(cache=True)
+def flat_within_queries(u, qptr):
+    """True if ``u`` is constant inside every query (the line changes no ranking)."""
+    for q in range(len(qptr) - 1):
+        for i in range(qptr[q] + 1, qptr[q + 1]):
+            if u[i] != u[qptr[q]]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def direction_kind(delta):
+    """``(finite, j)``: whether every coordinate of ``delta`` is finite, and j if delta is
+    the coordinate direction e_j (else -1). One pass, for every line search."""
+    j = -1
+    n_nonzero = 0
+    for i in range(len(delta)):
+        x = delta[i]
+        if not np.isfinite(x):
+            return False, -1
+        if x != 0.0:
+            n_nonzero += 1
+            j = i
+    return True, (j if n_nonzero == 1 and delta[j] == 1.0 else -1)
+
+
 @njit(cache=True, parallel=True)
 def rows_by_u(u, qptr, out):
     """``out``: the row indices with each query's rows sorted by ``u`` (stable)."""

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _assemble as A
 from . import _linesearch as K
+from ._linesearch import flat_within_queries
 from ._scratch import Scratch
 from .metrics.bound import _chunks
 
@@ -162,13 +163,6 @@ class LineResult:
     @property
     def width(self):
         return self.upper - self.lower
-
-
-def flat_within_queries(u, qptr):
-    """True if ``u`` is constant inside every query (the line changes no ranking)."""
-    same = u[1:] == u[:-1]
-    same[qptr[1:-1] - 1] = True  # differences across query boundaries do not count
-    return bool(same.all())
 
 
 _NO_ORDER = np.empty(0, dtype=np.int64)

@@ -13,14 +13,14 @@ objective raises :class:`BudgetExhausted`, which carries that best point.
 
 import copy
 import time
-from dataclasses import replace
 
 import numpy as np
 
 from ._scoring import features_T, linear_scores, nonzero_rows
 from .data import RankingData
 from ._scratch import PerThread
-from .linesearch import LineClasses, line_search
+from ._linesearch import direction_kind
+from .linesearch import LineClasses, LineResult, line_search
 from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
@@ -323,29 +323,26 @@ class LinearObjective(Objective):
         evaluation. ``rule``, ``window`` and ``floor``: see :func:`dfrank.linesearch.choose`.
         """
         lam = self.space.check(np.asarray(point, dtype=np.float64))
+        if lam.ndim != 1:
+            raise ValueError(f"a line search starts from one point, got shape {lam.shape}")
         delta = np.asarray(direction, dtype=np.float64)
-        if delta.shape != (self.space.dim,) or not np.all(np.isfinite(delta)):
+        finite, j = (False, -1) if delta.shape != (self.space.dim,) else direction_kind(delta)
+        if not finite:
             raise ValueError(f"direction must have {self.space.dim} finite coordinates, "
-                             f"got shape {delta.shape}")
-        j = _coordinate(delta)
-        if j is None:
-            W = np.vstack([self.space.to_weights(lam), self.space.direction_to_weights(delta)])
-            s0, u = linear_scores(self.XT, W, self.rows)
+                             f"got {delta}")
+        w = lam[:-1] - lam[-1]  # Simplex.to_weights of a checked point
+        if j < 0:
+            s0, u = linear_scores(self.XT, np.vstack([w, delta[:-1] - delta[-1]]), self.rows)
             u_order = None
         else:  # a coordinate: its u and order are kept with the data
-            s0 = linear_scores(self.XT, self.space.to_weights(lam), self.rows)
+            s0 = linear_scores(self.XT, w, self.rows)
             u, u_order = self._coordinate_line(j)
         res = self.line_scores(s0, u, rule=rule, window=window, floor=floor, u_order=u_order)
         new = lam if res.t == 0 else self.space.project(lam + res.t * delta)
         self.n_evals -= 1  # _record counts it again
         self._record(new[None, :], np.array([res.value]))
-        return replace(res, point=new)
-
-
-def _coordinate(delta):
-    """j if ``delta`` is the simplex coordinate direction e_j, else None."""
-    nz = np.flatnonzero(delta)
-    return int(nz[0]) if len(nz) == 1 and delta[nz[0]] == 1.0 else None
+        return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
+                          res.profile, new)
 
 
 class ScoringObjective(Objective):

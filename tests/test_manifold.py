@@ -62,6 +62,35 @@ def test_project_keeps_ranking(v, seed):
     np.testing.assert_allclose(s_l * (v - min(0, v.min())).sum(), s_v, rtol=1e-9, atol=1e-9)
 
 
+@settings(max_examples=100, deadline=None)
+@given(d=st.sampled_from([2, 7, 45, 127, 135, 300]), n=st.integers(1, 3),
+       seed=st.integers(0, 2**31), zeros=st.booleans())
+def test_project_rows_are_the_formula(d, n, seed, zeros):
+    """The compiled projection of a batch is min(0, min v)-shift then divide by the sum,
+    row by row, up to rounding of the sum (rows longer than 128 are summed in halves),
+    and a zero comes out +0.0 even where v holds -0.0."""
+    rng = np.random.default_rng(seed)
+    v = rng.normal(size=(n, d + 1)) * 10.0 ** rng.integers(-3, 3, size=(n, 1))
+    if zeros:
+        v = np.abs(v)
+        v[:, 0], v[:, -1] = 0.0, -0.0
+    lam = Simplex(d).project(v)
+    z = v - np.minimum(0.0, v.min(axis=1, keepdims=True))
+    np.testing.assert_allclose(lam, z / z.sum(axis=1, keepdims=True), rtol=1e-14, atol=0)
+    assert not np.signbit(lam).any()
+    np.testing.assert_array_equal(Simplex(d).project(v[0]), lam[0])  # one row alike
+
+
+def test_project_names_the_row_that_cannot_be_projected():
+    sp = Simplex(3)
+    with pytest.raises(ValueError, match=r"cannot project \[2\. 2\. 2\. 2\.\]"):
+        sp.project([[1, 0, 0, 0], [2, 2, 2, 2]])
+    with pytest.raises(ValueError, match="non-finite"):
+        sp.project([[1, 0, 0, 0], [np.inf, 0, 0, 1]])
+    with pytest.raises(ValueError, match="4 coordinates"):
+        sp.project(np.ones((2, 3)))
+
+
 @pytest.mark.parametrize("d,K", [(1, 5), (2, 7), (3, 4), (5, 3), (2, 100)])
 def test_grid_is_every_composition(d, K):
     sp = Simplex(d)
