@@ -290,9 +290,12 @@ def _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, p
 
 @njit(cache=True, parallel=True)
 def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, presorted,
-               chunks, cand, n_cand, n_events):
+               chunks, cand, n_cand, n_events, offsets):
     """Per query: the rows that can matter, in their order at t -> -inf, into
-    ``cand[qptr[q]:qptr[q] + n_cand[q]]``, and the number of crossing events among them.
+    ``cand[qptr[q]:qptr[q] + n_cand[q]]``, and the number of crossing events among them;
+    ``offsets`` (nq + 1) their running sum (where each query's breakpoints go). Returns
+    the sizes the sweep needs: ``(events in all, most candidates, most events)`` of a
+    query (at least 1).
 
     For cut-off metrics a row is kept only if it lies on one of the first k upper hull
     layers of the points (u, s0) and is not dominated (k rows above it for all t > 0 and
@@ -311,6 +314,14 @@ def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, p
         _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune,
                           presorted, ch * nq // nc, (ch + 1) * nq // nc, max_m, cand,
                           n_cand, n_events)
+    offsets[0] = 0
+    max_n = 1
+    max_ev = 1
+    for q in range(nq):
+        offsets[q + 1] = offsets[q] + n_events[q]
+        max_n = max(max_n, n_cand[q])
+        max_ev = max(max_ev, n_events[q])
+    return offsets[nq], max_n, max_ev
 
 
 # ---------------------------------------------------------------- per-family pieces

@@ -195,44 +195,51 @@ def _sweep(bound, classes, s0, u, u_order, ws):
     """The per-query sweeps along s0 + t u, summed by bin: a :class:`_Breakpoints`."""
     m = bound.metric
     code = m.code
-    n = len(s0)
     nq = bound.n_queries
-    cand = ws.get("cand", n, np.int64)
-    n_cand = ws.get("n_cand", nq, np.int64)
-    n_events = ws.get("n_events", nq, np.int64)
-    prune = code in K.PRUNABLE and m.k > 0
-    qorder = bound.query_order()
-    n_chunks = max(1, min(nq, _chunks()))
-    n_workers = min(nq, numba.get_num_threads())  # query_order deals to as many
-    K.candidates(code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k,
-                 bound.tie_code, bound.c0, bound.empty, prune,
-                 _NO_ORDER if u_order is None else u_order, n_chunks, cand, n_cand, n_events)
-    offsets = ws.get("offsets", nq + 1, np.int64)
-    offsets[0] = 0
-    np.cumsum(n_events, out=offsets[1:])
-    total = int(offsets[-1])
-    out_t = ws.get("out_t", total)
-    out_d = ws.get("out_d", total)
-    out_h = ws.get("out_h", total, np.bool_)
-    base = ws.get("base", nq)
-    n_out = ws.get("n_out", nq, np.int64)
-    runs = ws.get("runs", total, np.int64)
-    run_sp = ws.get("run_sp", (total, 2))
-    n_runs = ws.get("n_runs", nq, np.int64)
-    max_n = max(1, int(n_cand.max()))
-    max_ev = max(1, int(n_events.max()))
     L = classes.n_classes
+    threads = numba.get_num_threads()
+    # every buffer is a view kept in ws.views from one line to the next, made again only
+    # when the sizes outgrow it: right after the kernels, each Python step runs 3-4x
+    # slower than warm, and the score of ws.get calls this replaced cost 90-150 us a line
+    fixed = ws.views.get("line")
+    if fixed is None or fixed[0] != (bound, len(s0), threads):
+        fixed = ws.views["line"] = (
+            (bound, len(s0), threads), ws.get("cand", len(s0), np.int64),
+            ws.get("n_cand", nq, np.int64), ws.get("n_events", nq, np.int64),
+            ws.get("offsets", nq + 1, np.int64), ws.get("base", nq),
+            ws.get("n_out", nq, np.int64), ws.get("n_runs", nq, np.int64),
+            bound.query_order(), max(1, min(nq, _chunks())),
+            min(nq, threads),  # workers: query_order deals to as many
+            (ws.get("bin_S", K.N_BINS), ws.get("bin_P", K.N_BINS),
+             ws.get("bin_C", K.N_BINS, np.int64), ws.get("bin_pref", K.N_BINS + 1)))
+    _, cand, n_cand, n_events, offsets, base, n_out, n_runs, qorder, n_chunks, n_workers, \
+        bins = fixed
+    total, max_n, max_ev = K.candidates(
+        code, s0, u, bound.y, classes.cls, L, bound.qptr, qorder, m.k, bound.tie_code,
+        bound.c0, bound.empty, code in K.PRUNABLE and m.k > 0,
+        _NO_ORDER if u_order is None else u_order, n_chunks, cand, n_cand, n_events, offsets)
+    out = ws.views.get("line_out")  # as long as the longest line so far
+    if out is None or len(out[0]) < total:
+        out = ws.views["line_out"] = (
+            ws.get("out_t", total), ws.get("out_d", total), ws.get("out_h", total, np.bool_),
+            ws.get("runs", total, np.int64), ws.get("run_sp", (total, 2)))
+    out_t, out_d, out_h, runs, run_sp = out
+    sw = ws.views.get("line_sweep")  # the sweep's per-worker scratch, likewise
+    if sw is None or sw[0] != (n_workers, L) or sw[1] < max_n or sw[2] < max_ev:
+        max_n = max(max_n, 0 if sw is None else sw[1])
+        max_ev = max(max_ev, 0 if sw is None else sw[2])
+        sw = ws.views["line_sweep"] = (
+            (n_workers, L), max_n, max_ev,
+            (ws.get("sweep_i", (n_workers, 7, max(max_n, L + 1)), np.int64),
+             ws.get("sweep_C", (n_workers, max_n, L), np.int64),
+             ws.get("sweep_f", (n_workers, 2, max_n)),
+             ws.get("sweep_e", (n_workers, 2, max_ev)),
+             ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
+             ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64)))
     K.SWEEPS[code](code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
                    offsets, m.k, bound.tie_code, classes.gain, classes.err_r, classes.rel,
-                   classes.by_position, bound.c0, bound.empty,
-                   bound.empty_value, L, EPS,
-                   (ws.get("sweep_i", (n_workers, 7, max(max_n, L + 1)), np.int64),
-                    ws.get("sweep_C", (n_workers, max_n, L), np.int64),
-                    ws.get("sweep_f", (n_workers, 2, max_n)),
-                    ws.get("sweep_e", (n_workers, 2, max_ev)),
-                    ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
-                    ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64)),
-                   base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs)
+                   classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
+                   sw[3], base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs)
     if m.empty == "skip":
         live = ~bound.empty
         n_eff = int(live.sum())
@@ -240,8 +247,6 @@ def _sweep(bound, classes, s0, u, u_order, ws):
     else:
         n_eff = nq
         base_sum = float(base.sum())
-    bins = (ws.get("bin_S", K.N_BINS), ws.get("bin_P", K.N_BINS),
-            ws.get("bin_C", K.N_BINS, np.int64), ws.get("bin_pref", K.N_BINS + 1))
     A.bin_sums(runs, run_sp, offsets, n_runs, *bins)
     return _Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, total, bins)
 
