@@ -329,7 +329,7 @@ class LinearObjective(Objective):
         finite, j = (False, -1) if delta.shape != (self.space.dim,) else direction_kind(delta)
         if not finite:
             raise ValueError(f"direction must have {self.space.dim} finite coordinates, "
-                             f"got {delta}")
+                             f"got shape {delta.shape}: {delta}")
         w = lam[:-1] - lam[-1]  # Simplex.to_weights of a checked point
         if j < 0:
             s0, u = linear_scores(self.XT, np.vstack([w, delta[:-1] - delta[-1]]), self.rows)
