@@ -719,7 +719,11 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
 # Breakpoints fall into bins by the top BIN_BITS bits of their t's float32 rounding as an
 # ordered integer (sign, exponent, 5 mantissa bits): narrow near 0, wide far away, as
 # crossings are. See dfrank._assemble, which uses the sums by bin to find the best interval
-# without sorting every breakpoint.
+# without sorting every breakpoint. 14 bits measured best on OHSUMED MAP (best_interval +
+# bin_sums: 0.21 ms at 12 bits, 0.19 at 13, 0.17 at 14, 0.26 at 15, 0.36 at 16). To try
+# another value, clear the numba caches first: dfrank._assemble compiles bin_of (and this
+# constant) into its own cached kernels, which do not see a change to this file, and
+# kernels disagreeing on the number of bins write past the end of the bin sums.
 BIN_BITS = 14
 BIN_SHIFT = 32 - BIN_BITS
 N_BINS = 1 << BIN_BITS
