@@ -719,8 +719,9 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
 # Breakpoints fall into bins by the top BIN_BITS bits of their t's float32 rounding as an
 # ordered integer (sign, exponent, 5 mantissa bits): narrow near 0, wide far away, as
 # crossings are. See dfrank._assemble, which uses the sums by bin to find the best interval
-# without sorting every breakpoint. 14 bits measured best on OHSUMED MAP (best_interval +
-# bin_sums: 0.21 ms at 12 bits, 0.19 at 13, 0.17 at 14, 0.26 at 15, 0.36 at 16). To try
+# without sorting every breakpoint. best_interval + bin_sums on 8 OHSUMED MAP lines, one
+# run: 0.21 ms at 12 bits, 0.19 at 13, 0.21 at 14, 0.26 at 15, 0.36 at 16 (fewer bits:
+# cheaper sums, looser bounds, more sorting; 12-14 are within noise). To try
 # another value, clear the numba caches first: dfrank._assemble compiles bin_of (and this
 # constant) into its own cached kernels, which do not see a change to this file, and
 # kernels disagreeing on the number of bins write past the end of the bin sums.
