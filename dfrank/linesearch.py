@@ -224,22 +224,24 @@ def _sweep(bound, classes, s0, u, u_order, ws):
             ws.get("out_t", total), ws.get("out_d", total), ws.get("out_h", total, np.bool_),
             ws.get("runs", total, np.int64), ws.get("run_sp", (total, 2)))
     out_t, out_d, out_h, runs, run_sp = out
-    sw = ws.views.get("line_sweep")  # the sweep's per-worker scratch, likewise
-    if sw is None or sw[0] != (n_workers, L) or sw[1] < max_n or sw[2] < max_ev:
-        max_n = max(max_n, 0 if sw is None else sw[1])
-        max_ev = max(max_ev, 0 if sw is None else sw[2])
+    # the sweep's per-worker scratch, likewise; its sizes are its shapes (sweep_C: workers
+    # x rows x classes, sweep_e: workers x 2 x events)
+    sw = ws.views.get("line_sweep")
+    if sw is None or sw[1].shape[0] != n_workers or sw[1].shape[2] != L or \
+            sw[1].shape[1] < max_n or sw[3].shape[2] < max_ev:
+        if sw is not None:  # never shrink
+            max_n, max_ev = max(max_n, sw[1].shape[1]), max(max_ev, sw[3].shape[2])
         sw = ws.views["line_sweep"] = (
-            (n_workers, L), max_n, max_ev,
-            (ws.get("sweep_i", (n_workers, 7, max(max_n, L + 1)), np.int64),
-             ws.get("sweep_C", (n_workers, max_n, L), np.int64),
-             ws.get("sweep_f", (n_workers, 2, max_n)),
-             ws.get("sweep_e", (n_workers, 2, max_ev)),
-             ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
-             ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64)))
+            ws.get("sweep_i", (n_workers, 7, max(max_n, L + 1)), np.int64),
+            ws.get("sweep_C", (n_workers, max_n, L), np.int64),
+            ws.get("sweep_f", (n_workers, 2, max_n)),
+            ws.get("sweep_e", (n_workers, 2, max_ev)),
+            ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
+            ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64))
     K.SWEEPS[code](code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
                    offsets, m.k, bound.tie_code, classes.gain, classes.err_r, classes.rel,
                    classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
-                   sw[3], base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs)
+                   sw, base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs)
     if m.empty == "skip":
         live = ~bound.empty
         n_eff = int(live.sum())

@@ -217,7 +217,7 @@ class Simplex:
         coordinates are all equal ranks nothing (w = 0) and is an error.
         """
         v = np.asarray(v, dtype=np.float64)
-        if v.ndim not in (1, 2) or v.shape[-1] != self.dim:
+        if v.shape[-1:] != (self.dim,):
             _as_vector(v, self.dim, "a point to project")  # raises, naming the shape
         rows = np.ascontiguousarray(v.reshape(-1, self.dim))
         out = np.empty_like(rows)
