@@ -26,7 +26,7 @@ from numba import njit, prange
 
 from ._sort import _LOW, _SHIFT32, _insert, _key32, sort_pairs, sort_pairs_into
 from .metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
-from .metrics._rank import OPTIMISTIC, PESSIMISTIC
+from .metrics._rank import tie_above
 
 _ONE = np.uint64(1)  # unsigned index arithmetic (numba wraps negative signed indices)
 PRUNABLE = (NDCG, DCG, PREC, RECALL, RR, ERR, AP)  # when k > 0
@@ -69,16 +69,6 @@ def rows_by_u(u, qptr, out):
         for i in range(hi - lo):
             rows[i] = lo + i
         sort_pairs(keys, rows, np.empty(hi - lo), np.empty(hi - lo, np.int64))
-
-
-@njit(cache=True, inline="always")
-def _tie_above(y, i, j, ties):
-    """Among identical lines (equal score for every t), does row i rank above row j?"""
-    if ties == PESSIMISTIC and y[i] != y[j]:
-        return y[i] < y[j]
-    if ties == OPTIMISTIC and y[i] != y[j]:
-        return y[i] > y[j]
-    return i < j
 
 
 @njit(cache=True)
@@ -134,7 +124,7 @@ def _finish_start_order(s0, u, y, cls, srt, ties, keys, ktmp, vtmp, per_class):
                 for t in range(c + 1, e):
                     v = srt[t]
                     w = t - 1
-                    while w >= c and _tie_above(y, v, srt[w], ties):
+                    while w >= c and tie_above(y, v, srt[w], ties):
                         srt[w + 1] = srt[w]
                         w -= 1
                     srt[w + 1] = v
@@ -169,7 +159,7 @@ def _dominated(s0, u, y, lo, hi, d, kk, ties):
     neg -= ident
     if ident > 1:
         for c in range(lo, hi):
-            if c != d and s0[c] == sd and u[c] == ud and _tie_above(y, c, d, ties):
+            if c != d and s0[c] == sd and u[c] == ud and tie_above(y, c, d, ties):
                 pos += 1
                 neg += 1
     return pos >= kk and neg >= kk

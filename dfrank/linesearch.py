@@ -17,6 +17,7 @@ from . import _assemble as A
 from . import _linesearch as K
 from ._linesearch import flat_within_queries
 from ._scratch import Scratch
+from .metrics._rank import EXPECTED, STABLE
 from .metrics.bound import _chunks
 
 __all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "line_search", "choose",
@@ -43,9 +44,9 @@ class LineClasses:
         """Classes for a :class:`~dfrank.metrics.BoundMetric`."""
         m = bound.metric
         y = bound.y
-        if m.is_custom:
-            raise ValueError(f"the exact line search needs a built-in metric; "
-                             f"{m.name!r} is user-defined (use line_search='steps')")
+        reason = unsupported(m, bound.ties)
+        if reason:
+            raise ValueError(reason)
         if m.binary:
             c = (y >= m.rel_threshold).astype(np.int64)
             table = bound.disc
@@ -57,6 +58,52 @@ class LineClasses:
         gain = (np.exp2(values) - 1.0) if m.gain == "exp" else values.copy()
         return cls(c.astype(np.int64).ravel(), len(values), gain, gain / bound.norm,
                    (values >= m.rel_threshold).astype(np.int64), bound.disc)
+
+
+    def for_line(self, bound, s0, u):
+        """The classes of one line under ``ties="expected"``.
+
+        Along a line only identical lines (rows of one query with equal s0 and u) tie on a
+        whole interval, and the expected value of a tied group of a metric that is a sum
+        of per-position terms (DCG, NDCG, P@k, recall@k, R-precision) is its value with
+        every member's gain replaced by the group's mean gain (McSherry & Najork 2008):
+        each member is uniformly spread over the group's positions. So the classes are
+        the distinct mean gains, and the sweep may order a group any way. Binary metrics
+        become sums with the relevance indicator as gain and every discount 1."""
+        m = bound.metric
+        gain = (bound.y >= m.rel_threshold).astype(np.float64) if m.binary else bound.gains
+        n = len(s0)
+        qrow = np.repeat(np.arange(bound.n_queries), np.diff(bound.qptr))
+        order = np.lexsort((u, s0, qrow))
+        so, uo, qo = s0[order], u[order], qrow[order]
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        new[1:] = (so[1:] != so[:-1]) | (uo[1:] != uo[:-1]) | (qo[1:] != qo[:-1])
+        group = np.cumsum(new) - 1
+        sums = np.bincount(group, weights=gain[order])
+        sizes = np.bincount(group)
+        mean = np.empty(n)
+        mean[order] = (sums / sizes)[group]
+        values, c = np.unique(mean, return_inverse=True)
+        table = np.ones_like(bound.disc) if m.binary else bound.disc
+        return LineClasses(c.astype(np.int64).ravel(), len(values), values,
+                           np.zeros(len(values)), np.zeros(len(values), dtype=np.int64),
+                           table)
+
+
+EXPECTED_OK = (K.NDCG, K.DCG, K.PREC, K.RECALL, K.RPREC)  # sums over positions
+
+
+def unsupported(metric, ties):
+    """Why the exact line search cannot serve ``metric`` under ``ties`` (None if it can)."""
+    if metric.is_custom:
+        return (f"the exact line search needs a built-in metric; {metric.name!r} is "
+                "user-defined (use line_search='steps')")
+    if ties == "expected" and metric.code not in EXPECTED_OK:
+        return (f"the exact line search cannot keep ties='expected' exact for "
+                f"{metric.name!r} (its expected value over a tied group is not a sum over "
+                "positions); use line_search='steps', or another tie policy")
+    return None
 
 
 @dataclass(frozen=True)
@@ -195,6 +242,12 @@ def _sweep(bound, classes, s0, u, u_order, ws):
     """The per-query sweeps along s0 + t u, summed by bin: a :class:`_Breakpoints`."""
     m = bound.metric
     code = m.code
+    ties = bound.tie_code
+    sweep = K.SWEEPS[code]
+    if ties == EXPECTED:  # mean-gain classes: every order of a tied group is equal
+        classes = classes.for_line(bound, s0, u)
+        ties = STABLE
+        sweep = K.sweep_dcg
     nq = bound.n_queries
     L = classes.n_classes
     threads = numba.get_num_threads()
@@ -215,7 +268,7 @@ def _sweep(bound, classes, s0, u, u_order, ws):
     _, cand, n_cand, n_events, offsets, base, n_out, n_runs, qorder, n_chunks, n_workers, \
         bins = fixed
     total, max_n, max_ev = K.candidates(
-        code, s0, u, bound.y, classes.cls, L, bound.qptr, qorder, m.k, bound.tie_code,
+        code, s0, u, bound.y, classes.cls, L, bound.qptr, qorder, m.k, ties,
         bound.c0, bound.empty, code in K.PRUNABLE and m.k > 0,
         _NO_ORDER if u_order is None else u_order, n_chunks, cand, n_cand, n_events, offsets)
     out = ws.views.get("line_out")  # as long as the longest line so far
@@ -238,8 +291,8 @@ def _sweep(bound, classes, s0, u, u_order, ws):
             ws.get("sweep_e", (n_workers, 2, max_ev)),
             ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
             ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64))
-    K.SWEEPS[code](code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
-                   offsets, m.k, bound.tie_code, classes.gain, classes.err_r, classes.rel,
+    sweep(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
+                   offsets, m.k, ties, classes.gain, classes.err_r, classes.rel,
                    classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
                    sw, base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs)
     if m.empty == "skip":

@@ -20,7 +20,7 @@ from ._scoring import features_T, linear_scores, nonzero_rows
 from .data import RankingData
 from ._scratch import PerThread
 from ._linesearch import direction_kind
-from .linesearch import LineClasses, LineResult, line_search
+from .linesearch import LineClasses, LineResult, line_search, unsupported
 from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
@@ -67,7 +67,8 @@ class Objective:
         The best evaluated point (first one wins among equals) and its value.
     """
 
-    is_linear = False  # has the exact line search (LinearObjective)
+    is_linear = False  # a linear ranker on the simplex (LinearObjective)
+    exact_line = False  # has the exact line search for its metric and tie policy
 
     def __init__(self, space, *, max_evals=None, max_seconds=None):
         self.space = space
@@ -296,6 +297,17 @@ class LinearObjective(Objective):
                             [flat_within_queries(self.XT.sum(axis=0), qptr)])
             self.data._cache["flat_coordinates"] = flat
         return flat
+
+    @property
+    def exact_line(self):
+        """Whether the exact line search serves this metric and tie policy (see
+        :attr:`exact_line_reason`)."""
+        return self.exact_line_reason is None
+
+    @property
+    def exact_line_reason(self):
+        """Why the exact line search cannot serve this objective, or None."""
+        return unsupported(self.metric, self.ties)
 
     @property
     def classes(self):

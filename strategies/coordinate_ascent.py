@@ -28,8 +28,9 @@ class CoordinateAscent(Strategy):
         Independent runs (Metzler used 10); the first starts from the center, the others
         from uniform samples; the best one wins.
     line_search : {"auto", "exact", "steps"}
-        ``exact`` needs a linear-ranker objective with a built-in metric; ``auto`` uses it
-        whenever possible and ``steps`` otherwise.
+        ``exact`` needs a linear-ranker objective with a built-in metric and a tie policy
+        it keeps exact (``ties="expected"`` with MAP, MRR or Kendall's tau is not); ``auto``
+        uses it whenever possible and ``steps`` otherwise (the result's ``info`` says which).
     rule : {"best", "plateau"}, default "plateau"
         How the exact line search picks a point from the line's profile (see
         :func:`dfrank.linesearch.choose`): ``plateau`` takes, among the points that do not
@@ -81,21 +82,17 @@ class CoordinateAscent(Strategy):
         check_int(name, "refine", self.refine, 0)
         if self.window is not None:
             check_float(name, "window", self.window, 0.0, low_open=True)
-        if self.line_search == "exact" and not self._exact_possible(objective):
-            raise TypeError(f"{name}: line_search='exact' needs a LinearObjective with a "
-                            "built-in metric; use line_search='steps' (or 'auto')")
-
-    @staticmethod
-    def _exact_possible(objective):
-        return getattr(objective, "is_linear", False) and not objective.metric.is_custom
+        if self.line_search == "exact" and not objective.exact_line:
+            reason = getattr(objective, "exact_line_reason", None) or \
+                "it needs a LinearObjective (a linear ranker over the simplex)"
+            raise TypeError(f"{name}: line_search='exact' is not available: {reason}")
 
     def run(self, objective, rng, callback=None, *, restart=0):
         self.check(objective)
         space = objective.space
         if is_box(space):
             return self._run_box(objective, rng, callback, restart)
-        exact = self.line_search == "exact" or (self.line_search == "auto" and
-                                                 self._exact_possible(objective))
+        exact = self.line_search != "steps" and objective.exact_line
         point = start_point(objective, rng, restart)
         value = objective(point)
         dim = space.dim

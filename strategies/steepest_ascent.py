@@ -62,7 +62,7 @@ class SteepestAscent(Strategy):
         self.check(objective)
         space = objective.space
         box = is_box(space)
-        exact = getattr(objective, "is_linear", False) and not objective.metric.is_custom
+        exact = objective.exact_line
         x = start_point(objective, rng, restart)
         u = space.to_unit(x) if box else x
         value = objective(x)

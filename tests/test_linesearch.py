@@ -53,8 +53,29 @@ def line_case(draw):
     return data, lam, delta
 
 
-@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable"])
-@pytest.mark.parametrize("metric", METRICS)
+def _cases():
+    """(metric, ties) pairs: every policy for every metric that defines it; the expected
+    policy only where the exact line search keeps it exact (see test_expected_refused)."""
+    from dfrank.linesearch import unsupported
+    out = []
+    for metric in METRICS:
+        for ties in ("pessimistic", "optimistic", "stable", "expected"):
+            m = dfrank.metrics.get(metric)
+            if m.supports_ties(ties) and unsupported(m, ties) is None:
+                out.append((metric, ties))
+    return out
+
+
+def test_expected_refused_where_not_exact():
+    data = dfrank.RankingData.from_arrays(np.eye(3), [0, 1, 2], [1, 1, 1])
+    for metric in ["map", "map@3", "mrr", "rr@2", "kendall_tau"]:
+        obj = dfrank.LinearObjective(data, metric, ties="expected")
+        assert not obj.exact_line and "expected" in obj.exact_line_reason
+        with pytest.raises(ValueError, match="line_search='steps'"):
+            obj.line(obj.space.center(), np.eye(4)[0])
+
+
+@pytest.mark.parametrize("metric,ties", _cases())
 @settings(max_examples=40, deadline=None)
 @given(case=line_case())
 def test_line_search_matches_brute_force(case, metric, ties):

@@ -26,15 +26,30 @@ TIES = {"pessimistic": PESSIMISTIC, "optimistic": OPTIMISTIC, "stable": STABLE,
 
 
 @njit(cache=True, inline="always")
+def tie_sign(ties):
+    """The tie policy as the sign of a label comparison: pessimistic ranks the lower label
+    first (1), optimistic the higher (-1), stable and expected neither (0: input order;
+    the expected policy averages over the orders on top of it)."""
+    return 1.0 if ties == PESSIMISTIC else (-1.0 if ties == OPTIMISTIC else 0.0)
+
+
+@njit(cache=True, inline="always")
+def tie_above(y, i, j, ties):
+    """The tie rule: of two documents with equal scores, does ``i`` rank above ``j``?
+    The label compared by the policy's sign, then the input order. Every kernel that
+    orders tied documents (metrics and the exact line search) uses this rule."""
+    sign = tie_sign(ties)
+    yi = sign * y[i]
+    yj = sign * y[j]
+    return yi < yj or (yi == yj and i < j)
+
+
+@njit(cache=True, inline="always")
 def better(s, y, i, j, ties):
     """True if document ``i`` ranks above document ``j`` (absolute row indices)."""
     if s[i] != s[j]:
         return s[i] > s[j]
-    if ties == PESSIMISTIC and y[i] != y[j]:
-        return y[i] < y[j]
-    if ties == OPTIMISTIC and y[i] != y[j]:
-        return y[i] > y[j]
-    return i < j
+    return tie_above(y, i, j, ties)
 
 
 @njit(cache=True)
@@ -82,16 +97,9 @@ def _top_k_heap(s, y, lo, hi, n, ties, out):
 
 
 @njit(cache=True, inline="always")
-def _tie_sign(ties):
-    """The tie policy as the sign of a label comparison: pessimistic ranks the lower label
-    first (1), optimistic the higher (-1), stable neither (0: input order)."""
-    return 1.0 if ties == PESSIMISTIC else (-1.0 if ties == OPTIMISTIC else 0.0)
-
-
-@njit(cache=True, inline="always")
 def _rows_above(ss, yy, i, sign):
     """The number of rows ranked above row ``i`` of one query's scores ``ss`` and labels
-    ``yy``: one branch-free expression (``r += 1 if c else 0``, ``|`` and ``&``) over slices
+    ``yy`` under :func:`better` (with the policy's ``sign``): one branch-free expression (``r += 1 if c else 0``, ``|`` and ``&``) over slices
     indexed from 0 (no negative-index check), which vectorizes."""
     si = ss[i]
     yi = sign * yy[i]
@@ -110,7 +118,7 @@ def _rank_count(s, y, lo, hi, n, ties, out):
     dozen rows this beats any comparison sort."""
     ss = s[lo:hi]
     yy = y[lo:hi]
-    sign = _tie_sign(ties)
+    sign = tie_sign(ties)
     for i in range(hi - lo):
         out[_rows_above(ss, yy, i, sign)] = lo + i
     return n
@@ -201,7 +209,7 @@ def top_gains(s, y, g, lo, hi, n, ties, ibuf, at):
         return
     ss = s[lo:hi]
     yy = y[lo:hi]
-    sign = _tie_sign(ties)
+    sign = tie_sign(ties)
     for t in range(c):
         i = ibuf[t]
         r = _rows_above(ss, yy, i, sign)
@@ -223,7 +231,7 @@ def count_top(s, y, lo, hi, n, ties, thr, ibuf):
         return c
     ss = s[lo:hi]
     yy = y[lo:hi]
-    sign = _tie_sign(ties)
+    sign = tie_sign(ties)
     top = 0
     for t in range(c):
         top += 1 if _rows_above(ss, yy, ibuf[t], sign) < n else 0
