@@ -347,7 +347,7 @@ def cmd_trec_eval(args):
     with _Compiling(args.quiet):
         res = evaluate_run(args.qrels, args.run, args.measure or ["official"],
                            complete=args.complete, rel_level=args.level,
-                           max_docs=args.max_docs)
+                           max_docs=args.max_docs, iprec_rounding=args.iprec_rounding)
     sys.stdout.write(res.format(per_query=args.per_query))
     return 0
 
@@ -544,11 +544,16 @@ def _parser():
     t.add_argument("-q", dest="per_query", action="store_true",
                    help="also print every query's values")
     t.add_argument("-c", dest="complete", action="store_true",
-                   help="average over every query of the qrels (missing ones count 0)")
+                   help="average over every query of the qrels: a judged query the run "
+                        "lacks counts 0 (with -q it gets a block of zeros, as trec_eval 10 "
+                        "prints)")
     t.add_argument("-l", dest="level", type=int, default=1,
                    help="lowest judgment counted relevant (default 1)")
     t.add_argument("-M", dest="max_docs", type=int,
                    help="only the first N documents of each ranking")
+    t.add_argument("--iprec-rounding", choices=("legacy", "nearest"), default="legacy",
+                   help="recall level x needs int(x R + 0.9) relevant documents (legacy: "
+                        "trec_eval 9, pytrec_eval) or round(x R) (nearest: trec_eval 10)")
     t.add_argument("-m", dest="measure", action="append", metavar="MEASURE",
                    help="measure (repeatable): official (default), map, gm_map, Rprec, "
                         "bpref, recip_rank, iprec_at_recall, P[.k,...], recall[.k,...], "

@@ -57,7 +57,7 @@ def write_files(tmp_path, qrels, run, gz=False):
 @given(case=trec_case())
 def test_agrees_with_trec_eval(tmp_path_factory, case, level):
     qrels, run = case
-    if not qrels:
+    if not qrels or not any(q in qrels for q in run):
         return
     tmp = tmp_path_factory.mktemp("t")
     qp, rp = write_files(tmp, qrels, run)
@@ -82,7 +82,7 @@ def test_agrees_with_trec_eval(tmp_path_factory, case, level):
 @given(case=trec_case(), cut=st.integers(1, 6))
 def test_max_docs_and_custom_cutoffs(tmp_path_factory, case, cut):
     qrels, run = case
-    if not qrels:
+    if not qrels or not any(q in qrels for q in run):
         return
     tmp = tmp_path_factory.mktemp("t")
     qp, rp = write_files(tmp, qrels, run, gz=True)
@@ -131,7 +131,8 @@ def test_cli_layout_matches_trec_eval(tmp_path, capsys):
         s = str(int(v)) if n.startswith("num_") else f"{v:.4f}"
         return f"{n:<22s}\t{q}\t{s}"
 
-    lines = [fmt(n, q, ref[q][n]) for q in sorted(ref) for n in names]
+    # gm_map is printed for "all" only (trec_eval: "not for individual topics")
+    lines = [fmt(n, q, ref[q][n]) for q in sorted(ref) for n in names if n != "gm_map"]
     lines.append(f"{'runid':<22s}\tall\tmyrun")
     lines.append(f"{'num_q':<22s}\tall\t2")
     for n in names:
@@ -183,3 +184,106 @@ def test_measure_specs():
     with pytest.raises(ValueError, match="takes no parameters"):
         parse_measures(["map.5"])
     assert "trec-eval" in cli._parser().format_help()
+
+
+def trec_reference(qrels, run, measures, level=1, max_docs=None, complete=False):
+    """trec_eval's per-query values through pytrec_eval, with -M (runs truncated to their
+    first N documents, score descending, docno descending) and -c (every judged query the
+    run lacks: zeros, num_rel filled in) applied as trec_eval applies them."""
+    if max_docs is not None:
+        run = {q: dict(sorted(ds.items(), key=lambda kv: (-kv[1], [-ord(c) for c in kv[0]]
+                                                          + [1]))[:max_docs])
+               for q, ds in run.items()}
+    ev = pytrec_eval.RelevanceEvaluator(qrels, set(measures), relevance_level=level)
+    per = ev.evaluate({q: ds for q, ds in run.items() if ds})
+    if complete:
+        names = next(iter(per.values())).keys() if per else []
+        for q in qrels:
+            if q not in per:
+                per[q] = {n: 0.0 for n in names}
+                per[q]["num_rel"] = float(sum(r >= level for r in qrels[q].values()))
+                per[q]["gm_map"] = math.log(1e-5)
+    return per
+
+
+FLAG_MEASURES = ["official", "ndcg", "ndcg_cut", "recall", "map_cut", "success",
+                 "iprec_at_recall"]
+REF_MEASURES = ["map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
+                "num_ret", "num_rel", "num_rel_ret", "ndcg", "ndcg_cut", "recall", "map_cut",
+                "success"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=trec_case(), complete=st.booleans(), level=st.sampled_from([1, 2]),
+       max_docs=st.sampled_from([None, 1, 3]))
+def test_flags_agree_with_trec_eval(tmp_path_factory, case, complete, level, max_docs):
+    """-q, -c, -M, -l and the measure families, per query and averaged, on runs with
+    judged queries they lack, score ties and unjudged documents."""
+    qrels, run = case
+    if not qrels or not any(q in qrels for q in run):
+        return
+    tmp = tmp_path_factory.mktemp("t")
+    qp, rp = write_files(tmp, qrels, run)
+    ours = evaluate_run(qp, rp, FLAG_MEASURES, complete=complete, rel_level=level,
+                        max_docs=max_docs)
+    theirs = trec_reference(qrels, run, REF_MEASURES, level, max_docs, complete)
+    assert set(ours.per_query) == set(theirs)
+    for q, vals in theirs.items():
+        for name, v in vals.items():
+            assert ours.per_query[q][name] == pytest.approx(v, abs=1e-9), (q, name)
+    for name in ours.all:
+        if name in ("runid", "num_q"):
+            continue
+        vals = [theirs[q][name] for q in theirs]
+        want = (sum(vals) if name.startswith("num_") else
+                math.exp(np.mean(vals)) if name == "gm_map" else np.mean(vals))
+        assert ours.all[name] == pytest.approx(want, abs=1e-9), name
+    assert ours.all["num_q"] == len(theirs)
+    # the per-query blocks trec_eval prints: one per evaluated query, in qid order
+    text = ours.format(per_query=True)
+    blocks = [line.split("\t")[1] for line in text.splitlines()
+              if line.startswith("num_ret ") and "\tall\t" not in line]
+    assert blocks == sorted(theirs)
+
+
+def test_complete_prints_zero_blocks_for_judged_queries_the_run_lacks(tmp_path, capsys):
+    qrels = {"a": {"d1": 1}, "b": {"d2": 1, "d3": 2, "d4": 0}, "c": {"d1": 0}}
+    run = {"a": {"d1": 1.0}, "z": {"d1": 1.0}}
+    qp, rp = write_files(tmp_path, qrels, run)
+    assert cli.main(["trec-eval", "-q", "-c", "-m", "map", "-m", "num_rel", qp, rp]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{'num_rel':<22s}\ta\t1", f"{'map':<22s}\ta\t1.0000",
+                   f"{'num_rel':<22s}\tb\t2", f"{'map':<22s}\tb\t0.0000",
+                   f"{'num_rel':<22s}\tc\t0", f"{'map':<22s}\tc\t0.0000",
+                   f"{'num_rel':<22s}\tall\t3", f"{'map':<22s}\tall\t0.3333"]
+    assert cli.main(["trec-eval", "-q", "-m", "map", qp, rp]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"{'map':<22s}\ta\t1.0000",
+                                                    f"{'map':<22s}\tall\t1.0000"]
+
+
+def test_iprec_rounding_of_trec_eval_9_and_10(tmp_path):
+    """R = 4: recall 0.3 needs int(1.2 + 0.9) = 2 relevant documents in trec_eval 9 (and
+    pytrec_eval), round(1.2) = 1 in trec_eval 10; recall 0.6 needs 3 and 2."""
+    qrels = {"q": dict({f"d{i}": 1 for i in range(4)}, **{f"n{i}": 0 for i in range(8)})}
+    order = ["d0", "n0", "n1", "d1", "n2", "n3", "n4", "n5", "d2", "n6", "n7", "d3"]
+    run = {"q": {d: 100.0 - i for i, d in enumerate(order)}}
+    qp, rp = write_files(tmp_path, qrels, run)
+    legacy = evaluate_run(qp, rp, ["iprec_at_recall"]).per_query["q"]
+    nearest = evaluate_run(qp, rp, ["iprec_at_recall"], iprec_rounding="nearest").per_query["q"]
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall"}).evaluate(run)["q"]
+    assert legacy == pytest.approx(ref, abs=1e-12)
+    assert legacy["iprec_at_recall_0.30"] == 0.5 and nearest["iprec_at_recall_0.30"] == 1.0
+    assert legacy["iprec_at_recall_0.60"] == pytest.approx(1 / 3)
+    assert nearest["iprec_at_recall_0.60"] == 0.5
+    with pytest.raises(ValueError, match="iprec_rounding"):
+        evaluate_run(qp, rp, ["iprec_at_recall"], iprec_rounding="up")
+
+
+def test_no_common_query_and_duplicate_judgments_are_errors(tmp_path):
+    qp, rp = write_files(tmp_path, {"a": {"d1": 1}}, {"b": {"d1": 1.0}})
+    with pytest.raises(ValueError, match="share no query"):
+        evaluate_run(qp, rp)
+    q = tmp_path / "dup.txt"
+    q.write_text("a 0 d1 1\na 0 d2 0\na 0 d1 0\n")
+    with pytest.raises(DataFormatError, match=r"judges docno 'd1' twice \(lines 1 and 3\)"):
+        evaluate_run(str(q), rp)

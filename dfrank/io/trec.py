@@ -144,9 +144,31 @@ class Qrels(_TrecFile):
     what = "qrels"
     need = "'qid iter docno rel'"
 
+    def __init__(self, path):
+        super().__init__(path)
+        self._check_unique()
+
     @property
     def rel(self):
         return self.value
+
+    def _check_unique(self):
+        """A (qid, docno) judged twice is an error naming both lines: which judgment
+        counts would depend on their order."""
+        key = np.empty(self.n, np.uint64)
+        _keys(self.q_hash, self.d_hash, key)
+        order = np.argsort(key, kind="stable")
+        same = np.flatnonzero(key[order[1:]] == key[order[:-1]])
+        for i in same:
+            a, b = int(order[i]), int(order[i + 1])
+            if self.text(a, self.q_span) == self.text(b, self.q_span) and \
+                    self.text(a, self.d_span) == self.text(b, self.d_span):
+                a, b = sorted((a, b))
+                raise DataFormatError(
+                    f"query {self.text(a, self.q_span)!r} judges docno "
+                    f"{self.text(a, self.d_span)!r} twice (lines {int(self.line_no[a])} and "
+                    f"{int(self.line_no[b])}); which judgment counts would depend on their "
+                    "order: keep one", path=self.path, line=int(self.line_no[b]))
 
     def __repr__(self):
         return f"Qrels({self.path!r}, {self.n} judgments, {len(self.queries()[0])} queries)"

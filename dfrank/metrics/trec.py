@@ -3,16 +3,23 @@
 * Each query's documents are ranked by score descending, ties broken by docno descending
   (string order); the rank column of the run is ignored. Scores are doubles.
 * Only queries in both the qrels and the run are evaluated (a query of the qrels without
-  any relevant document is evaluated, its measures 0); ``complete=True`` (``-c``) averages
-  over every query of the qrels, a query missing from the run counting 0.
+  any relevant document is evaluated, its measures 0); a run sharing no query with the
+  qrels is an error, as in trec_eval. ``complete=True`` (``-c``) averages over every query
+  of the qrels: a judged query missing from the run gets a row of zeros with its
+  ``num_rel`` filled in (printed with ``-q``, as trec_eval 10 does).
 * A document is relevant if its judgment is >= ``rel_level`` (``-l``); unjudged documents
   are not relevant, and only judged non-relevant ones count for bpref.
 * ``max_docs`` (``-M``) keeps the first N documents of each ranking.
 * ndcg uses the judgment values as gains (linear), discount 1/log2(1 + rank), the ideal
   ranking of all judged documents of the query; gm_map averages log(max(AP, 1e-5)) and
   reports exp of the mean; P_k divides by k.
-* A run holding one docno twice for one query is an error (its line numbers are given):
-  the measures would depend on which copy counts.
+* A run holding one docno twice for one query, or qrels judging one twice, is an error
+  (both line numbers are given): the measures would depend on which copy counts.
+* iprec_at_recall: recall level x needs int(x R + 0.9) relevant documents (trec_eval 9,
+  pytrec_eval); ``iprec_rounding="nearest"`` rounds x R instead, as trec_eval 10 does.
+* The measures dfrank's metrics also define (AP, P@k, recall@k, R-prec, RR, NDCG, ...)
+  are computed by the metric kernels of :mod:`dfrank.metrics` on trec_eval's ranking;
+  gm_map is printed for "all" only.
 
 Numbers agree with trec_eval as exposed by pytrec_eval (pytrec-eval-terrier) to 1e-9; see
 ``tests/test_trec.py``.
@@ -26,6 +33,8 @@ from numba import njit, prange
 from .._sort import sort_pairs
 from ..errors import DataFormatError
 from ..io import _trec_kernel as TK
+from . import _kernels as K
+from ._rank import STABLE, count_top
 
 __all__ = ["evaluate_run", "TrecEval", "parse_measures", "OFFICIAL", "format_trec"]
 
@@ -42,6 +51,7 @@ COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # trec_eval's
 RECALL_LEVELS_ARR = np.array(RECALL_LEVELS)
 MIN_GEO = 1e-5
+IPREC_ROUNDING = {"legacy": 0.9, "nearest": 0.5}  # added to x R before truncating
 
 
 def parse_measures(specs):
@@ -104,9 +114,16 @@ def _docno_greater(buf, span, a, b):
 
 @njit(cache=True)
 def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, ideal, level,
-                max_docs, p_cuts, r_cuts, n_cuts, s_cuts, m_cuts, out, keys, k2, v2):
+                max_docs, iprec_half, p_cuts, r_cuts, n_cuts, s_cuts, m_cuts, out, keys, k2, v2):
     """All measures of one query into ``out``; ``ideal`` holds the query's judged gains
-    sorted descending."""
+    sorted descending.
+
+    The run is ranked once (score descending, ties by docno descending); the measures that
+    dfrank's metrics also define (AP, AP@k, P@k, recall@k, R-precision, RR, success@k,
+    NDCG, NDCG@k) are then computed by the metric kernels themselves on that ranking
+    (scores -rank, so no tie is left; labels the judgments, unjudged -1; gains the
+    positive judgments, linear). Only trec_eval's own measures (counts, bpref,
+    interpolated precision) are computed here."""
     m = len(rows)
     # rank: score descending, ties by docno descending
     for i in range(m):
@@ -137,91 +154,79 @@ def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, idea
     out[:] = 0.0
     out[0] = n
     out[1] = R
-    hits = 0
-    ap = 0.0
-    rr = 0.0
-    dcg = 0.0
-    nonrel = 0
-    bpref = 0.0
-    rprec_hits = 0
+    # the ranking as the metric kernels read it
+    s = np.empty(n)
+    y = np.empty(n)
+    g = np.empty(n)
+    disc = np.empty(max(n, 1))
     for i in range(n):
         r = rows[i]
-        rank = i + 1.0
-        is_rel = judged[r] and rel[r] >= level
-        if judged[r] and rel[r] > 0:
-            dcg += rel[r] / np.log2(rank + 1.0)
-        if is_rel:
+        s[i] = -float(i)
+        y[i] = float(rel[r]) if judged[r] else -1.0
+        g[i] = float(rel[r]) if (judged[r] and rel[r] > 0) else 0.0
+        disc[i] = 1.0 / np.log2(i + 2.0)
+    thr = float(level)
+    ibuf = np.empty(n + 1, np.int64)
+    jbuf = np.empty(2 * n + 2, np.int64)
+    fbuf = np.empty(2 * n + 2)
+    # trec_eval's own measures: counts, bpref, interpolated precision
+    hits = 0
+    nonrel = 0
+    bpref = 0.0
+    for i in range(n):
+        r = rows[i]
+        if judged[r] and rel[r] >= level:
             hits += 1
-            prec = hits / rank
-            ap += prec
-            if rr == 0.0:
-                rr = 1.0 / rank
-            k2[hits - 1] = prec  # precision at the hits-th relevant document
+            k2[hits - 1] = hits / (i + 1.0)  # precision at the hits-th relevant document
             if nonrel > 0:
                 bpref += 1.0 - min(nonrel, R) / min(num_nonrel, R)
             else:
                 bpref += 1.0
-            if i < R:
-                rprec_hits += 1
         elif judged[r]:
             nonrel += 1
-        # cut-off measures at the end of rank i + 1
-        for c in range(n_p):
-            if p_cuts[c] == i + 1:
-                out[col_p + c] = hits / p_cuts[c]
-        for c in range(n_r):
-            if r_cuts[c] == i + 1 and R > 0:
-                out[col_r + c] = hits / R
-        for c in range(n_s):
-            if s_cuts[c] == i + 1:
-                out[col_s + c] = 1.0 if hits > 0 else 0.0
-        for c in range(n_m):
-            if m_cuts[c] == i + 1 and R > 0:
-                out[col_m + c] = ap / R
-        for c in range(n_n):
-            if n_cuts[c] == i + 1:
-                out[col_n + c] = dcg
-    # cut-offs beyond the list: the whole list counts
+    # interpolated precision, trec_eval's way: level x needs int(x R + iprec_half)
+    # relevant documents; its value is the best precision from that relevant document on
+    for j in range(hits - 2, -1, -1):
+        k2[j] = max(k2[j], k2[j + 1])
+    for lv in range(11):
+        need = int(RECALL_LEVELS_ARR[lv] * R + iprec_half)
+        if need <= hits and hits > 0:
+            out[8 + lv] = k2[max(need, 1) - 1]
+    out[2] = hits
+    out[6] = bpref / R if R > 0 else 0.0
+    # the measures dfrank's metrics define, by their kernels
+    ap_val = 0.0
+    if R > 0:
+        ap_val = K._ap_full(s, y, 0, n, STABLE, thr, R, ibuf, jbuf, fbuf)
+        out[5] = count_top(s, y, 0, n, min(int(R), n), STABLE, thr, ibuf) / R
+    out[3] = ap_val
+    out[4] = np.log(max(ap_val, MIN_GEO))
+    out[7] = K._rr(s, y, 0, n, n, STABLE, thr)
     for c in range(n_p):
-        if p_cuts[c] > n:
-            out[col_p + c] = hits / p_cuts[c]
+        out[col_p + c] = count_top(s, y, 0, n, min(p_cuts[c], n), STABLE, thr, ibuf) / \
+            p_cuts[c]
     for c in range(n_r):
-        if r_cuts[c] > n and R > 0:
-            out[col_r + c] = hits / R
+        if R > 0:
+            out[col_r + c] = count_top(s, y, 0, n, min(r_cuts[c], n), STABLE, thr, ibuf) / R
     for c in range(n_s):
-        if s_cuts[c] > n:
-            out[col_s + c] = 1.0 if hits > 0 else 0.0
+        out[col_s + c] = 1.0 if count_top(s, y, 0, n, min(s_cuts[c], n), STABLE, thr,
+                                          ibuf) > 0 else 0.0
     for c in range(n_m):
-        if m_cuts[c] > n and R > 0:
-            out[col_m + c] = ap / R
-    for c in range(n_n):
-        if n_cuts[c] > n:
-            out[col_n + c] = dcg
-    # ideal DCG (whole list and at each cut-off)
+        if R > 0:
+            out[col_m + c] = K._ap_cut(s, y, 0, n, min(m_cuts[c], n), STABLE, thr, R, ibuf)
+    # NDCG: linear gains, the ideal ranking of every judged document of the query
     idcg = 0.0
     for j in range(len(ideal)):
         idcg += ideal[j] / np.log2(j + 2.0)
-    out[col_ndcg] = dcg / idcg if idcg > 0 else 0.0
+    if idcg > 0:
+        out[col_ndcg] = K._dcg(s, y, g, disc, 0, n, n, STABLE, ibuf, fbuf) / idcg
     for c in range(n_n):
         ic = 0.0
         for j in range(min(n_cuts[c], len(ideal))):
             ic += ideal[j] / np.log2(j + 2.0)
-        out[col_n + c] = out[col_n + c] / ic if ic > 0 else 0.0
-    # interpolated precision, trec_eval's way: level x needs int(x R + 0.9) relevant
-    # documents; its value is the best precision from that relevant document on
-    for j in range(hits - 2, -1, -1):
-        k2[j] = max(k2[j], k2[j + 1])
-    for lv in range(11):
-        need = int(RECALL_LEVELS_ARR[lv] * R + 0.9)
-        if need <= hits and hits > 0:
-            out[8 + lv] = k2[max(need, 1) - 1]
-    out[2] = hits
-    ap_val = ap / R if R > 0 else 0.0
-    out[3] = ap_val
-    out[4] = np.log(max(ap_val, 1e-5))
-    out[5] = rprec_hits / R if R > 0 else 0.0
-    out[6] = bpref / R if R > 0 else 0.0
-    out[7] = rr
+        if ic > 0:
+            out[col_n + c] = K._dcg(s, y, g, disc, 0, n, min(n_cuts[c], n), STABLE, ibuf,
+                                    fbuf) / ic
 
 
 @njit(cache=True)
@@ -264,8 +269,8 @@ def _judge_query(rows, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel, qrows,
 
 @njit(cache=True, parallel=True)
 def eval_queries(order, qptr, score, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel,
-                 qorder, qlo, qhi, level, max_docs, p_cuts, r_cuts, n_cuts, s_cuts, m_cuts,
-                 rel, judged, out, dup):
+                 qorder, qlo, qhi, level, max_docs, iprec_half, p_cuts, r_cuts, n_cuts,
+                 s_cuts, m_cuts, rel, judged, out, dup):
     """Measures of each query (its run rows are ``order[qptr[q]:qptr[q+1]]``, its qrels rows
     ``qorder[qlo[q]:qhi[q]]``) into ``out[q]``; ``dup[q]`` the rows of a duplicate docno,
     if any. ``rel``/``judged`` receive each run row's judgment."""
@@ -315,8 +320,8 @@ def eval_queries(order, qptr, score, buf, d_span, d_hash, qbuf, qd_span, qd_hash
         for i in range(n_pos):
             gains[i] = -gains[i]
         _eval_query(rows, score, rel, judged, buf, d_span, float(n_rel), float(n_non),
-                    gains[:n_pos], level, max_docs, p_cuts, r_cuts, n_cuts, s_cuts, m_cuts,
-                    out[q], keys, k2, v2)
+                    gains[:n_pos], level, max_docs, iprec_half, p_cuts, r_cuts, n_cuts,
+                    s_cuts, m_cuts, out[q], keys, k2, v2)
 
 
 # ---------------------------------------------------------------- the Python side
@@ -375,7 +380,7 @@ def format_trec(res, per_query=False):
     lines = []
     if per_query:
         cols = [(j, n, f"{n:<22s}\t") for j, n in enumerate(res.measures)
-                if n not in ("runid", "num_q")]
+                if n not in ("runid", "num_q", "gm_map")]
         for i in sorted(range(len(res.qids)), key=lambda i: res.qids[i]):
             q = res.qids[i]
             row = res.values[i]
@@ -387,7 +392,7 @@ def format_trec(res, per_query=False):
 
 
 def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=False,
-                 rel_level=1, max_docs=None):
+                 rel_level=1, max_docs=None, iprec_rounding="legacy"):
     """Evaluate a TREC run exactly as trec_eval does.
 
     Parameters
@@ -405,6 +410,11 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
         trec_eval -l: the lowest judgment counted relevant.
     max_docs : int or None
         trec_eval -M: only the first N documents of each ranking.
+    iprec_rounding : {"legacy", "nearest"}
+        How iprec_at_recall turns a recall level x into a number of relevant documents:
+        ``int(x R + 0.9)`` as trec_eval 9 and pytrec_eval (default), or the nearest
+        integer (half away from zero) as trec_eval 10, whose values differ on queries
+        where x R has a fraction in [0.1, 0.5).
 
     Returns
     -------
@@ -420,6 +430,9 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
         raise ValueError(f"max_docs must be a positive integer, got {max_docs!r}")
     if int(rel_level) != rel_level:
         raise ValueError(f"rel_level must be an integer, got {rel_level!r}")
+    if iprec_rounding not in IPREC_ROUNDING:
+        raise ValueError(f"iprec_rounding must be one of {list(IPREC_ROUNDING)}, got "
+                         f"{iprec_rounding!r}")
     chosen = parse_measures(list(measures))
     names = []
     for fam, params in chosen.items():
@@ -441,8 +454,8 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
     sel = np.flatnonzero(row_k >= 0)
     order = sel[np.argsort(row_k[sel], kind="stable")]
     qptr = np.concatenate([[0], np.cumsum(np.bincount(row_k[sel], minlength=len(keep_q)))])
-    cuts = {f: np.asarray(chosen.get(f) or DEFAULT_PARAMS[f], dtype=np.int64)
-            for f in DEFAULT_PARAMS}
+    cuts = {f: np.asarray(chosen[f] if f in chosen else (), dtype=np.int64)
+            for f in DEFAULT_PARAMS}  # families not asked for: no cut-off computed
     n_cols = _BASE + sum(len(cuts[f]) for f in ("P", "recall", "ndcg_cut", "success",
                                                   "map_cut")) + 1
     kq = len(keep_q)
@@ -457,7 +470,8 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
                  run.d_span, run.d_hash, qrels.buf, qrels.d_span, qrels.d_hash, qrels.rel,
                  qorder, qstart[jq].astype(np.int64), qstart[jq + 1].astype(np.int64),
                  int(rel_level),
-                 0 if max_docs is None else int(max_docs), cuts["P"], cuts["recall"],
+                 0 if max_docs is None else int(max_docs), IPREC_ROUNDING[iprec_rounding],
+                 cuts["P"], cuts["recall"],
                  cuts["ndcg_cut"], cuts["success"], cuts["map_cut"], rel_out, judged_out,
                  out, dup)
     bad = np.flatnonzero(dup[:, 0] >= 0)
@@ -468,38 +482,45 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
             f"{run.text(a, run.q_span)!r} (lines {int(run.line_no[a])} and "
             f"{int(run.line_no[b])}); trec_eval's measures would depend on which copy "
             "counts, so dfrank refuses the run", path=run.path, line=int(run.line_no[b]))
+    if kq == 0:
+        raise ValueError(
+            f"the run ({run.path}) and the qrels ({qrels.path}) share no query: run qids "
+            f"{_some(rqids)}, qrels qids {_some(qqids)} (trec_eval stops here too)")
+    qids = [rqids[qi] for qi in keep_q]
+    if complete:  # every judged query the run lacks: zeros, its relevant count filled in
+        missing = np.setdiff1d(np.arange(nq_qrels), jq)
+        zeros = np.zeros((len(missing), n_cols))
+        zeros[:, 1] = num_rel[missing]
+        zeros[:, 4] = math.log(MIN_GEO)
+        out = np.vstack([out, zeros])
+        qids += [qqids[i] for i in missing]
     columns = _columns(cuts)
-    values = np.full((kq, len(names)), np.nan)
+    values = np.full((len(qids), len(names)), np.nan)
     for j, n in enumerate(names):
         if n in columns:
             values[:, j] = out[:, columns[n]]
         elif n == "num_q":
             values[:, j] = 1.0
-    # averages (complete: over every qrels query, the missing ones counting 0)
-    n_eval = kq
-    extra = 0
-    if complete:
-        extra = nq_qrels - kq
-        n_eval = nq_qrels
     agg = {}
-    missing = np.setdiff1d(np.arange(nq_qrels), jq) if complete else np.empty(0, int)
+    n_eval = len(qids)
     for name in names:
         if name == "runid":
             continue
         if name == "num_q":
             agg[name] = float(n_eval)
             continue
-        col = out[:, columns[name]] if kq else np.zeros(0)
-        if name in ("num_ret", "num_rel_ret"):
+        col = out[:, columns[name]]
+        if name in COUNTS:
             agg[name] = float(col.sum())
-        elif name == "num_rel":
-            agg[name] = float(col.sum() + num_rel[missing].sum())
         elif name == "gm_map":
-            total = col.sum() + extra * math.log(MIN_GEO)
-            agg[name] = math.exp(total / n_eval) if n_eval else 0.0
+            agg[name] = math.exp(col.sum() / n_eval)
         else:
-            agg[name] = float(col.sum() / n_eval) if n_eval else 0.0
-    return TrecEval(names, [rqids[qi] for qi in keep_q], values, agg, run.runid)
+            agg[name] = float(col.sum() / n_eval)
+    return TrecEval(names, qids, values, agg, run.runid)
+
+
+def _some(qids, n=5):
+    return ", ".join(repr(q) for q in qids[:n]) + (", ..." if len(qids) > n else "")
 
 
 def _columns(cuts):
