@@ -217,6 +217,9 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     from .result import Result
 
     t_start = time.perf_counter()
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable (it receives the intermediate Result), "
+                        f"got {callback!r}")
     budget, max_seconds = _check_budget(budget, max_seconds, "budget")
     objective = _objective_of(data_or_objective, metric, ties, budget, max_seconds)
     if budget is None:

@@ -102,18 +102,51 @@ def _parse_options(pairs):
     return out
 
 
-def _load(path, n_features=None, query_file=None):
+def _load(path, n_features=None, query_file=None, max_features=None):
     from .io import load_svmlight
+    from .io.svmlight import MAX_FEATURES
 
-    return load_svmlight(path, n_features=n_features, query_file=query_file)
+    return load_svmlight(path, n_features=n_features, query_file=query_file,
+                         max_features=max_features or MAX_FEATURES)
 
 
 def _load_sets(args):
-    """TRAIN, and --valid/--test read with TRAIN's feature count (None when absent)."""
-    train = _load(args.train, query_file=args.query_file)
+    """TRAIN, and --valid/--test read with TRAIN's feature count (None when absent); a file
+    without qids takes its sibling query file (FILE.query), as LightGBM does."""
+    train = _load(args.train, query_file=args.query_file, max_features=args.max_features)
     valid = _load(args.valid, n_features=train.n_features) if args.valid else None
     test = _load(args.test, n_features=train.n_features) if args.test else None
     return train, valid, test
+
+
+def _outputs_writable(args, *names):
+    """Check now that the output files named by ``args`` can be written (before any work)."""
+    from .result import check_writable
+
+    for name in names:
+        path = getattr(args, name, None)
+        if path:
+            check_writable(path, f"--{name.replace('_', '-')} file")
+
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def _positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (v > 0 and np.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return v
 
 
 def _data_arguments(p, valid_help, test_help):
@@ -121,7 +154,11 @@ def _data_arguments(p, valid_help, test_help):
     p.add_argument("train", help="LETOR/SVMlight file (plain or .gz)")
     p.add_argument("--valid", help=valid_help)
     p.add_argument("--test", help=test_help)
-    p.add_argument("--query-file", help="group sizes for a train file without qid")
+    p.add_argument("--query-file", help="group sizes for a train file without qid (default: "
+                                        "TRAIN.query when it exists, as LightGBM)")
+    p.add_argument("--max-features", type=_positive_int, metavar="N",
+                   help="largest feature id read (default 65536: the features become a "
+                        "dense matrix)")
 
 
 # --------------------------------------------------------------------------- commands
@@ -132,6 +169,7 @@ def cmd_fit(args):
     options = _parse_options(args.option)
     if args.restarts is not None:
         options["restarts"] = args.restarts
+    _outputs_writable(args, "output", "result", "checkpoint")
     train, valid, test = _load_sets(args)
     with _Compiling(args.quiet):
         _warm_up(metric, args.ties)
@@ -212,6 +250,7 @@ def cmd_grid(args):
                          f"{args.features!r}") from None
     if len(ids) < 2 or len(set(ids)) != len(ids):
         raise UsageError("--features needs two or more distinct feature ids, e.g. 3,7,12")
+    _outputs_writable(args, "plot")
     train = _load(args.train, query_file=args.query_file).select_features(ids)
     obj = LinearObjective(train, args.metric, ties=args.ties)
     space = obj.space
@@ -319,6 +358,7 @@ def cmd_compare(args):
     unknown = sorted(set(options) - set(names))
     if unknown:
         raise UsageError(f"--option names strategies not in --strategies: {unknown}")
+    _outputs_writable(args, "json", "plot")
     train, valid, test = _load_sets(args)
     with _Compiling(args.quiet):
         _warm_up(args.metric, args.ties)
@@ -381,13 +421,18 @@ def cmd_metrics(args):
 def cmd_strategies(args):
     from . import registry
 
+    import textwrap
+
     for name in registry.available():
         obj = registry.get(name)
         cls = obj if isinstance(obj, type) else type(obj)
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
         primary = getattr(cls, "name", None)
         alias = f" (alias of {primary})" if primary and primary != name else ""
-        print(f"{name:18s} {doc}{alias}")
+        lines = textwrap.wrap(doc + alias, 100 - 19) or [""]
+        print(f"{name:18s} {lines[0]}")
+        for line in lines[1:]:
+            print(" " * 19 + line)
     return 0
 
 
@@ -431,8 +476,9 @@ def _parser():
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--n-jobs", type=int, default=1, help="parallel restarts (-1: all cores)")
     f.add_argument("--restarts", type=int, help="restarts of the strategy")
-    f.add_argument("--budget", type=int, help="objective evaluations in all")
-    f.add_argument("--max-seconds", type=float, help="wall-clock limit")
+    f.add_argument("--budget", type=_positive_int,
+                   help="objective evaluations in all (an exact line search counts one)")
+    f.add_argument("--max-seconds", type=_positive_float, help="wall-clock limit")
     f.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="a strategy option, e.g. --option rule=plateau (repeatable)")
     f.add_argument("--checkpoint", metavar="FILE",
@@ -494,7 +540,7 @@ def _parser():
                                    "evaluations and/or --max-seconds), counted by the "
                                    "objective. Prints mean +- sd of the train (and valid/"
                                    "test) metric, and the evaluations and seconds each "
-                                   "strategy needed to reach 95%% and 99%% of the best value "
+                                   "strategy needed to reach 95% and 99% of the best value "
                                    "any run found; with --test, a paired test over queries "
                                    "marks the strategies that differ from the best one.",
                        epilog="examples:\n  dfrank compare Fold1/train.txt.gz --test "
@@ -515,8 +561,8 @@ def _parser():
                    help="comma-separated strategy names (default ca,pso,random)")
     c.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per strategy "
                                                          "(default 5)")
-    c.add_argument("--budget", type=int, help="objective evaluations per run")
-    c.add_argument("--max-seconds", type=float, help="wall-clock limit per run")
+    c.add_argument("--budget", type=_positive_int, help="objective evaluations per run")
+    c.add_argument("--max-seconds", type=_positive_float, help="wall-clock limit per run")
     c.add_argument("--metric", default="ndcg@10", help="metric to maximize (default ndcg@10)")
     c.add_argument("--test-name", default="randomization",
                    choices=["randomization", "t", "wilcoxon", "sign"],
@@ -595,7 +641,7 @@ def _version():
 
 def main(argv=None):
     """Entry point of the ``dfrank`` console script; returns the exit code."""
-    from .errors import DataFormatError
+    from .errors import DataFormatError, NoEvaluationError
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -603,9 +649,22 @@ def main(argv=None):
         parser.print_help()
         return 2
     debug = getattr(args, "debug", False)
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"dfrank: warning: {message}", file=sys.stderr)
+
     try:
-        return args.func(args)
-    except (DataFormatError, FileNotFoundError, IsADirectoryError) as e:
+        with warnings.catch_warnings():
+            if not debug:
+                warnings.showwarning = show
+            return args.func(args)
+    except NoEvaluationError as e:
+        if debug:
+            raise
+        print(f"dfrank: error: {e}", file=sys.stderr)
+        return 2
+    except (DataFormatError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
         if debug:
             raise
         print(f"dfrank: error: {e}", file=sys.stderr)

@@ -22,12 +22,36 @@ RESULT_FORMAT = "dfrank.result"
 VERSION = 1
 
 
-def write_json_atomic(path, obj):
-    """Write ``obj`` as JSON to ``path`` atomically."""
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_writable(path, what="output"):
+    """Raise a clear error now if ``path`` cannot be written (its folder is missing or not
+    writable, or it is a folder), so a long run does not fail only at its end."""
     path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: the {what} path is a folder, not a file")
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"{path}: cannot write the {what} there: the folder "
+                                f"{folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"{path}: cannot write the {what} there: the folder {folder} "
+                              "is not writable")
+
+
+def write_json_atomic(path, obj):
+    """Write ``obj`` as JSON to ``path`` atomically (a temporary file in the same folder,
+    then renamed), with the permissions a plain ``open`` would give (the umask)."""
+    path = os.fspath(path)
+    check_writable(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".dfrank-", suffix=".json.tmp", dir=folder)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w") as f:
             json.dump(obj, f, indent=1, allow_nan=True)
             f.write("\n")
@@ -49,7 +73,7 @@ def read_json(path, fmt):
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise DataFormatError(f"not a dfrank {fmt} file (not valid JSON: {e})",
+        raise DataFormatError(f"not a {fmt} file (not valid JSON: {e})",
                               path=path) from None
     if not isinstance(obj, dict) or obj.get("format") != fmt:
         found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
@@ -94,10 +118,24 @@ class LinearRanker:
             raise ValueError(f"weights must be a non-empty 1-D array of finite numbers, "
                              f"got {w!r}")
         self.weights = w
-        self.feature_ids = (np.arange(1, w.size + 1) if feature_ids is None
-                            else np.asarray(feature_ids, dtype=np.int64))
-        if self.feature_ids.shape != w.shape:
-            raise ValueError("feature_ids and weights differ in length")
+        if feature_ids is None:
+            ids = np.arange(1, w.size + 1)
+        else:
+            raw = np.asarray(feature_ids)
+            if raw.ndim != 1 or not (np.issubdtype(raw.dtype, np.integer) or raw.size == 0):
+                raise ValueError(f"feature_ids must be a list of integers, got {feature_ids!r}")
+            ids = raw.astype(np.int64)
+        if ids.shape != w.shape:
+            raise ValueError(f"feature_ids and weights differ in length ({ids.size} ids, "
+                             f"{w.size} weights)")
+        if ids.size and ids.min() < 1:
+            raise ValueError(f"feature ids are LETOR's 1-based ids (>= 1), got {ids.min()}")
+        uniq, counts = np.unique(ids, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"feature id {uniq[counts > 1][0]} appears twice in feature_ids")
+        self.feature_ids = ids
+        if meta is not None and not isinstance(meta, dict):
+            raise ValueError(f"meta must be a dict, got {type(meta).__name__}")
         self.meta = dict(meta or {})
 
     @property
@@ -144,9 +182,12 @@ class LinearRanker:
     def load(cls, path):
         """Read a model written by :meth:`save`; a clear error on a wrong or corrupt file."""
         obj = read_json(path, RANKER_FORMAT)
+        if "weights" not in obj:
+            raise DataFormatError(f"a {RANKER_FORMAT} file without its 'weights' field",
+                                  path=path)
         try:
             return cls(obj["weights"], obj.get("feature_ids"), obj.get("meta"))
-        except (KeyError, TypeError, ValueError) as e:
+        except (TypeError, ValueError) as e:
             raise DataFormatError(f"a corrupt {RANKER_FORMAT} file: {e}", path=path) \
                 from None
 

@@ -30,7 +30,10 @@ def files(tmp_path_factory):
 
 
 def run(argv, capsys):
-    code = cli.main(argv)
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:  # argparse's own usage errors (exit 2)
+        code = e.code
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -67,7 +70,7 @@ def test_fit_json_and_options(files, capsys):
     (["fit", "TRAIN", "--strategy", "annealing"], 2, "unknown strategy"),
     (["fit", "TRAIN", "--option", "restart=3"], 2, "Did you mean 'restarts'"),
     (["fit", "TRAIN", "--option", "nonsense"], 2, "key=value"),
-    (["fit", "TRAIN", "--budget", "-3"], 2, "budget must be an integer"),
+    (["fit", "TRAIN", "--budget", "-3"], 2, "--budget: must be at least 1"),
     (["evaluate", "TRAIN", "TRAIN"], 1, "not valid JSON"),
     (["grid", "TRAIN", "--features", "1"], 2, "two or more"),
 ])

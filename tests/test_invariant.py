@@ -130,3 +130,24 @@ def test_compare_rows_are_fresh_evaluations(sets):
         assert abs(run.valid - fresh(w, valid, "ndcg@10", "expected")) <= TOL
         assert abs(run.test - fresh(w, valid, "ndcg@10", "expected")) <= TOL
         assert run.train >= fresh(w, train, "ndcg@10", "expected") - TOL
+
+
+def test_fit_json_scores_are_fresh_evaluations(tmp_path, capsys, sets):
+    import json
+
+    from dfrank import cli
+
+    train, valid = sets
+    paths = []
+    for name, d in (("train", train), ("valid", valid)):
+        p = str(tmp_path / f"{name}.txt")
+        dfrank.io.save_svmlight(d, p, precision=1)  # halves are exact in one decimal
+        paths.append(p)
+    assert cli.main(["fit", paths[0], "--valid", paths[1], "--test", paths[1], "--metric",
+                     "p@5", "--ties", "expected", "--restarts", "2", "--json",
+                     "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    w = np.asarray(out["weights"])
+    assert abs(out["scores"]["train"] - fresh(w, train, "p@5", "expected")) <= TOL
+    assert abs(out["scores"]["valid"] - fresh(w, valid, "p@5", "expected")) <= TOL
+    assert abs(out["scores"]["test"] - fresh(w, valid, "p@5", "expected")) <= TOL

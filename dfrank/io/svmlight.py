@@ -8,7 +8,10 @@ and the offending token.
 """
 
 import gzip
+import math
 import os
+import warnings
+import zlib
 
 import numpy as np
 
@@ -16,7 +19,8 @@ from ..data import RankingData, group_runs
 from ..errors import DataFormatError
 from . import _svmlight_kernel as K
 
-__all__ = ["load_svmlight", "save_svmlight", "read_query_file", "open_maybe_gzip"]
+__all__ = ["load_svmlight", "save_svmlight", "read_query_file", "open_maybe_gzip",
+           "sibling_query_file", "DataWarning", "MAX_FEATURES"]
 
 _MESSAGES = {
     K.BAD_LABEL: "the label is not a number",
@@ -34,15 +38,45 @@ _MESSAGES = {
 }
 
 
+MAX_FEATURES = 1 << 16  # widest dense matrix read without being asked (max_features=)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+class _GzipFile(gzip.GzipFile):
+    """A gzip file whose truncated or corrupt stream raises DataFormatError naming the
+    file (gzip raises a bare EOFError or zlib.error)."""
+
+    def _checked(self, method, *args):
+        try:
+            return method(*args)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+            raise DataFormatError(f"the gzip data is truncated or corrupt ({e}); "
+                                  "decompress it again or fetch the file anew",
+                                  path=self.name) from None
+
+    def read(self, size=-1):
+        return self._checked(super().read, size)
+
+    def read1(self, size=-1):
+        return self._checked(super().read1, size)
+
+    def readline(self, size=-1):
+        return self._checked(super().readline, size)
+
+
 def open_maybe_gzip(path):
-    """Open ``path`` for binary reading, decompressing gzip transparently (by magic bytes)."""
+    """Open ``path`` for binary reading, decompressing gzip transparently (by magic bytes).
+    A missing file raises FileNotFoundError naming it; a truncated or corrupt gzip stream
+    DataFormatError."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: is a folder, not a file")
     with open(path, "rb") as f:
         magic = f.read(2)
     if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")
+        return _GzipFile(path, "rb")
     return open(path, "rb")
 
 
@@ -112,7 +146,7 @@ class _Segments:
 
 
 def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
-                  docids=True, block_size=1 << 25):
+                  docids=True, max_features=MAX_FEATURES, block_size=1 << 25):
     """Load a LETOR/SVMlight ranking file into :class:`RankingData`.
 
     Parameters
@@ -130,9 +164,16 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     query_file : str or path-like, optional
         For SVMlight files without ``qid:`` (LightGBM style): a file with one integer per
         line, the number of consecutive rows of each query. The queries get ids 0, 1, ...
+        Without it, a file without ``qid:`` takes its sibling query file as LightGBM does
+        (``FILE.query``, or ``rank.test.query`` for ``rank.test.gz``); with none, its rows
+        are one query and a warning says so.
     docids : bool, default True
         Keep the docids from the comments (``RankingData.docids``, or None when the file has
         none).
+    max_features : int, default 65536
+        The largest feature id read when ``n_features`` is not given: the features become
+        a dense matrix, so a stray huge id (``2147483648:1``) would allocate gigabytes; it
+        is an error naming the line instead. Raise it for files that really are that wide.
     block_size : int
         Bytes read per block.
 
@@ -152,11 +193,13 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
     if n_features is not None and (int(n_features) != n_features or n_features < 1):
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
-    cap = 0 if n_features is None else int(n_features)
+    if int(max_features) != max_features or max_features < 1:
+        raise ValueError(f"max_features must be a positive integer, got {max_features!r}")
+    cap = int(max_features) if n_features is None else int(n_features)
     expect_qid = -1 if query_file is None else 0
     blocks = []
     line_offset = 0
-    width = cap
+    width = 0 if n_features is None else int(n_features)
     segments = None
     with open_maybe_gzip(path) as f:
         compressed = isinstance(f, gzip.GzipFile)
@@ -166,13 +209,25 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
              err, err_line, err_s, err_e, max_fid) = K.parse_block(buf, expect_qid, cap)
             if err != K.OK:
                 token = bytes(buf[err_s:err_e]).decode("utf-8", "replace")
-                raise DataFormatError(_MESSAGES[err], path=path,
-                                      line=line_offset + err_line + 1, token=token)
+                raise DataFormatError(_error_message(err, token, n_features, cap),
+                                      path=path, line=line_offset + err_line + 1, token=token)
             for j in range(n_slow):  # values outside the exact fast path
                 text = bytes(buf[slow_start[j]:slow_end[j]])
                 v = float(text)
-                if slow_idx[j] < 0:
-                    labels[-1 - slow_idx[j]] = v
+                label = slow_idx[j] < 0
+                row = -1 - slow_idx[j] if label else \
+                    int(np.searchsorted(indptr[:n_rows + 1], slow_idx[j], side="right")) - 1
+                limit = _FLOAT32_MAX if (dtype == np.float32 and not label) else math.inf
+                if not abs(v) < limit:
+                    what = "label" if label else "feature value"
+                    kind = "float32" if limit < math.inf else "float64"
+                    raise DataFormatError(
+                        f"the {what} overflows {kind} (its largest value is "
+                        f"{limit if limit < math.inf else np.finfo(np.float64).max:.4g})",
+                        path=path, line=line_offset + int(row_line[row]) + 1,
+                        token=text.decode("utf-8", "replace"))
+                if label:
+                    labels[row] = v
                 else:
                     vals[slow_idx[j]] = v
             if n_rows:
@@ -199,6 +254,12 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     y = np.concatenate([b.labels for b in blocks])
     lines = np.concatenate([b.lines for b in blocks])
     doc = _merge_docids([b.docids for b in blocks]) if docids else None
+    if query_file is None and expect_qid == 0:  # no qid: LightGBM's sibling query file
+        query_file = sibling_query_file(path)
+        if query_file is None and n > 1:
+            warnings.warn(f"{path} has no 'qid:' and no query file ({path}.query): its {n} "
+                          "rows are read as one query; give query_file= (--query-file) "
+                          "if it holds several", DataWarning, stacklevel=2)
     if query_file is not None:
         sizes = read_query_file(query_file, n_rows=n, data_path=path)
         qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -207,6 +268,37 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
         qid = np.concatenate([b.qids for b in blocks])
         qptr, qid_out = group_runs(qid, row_name="line", row_numbers=lines, path=path)
     return RankingData(X, y, qptr, qid_out, docids=doc, source=path)
+
+
+class DataWarning(UserWarning):
+    """A data file was read, but perhaps not as its author meant (see the message)."""
+
+
+def sibling_query_file(path):
+    """LightGBM's query file beside a data file without qids: ``FILE.query``, or for a
+    compressed ``FILE.gz`` also ``FILE.query``; None if there is none."""
+    path = os.fspath(path)
+    stems = [path] + ([path[:-3]] if path.endswith(".gz") else [])
+    for stem in stems:
+        if os.path.isfile(stem + ".query"):
+            return stem + ".query"
+    return None
+
+
+def _error_message(err, token, n_features, cap):
+    """The message of a parse error; a feature id too large for the dense matrix says
+    which bound it broke and how to raise it."""
+    fid = token.split(":", 1)[0].lstrip("+")
+    if err == K.BAD_FEATURE_ID and fid.isdigit() and int(fid) > 0:
+        err = K.FEATURE_TOO_LARGE
+    if err == K.FEATURE_TOO_LARGE:
+        if n_features is not None:
+            return (f"the feature id exceeds n_features={n_features} (the feature count "
+                    "of the training data or model)")
+        return (f"the feature id exceeds max_features={cap}: the features are read into a "
+                f"dense matrix of that many columns; pass max_features (--max-features) "
+                "if the file really is that wide")
+    return _MESSAGES[err]
 
 
 def _docids_of(buf, start, end):

@@ -7,6 +7,7 @@ too few columns, a score that is not a number (or NaN/inf) or a relevance that i
 integer raises :class:`dfrank.DataFormatError` with the path, line and token.
 """
 
+import gzip
 import os
 
 import numba
@@ -27,13 +28,10 @@ _MESSAGES = {K.TOO_FEW_COLUMNS: "too few columns",
 
 def _read(path):
     """The file's bytes (gzip decompressed); plain files straight into an array."""
-    with open(path, "rb") as f:
-        gz = f.read(2) == b"\x1f\x8b"
-    if not gz:
-        return np.fromfile(path, dtype=np.uint8)
-    with open_maybe_gzip(path) as f:
-        data = f.read()
-    return np.frombuffer(data, dtype=np.uint8)
+    with open_maybe_gzip(path) as f:  # a missing file or a broken gzip: a clear error
+        if isinstance(f, gzip.GzipFile):
+            return np.frombuffer(f.read(), dtype=np.uint8)
+    return np.fromfile(path, dtype=np.uint8)
 
 
 class _TrecFile:

@@ -50,8 +50,13 @@ class BoundMetric:
         self.gain_code = GAINS[m.gain]
         gmax = float(m.max_grade if m.max_grade is not None else max(self.y.max(), 0.0))
         if m.gain == "exp":
-            self.gains = np.exp2(self.y) - 1.0
-            self.norm = 2.0 ** gmax          # ERR: R = (2^l - 1) / 2^gmax
+            with np.errstate(over="ignore"):
+                self.gains = np.exp2(self.y) - 1.0
+                self.norm = 2.0 ** gmax          # ERR: R = (2^l - 1) / 2^gmax
+            if not np.isfinite(self.norm) or not np.all(np.isfinite(self.gains)):
+                raise ValueError(f"labels up to {self.y.max():g} make the gain 2^label - 1 "
+                                 "overflow; graded labels are small integers (0-4 in "
+                                 "LETOR), or use gain='linear'")
         else:
             self.gains = self.y.copy()
             self.norm = gmax if gmax > 0 else 1.0

@@ -1,0 +1,152 @@
+"""Mutated and truncated input files: every reader answers with a clear error or with data
+whose metrics stay in their range, never with a traceback.
+
+The command line is run in this process (``cli.main``): a return code of 1 (data error) or
+2 (usage) with a one-line message is a clear error; an exception escaping ``main`` is a
+traceback and fails the test.
+"""
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import dfrank
+from dfrank import cli
+
+LETOR = (b"2 qid:1 1:0.5 2:1 3:0 #docid = a1\n"
+         b"0 qid:1 1:0.25 2:0.5 3:1 #docid = a2\n"
+         b"1 qid:1 1:1 2:0 3:0.5 #docid = a3\n"
+         b"0 qid:2 1:0 2:0.75 3:0.5 #docid = b1\n"
+         b"1 qid:2 1:0.5 2:0.5 3:0.5 #docid = b2\n")
+QRELS = b"1 0 a1 2\n1 0 a2 0\n1 0 a3 1\n2 0 b1 0\n2 0 b2 1\n"
+RUN = (b"1 Q0 a1 1 0.9 r\n1 Q0 a2 2 0.5 r\n1 Q0 a3 3 0.5 r\n1 Q0 zz 4 0.1 r\n"
+       b"2 Q0 b2 1 2.0 r\n2 Q0 b1 2 1.0 r\n")
+MODEL = json.dumps({"format": "dfrank.linear_ranker", "version": 1,
+                    "weights": [0.5, -0.25, 1.0], "feature_ids": [1, 2, 3],
+                    "meta": {}}).encode()
+
+TOKENS = [b":", b"qid:", b"1e400", b"-1e39", b"nan", b"inf", b"-", b"#", b"\n", b" ", b"\t",
+          b"\x00", b"\xff\xfe", b"99999999999999999999", b"2147483648:1", b"0:1", b"1:1:1",
+          b"qid:x", b"3", b"\"", b"{", b"]", b"\xc3\xa9", b"1e-400", b"0x10", b"+", b"."]
+
+
+@st.composite
+def mutated(draw, base):
+    """``base`` with a few edits: cuts, deletions, insertions of tricky tokens, repeated
+    lines; sometimes gzip-compressed and then perhaps truncated."""
+    data = bytearray(base)
+    for _ in range(draw(st.integers(0, 4))):
+        op = draw(st.sampled_from(["insert", "delete", "cut", "dup", "replace"]))
+        at = draw(st.integers(0, len(data)))
+        if op == "insert":
+            data[at:at] = draw(st.sampled_from(TOKENS))
+        elif op == "delete":
+            del data[at:at + draw(st.integers(1, 6))]
+        elif op == "cut":
+            del data[at:]
+        elif op == "dup":
+            lines = bytes(data).split(b"\n")
+            i = draw(st.integers(0, max(0, len(lines) - 1)))
+            lines.insert(i, lines[i])
+            data = bytearray(b"\n".join(lines))
+        elif op == "replace" and at < len(data):
+            data[at] = draw(st.integers(0, 255))
+    out = bytes(data)
+    if draw(st.booleans()):
+        out = gzip.compress(out, mtime=0)
+        if draw(st.booleans()):
+            out = out[:draw(st.integers(0, len(out)))]
+    return out
+
+
+def write(tmp_path, name, content):
+    p = tmp_path / name
+    p.write_bytes(content)
+    return str(p)
+
+
+def run_cli(argv):
+    code = cli.main(argv)
+    assert code in (0, 1, 2), code
+    return code
+
+
+COMMON = settings(max_examples=100, deadline=None,
+                  suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@COMMON
+@given(content=mutated(LETOR))
+def test_letor_reader(tmp_path, capsys, content):
+    path = write(tmp_path, "data.txt", content)
+    model = write(tmp_path, "model.json", MODEL)
+    try:
+        data = dfrank.load_svmlight(path)
+    except (dfrank.DataFormatError, ValueError) as e:
+        assert str(e)
+        data = None
+    run_cli(["info", path])
+    run_cli(["evaluate", model, path, "--metric", "ndcg@10", "--metric", "map"])
+    capsys.readouterr()
+    if data is not None:
+        scores = data.X @ np.linspace(1.0, -0.5, data.n_features)
+        for metric in ("ndcg@10", "map", "p@1", "mrr", "err@3"):
+            v = dfrank.evaluate(scores, data, metric)
+            assert 0.0 <= v <= 1.0, (metric, v)
+
+
+@COMMON
+@given(qrels=mutated(QRELS), run=mutated(RUN))
+def test_trec_readers(tmp_path, capsys, qrels, run):
+    qp = write(tmp_path, "qrels.txt", qrels)
+    rp = write(tmp_path, "run.txt", run)
+    code = run_cli(["trec-eval", "-q", "-c", "-m", "official", "-m", "ndcg_cut", qp, rp])
+    capsys.readouterr()
+    if code == 0:
+        res = dfrank.evaluate_run(qp, rp, ["official", "ndcg_cut"])
+        for name, v in res.all.items():
+            if name.startswith("num_") or name == "runid":
+                continue
+            assert 0.0 <= v <= 1.0, (name, v)
+
+
+@COMMON
+@given(content=mutated(MODEL))
+def test_model_reader(tmp_path, capsys, content):
+    model = write(tmp_path, "model.json", content)
+    data = write(tmp_path, "data.txt", LETOR)
+    try:
+        dfrank.LinearRanker.load(model)
+    except dfrank.DataFormatError as e:
+        assert model in str(e)
+    run_cli(["evaluate", model, data])
+    capsys.readouterr()
+
+
+def test_known_bad_inputs_are_clear_errors(tmp_path, capsys):
+    """The cases of issue #20, each a one-line error with the right exit code."""
+    data = write(tmp_path, "d.txt", LETOR)
+    cases = [
+        (["info", write(tmp_path, "a.txt", b"0 qid:1 2147483648:1\n")], 1, "max_features"),
+        (["info", write(tmp_path, "b.txt", b"0 qid:1 9223372036854775807:1\n")], 1,
+         "max_features"),
+        (["info", write(tmp_path, "c.txt", b"0 qid:1 1:1e400\n")], 1, "overflows float64"),
+        (["info", write(tmp_path, "e.txt", b"1e400 qid:1 1:1\n")], 1, "label overflows"),
+        (["info", write(tmp_path, "f.txt.gz", gzip.compress(b"".join(
+            b"%d qid:%d 1:%d\n" % (i % 3, i // 4, i) for i in range(2000)))[:900])], 1,
+         "truncated or corrupt"),
+        (["fit", data, "--budget", "0"], 2, "at least 1"),
+        (["fit", data, "--max-seconds", "0"], 2, "positive"),
+        (["fit", data, "-o", str(tmp_path / "missing" / "m.json")], 1, "does not exist"),
+        (["trec-eval", str(tmp_path / "nope"), data], 1, "no such file"),
+    ]
+    for argv, code, words in cases:
+        try:
+            got = cli.main(argv)
+        except SystemExit as e:  # argparse's own usage errors
+            got = e.code
+        err = capsys.readouterr().err
+        assert got == code and words in err, (argv, got, err)
