@@ -150,3 +150,51 @@ def test_known_bad_inputs_are_clear_errors(tmp_path, capsys):
             got = e.code
         err = capsys.readouterr().err
         assert got == code and words in err, (argv, got, err)
+
+
+def test_smaller_reported_cases(tmp_path, capsys):
+    import os
+    import warnings
+
+    from dfrank.checkpoint import CHECKPOINT_FORMAT
+    from dfrank.result import read_json
+
+    # a model without weights names the missing field; feature ids must be unique and >= 1
+    p = write(tmp_path, "m.json", json.dumps({"format": "dfrank.linear_ranker",
+                                              "version": 1}).encode())
+    with pytest.raises(dfrank.DataFormatError, match="without its 'weights' field"):
+        dfrank.LinearRanker.load(p)
+    for ids, words in (([1, 1, 2], "appears twice"), ([0, 1, 2], ">= 1")):
+        with pytest.raises(ValueError, match=words):
+            dfrank.LinearRanker([1.0, 2.0, 3.0], ids)
+    # format tags are named once ("not a dfrank.checkpoint file")
+    with pytest.raises(dfrank.DataFormatError) as e:
+        read_json(p, CHECKPOINT_FORMAT)
+    assert "dfrank dfrank" not in str(e.value) and CHECKPOINT_FORMAT in str(e.value)
+    # a callback that is not callable
+    data = dfrank.load_svmlight(write(tmp_path, "d.txt", LETOR))
+    with pytest.raises(TypeError, match="callback must be callable"):
+        dfrank.maximize(data, "ndcg@10", "random", callback=5)
+    # JSON outputs get the permissions of a plain open() (the umask)
+    old = os.umask(0o022)
+    try:
+        out = str(tmp_path / "model.json")
+        dfrank.LinearRanker([1.0, 2.0, 3.0]).save(out)
+        assert os.stat(out).st_mode & 0o777 == 0o644
+    finally:
+        os.umask(old)
+    # 'dfrank strategies' prints whole first paragraphs, not cut mid-sentence
+    assert cli.main(["strategies"]) == 0
+    text = capsys.readouterr().out
+    assert "Projected gradient ascent of an Approx surrogate" in text
+    # a file without qids takes its sibling .query file (LightGBM), else warns
+    rows = b"1 1:0.5 2:1\n0 1:0.2 2:0\n2 1:0.1 2:0.3\n0 1:0.9 2:0.1\n"
+    bare = write(tmp_path, "rank.test", rows)
+    gz = write(tmp_path, "rank.test.gz", gzip.compress(rows))
+    with pytest.warns(dfrank.io.svmlight.DataWarning, match="one query"):
+        assert dfrank.load_svmlight(bare).n_queries == 1
+    write(tmp_path, "rank.test.query", b"3\n1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert dfrank.load_svmlight(bare).n_queries == 2
+        assert dfrank.load_svmlight(gz).n_queries == 2
