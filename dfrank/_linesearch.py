@@ -133,36 +133,58 @@ def _finish_start_order(s0, u, y, cls, srt, ties, keys, ktmp, vtmp, per_class):
     return same_u
 
 
+@njit(cache=True, inline="always")
+def _keep_largest(top, n_top, kk, v):
+    """Insert v into ``top[:n_top]`` (descending), keeping at most kk entries; returns the
+    new count."""
+    if n_top == kk and v <= top[kk - 1]:
+        return n_top
+    j = min(n_top, kk - 1)
+    while j > 0 and top[j - 1] < v:
+        top[j] = top[j - 1]
+        j -= 1
+    top[j] = v
+    return min(n_top + 1, kk)
+
+
 @njit(cache=True)
-def _dominated(s0, u, y, lo, hi, d, kk, ties):
-    """True if at least kk rows stay above row d for all t > 0 and kk for all t < 0.
+def _dominated(s0, u, srt, kk, top, out):
+    """``out[p]``: at least kk rows stay above row srt[p] for all t > 0 and kk for all
+    t < 0 (it is never in the top kk).
 
     Row c stays above d on t > 0 if s0_c >= s0_d and u_c >= u_d (on t < 0: u_c <= u_d),
     not both equal; an identical line (both equal) stays above d if the tie rule says so.
-    The counting loop is branch-free so it vectorizes.
-    """
-    sd = s0[d]
-    ud = u[d]
-    pos = 0
-    neg = 0
-    ident = 0
-    ss = s0[lo:hi]  # slices indexed from 0: no negative-index check in the loop
-    uu = u[lo:hi]
-    for c in range(hi - lo):  # `&` and `1 if c else 0` (no `and`, no `+= c`): vectorizes
-        p = (ss[c] >= sd) & (uu[c] >= ud)
-        n = (ss[c] >= sd) & (uu[c] <= ud)
-        e = (ss[c] == sd) & (uu[c] == ud)
-        pos += 1 if p else 0
-        neg += 1 if n else 0
-        ident += 1 if e else 0
-    pos -= ident
-    neg -= ident
-    if ident > 1:
-        for c in range(lo, hi):
-            if c != d and s0[c] == sd and u[c] == ud and tie_above(y, c, d, ties):
-                pos += 1
-                neg += 1
-    return pos >= kk and neg >= kk
+    ``srt`` is the order at t -> -inf (u ascending, then s0 descending, identical lines by
+    the tie rule), so within a run of equal u the rows above d are exactly those before
+    it; of the rows of larger u (for t > 0; smaller u for t < 0), d needs ``need`` more
+    above it, which holds when the need-th largest s0 among them (``top`` keeps the kk
+    largest; scratch of kk) is >= s0_d: O(m) comparisons for the whole query, plus an
+    insertion for the rows that enter the kk largest."""
+    n = len(srt)
+    for p in range(n):
+        out[p] = True
+    for side in range(2):  # 0: t > 0, runs by decreasing u; 1: t < 0, increasing u
+        n_top = 0
+        done = 0
+        while done < n:
+            if side == 0:
+                b = n - done
+                a = b - 1
+                while a > 0 and u[srt[a - 1]] == u[srt[b - 1]]:
+                    a -= 1
+            else:
+                a = done
+                b = a + 1
+                while b < n and u[srt[b]] == u[srt[a]]:
+                    b += 1
+            for p in range(a, b):
+                need = kk - (p - a)
+                if out[p] and need > 0 and not (n_top >= need and
+                                                 top[need - 1] >= s0[srt[p]]):
+                    out[p] = False
+            for p in range(a, b):
+                n_top = _keep_largest(top, n_top, kk, s0[srt[p]])
+            done += b - a
 
 
 @njit(cache=True)
@@ -173,51 +195,70 @@ def _cutoff(code, k, m, c0):
 
 
 @njit(cache=True)
-def _hull_layers(s0, u, srt, kk, mark, alive, hull):
+def _hull_layers(s0, u, srt, kk, mark, run_end, head, hull, ru, rs):
     """Mark the rows of the first kk upper convex layers of the points (u, s0).
 
     A row ranked among the top kk at some t (scores s0 + t u) lies on one of the first kk
     upper hulls of the points (u, s0): each layer removes the current maximum in every
     direction (t, 1), so a row with fewer than kk rows above it is removed within kk layers.
     ``srt`` holds the rows sorted by (u ascending, s0 descending); identical points join
-    their representative's layer. O(kk m) after the sort.
+    their representative's layer. Only the highest remaining point of each run of equal u
+    can be a vertex, and points leave a run from its top, so a layer scans the runs that
+    still hold points: their u (``ru``), the s0 of their highest point (``rs``), where
+    it is in ``srt`` (``head``, ``run_end``); ``hull`` is the stack of a layer's runs. All
+    five are scratch. O(kk runs) after the sort.
     """
     n = len(srt)
-    alive[:n] = True
+    n_runs = 0
+    p = 0
+    while p < n:
+        q = p + 1
+        while q < n and u[srt[q]] == u[srt[p]]:
+            q += 1
+        head[n_runs] = p
+        run_end[n_runs] = q
+        ru[n_runs] = u[srt[p]]
+        rs[n_runs] = s0[srt[p]]
+        n_runs += 1
+        p = q
     for _ in range(kk):
+        if n_runs == 0:
+            break
         h = 0
-        prev_u = np.nan
-        any_alive = False
-        for p in range(n):
-            if not alive[p]:
-                continue
-            any_alive = True
-            d = srt[p]
-            if u[d] == prev_u:  # only the highest alive point of each u can be a vertex
-                continue
-            prev_u = u[d]
+        for r in range(n_runs):
+            ud = ru[r]
+            sd = rs[r]
             while h >= 2:
-                a = srt[hull[h - 2]]
-                b = srt[hull[h - 1]]
-                if (u[b] - u[a]) * (s0[d] - s0[a]) - (s0[b] - s0[a]) * (u[d] - u[a]) >= 0:
+                a = hull[h - 2]
+                b = hull[h - 1]
+                if (ru[b] - ru[a]) * (sd - rs[a]) - (rs[b] - rs[a]) * (ud - ru[a]) >= 0:
                     h -= 1  # b is on or below the segment from a to d
                 else:
                     break
-            hull[h] = p
+            hull[h] = r
             h += 1
-        if not any_alive:
-            break
         for t in range(h):
-            p = hull[t]
-            d = srt[p]
-            alive[p] = False
+            r = hull[t]
+            p = head[r]
+            sd = rs[r]
             mark[p] = True
             # identical points (ties for every t) follow their representative
             q = p + 1
-            while q < n and u[srt[q]] == u[d] and s0[srt[q]] == s0[d]:
-                alive[q] = False
+            while q < run_end[r] and s0[srt[q]] == sd:
                 mark[q] = True
                 q += 1
+            head[r] = q
+            if q < run_end[r]:
+                rs[r] = s0[srt[q]]
+        kept = 0  # drop the runs left empty, in order
+        for r in range(n_runs):
+            if head[r] < run_end[r]:
+                head[kept] = head[r]
+                run_end[kept] = run_end[r]
+                ru[kept] = ru[r]
+                rs[kept] = rs[r]
+                kept += 1
+        n_runs = kept
 
 
 @njit(cache=True)
@@ -230,8 +271,10 @@ def _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, p
     keys = np.empty(max_m)
     ktmp = np.empty(max_m)
     mark = np.empty(max_m, np.bool_)
-    alive = np.empty(max_m, np.bool_)
+    dominated = np.empty(max_m, np.bool_)
     hull = np.empty(max_m, np.int64)
+    heads = np.empty(max_m, np.int64)
+    run_u = np.empty(max_m)
     for qi in range(first, last):
         q = order[qi]
         lo, hi = qptr[q], qptr[q + 1]
@@ -256,11 +299,18 @@ def _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, p
             n_cand[q] = m
             n_events[q] = _pairs_across_classes(cls, rows, per_class) - same_u
             continue
-        n = 0
-        mark[:m] = False
-        _hull_layers(s0, u, srt[:m], kk, mark, alive, hull)
+        # the rows not dominated (in order), then those of them on the first kk hulls
+        _dominated(s0, u, srt[:m], kk, keys, dominated)
+        k2 = 0
         for p in range(m):
-            if mark[p] and not _dominated(s0, u, y, lo, hi, srt[p], kk, ties):
+            if not dominated[p]:
+                srt[k2] = srt[p]
+                k2 += 1
+        mark[:k2] = False
+        _hull_layers(s0, u, srt[:k2], kk, mark, tmp, heads, hull, run_u, ktmp)
+        n = 0
+        for p in range(k2):
+            if mark[p]:
                 cand[lo + n] = srt[p]
                 n += 1
         n_cand[q] = n
