@@ -2,10 +2,10 @@
 ratios that refuse to compare figures measured under different loads, tables.
 
 Every timing is a :class:`Timing`: the seconds, plus what else the machine did meanwhile:
-``others``, the cores kept busy by other processes while it ran (from /proc/stat, less this
-process's own CPU time), and ``load``, the 1-minute load average when it ended. Scripts
-print them next to each figure (:func:`load_cell`), and :func:`ratio` declines to divide
-two timings whose ``others`` differ by more than :data:`LOAD_TOLERANCE` cores.
+``others``, the mean number of other processes' tasks ready to run while it ran (from
+/proc/stat, less this process's own threads), and ``load``, the 1-minute load average when
+it ended. Scripts print them next to each figure (:func:`load_cell`), and :func:`ratio`
+declines to divide two timings whose ``others`` differ by more than :data:`LOAD_TOLERANCE`.
 """
 
 import os
@@ -16,8 +16,8 @@ from dfrank.text import format_table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
-LOAD_TOLERANCE = 0.3   # cores busy elsewhere: figures further apart are not compared
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+LOAD_TOLERANCE = 0.5   # tasks ready elsewhere: figures further apart are not compared
+MIN_WINDOW = 0.3       # seconds the load is watched at least, around a short timing
 
 
 def shared_path(*parts):
@@ -26,25 +26,25 @@ def shared_path(*parts):
     return p if os.path.exists(p) else None
 
 
-def _busy_seconds():
-    """CPU seconds the whole machine has spent busy (None where /proc/stat is missing)."""
+def _runnable_elsewhere():
+    """Tasks of other processes ready to run now: /proc/stat's procs_running less this
+    process's running threads (None where /proc is missing)."""
     try:
         with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-    except (OSError, ValueError):
+            total = next(int(line.split()[1]) for line in f
+                         if line.startswith("procs_running"))
+        own = 0
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                own += f.read().rsplit(")", 1)[1].split()[0] == "R"
+    except (OSError, StopIteration, ValueError, IndexError):
         return None
-    # user nice system idle iowait irq softirq steal (guest is inside user)
-    return (sum(v[:8]) - v[3] - v[4]) / _TICK
-
-
-def _own_seconds():
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    return max(0, total - own)
 
 
 class Timing(float):
-    """Seconds, with ``others`` (cores busy in other processes meanwhile; None if unknown)
-    and ``load`` (1-minute load average at the end)."""
+    """Seconds, with ``others`` (tasks of other processes ready to run meanwhile; None if
+    unknown) and ``load`` (1-minute load average at the end)."""
 
     def __new__(cls, seconds, others=None, load=None):
         obj = super().__new__(cls, seconds)
@@ -54,18 +54,40 @@ class Timing(float):
 
 
 class measure:
-    """Context manager timing its block: ``with measure() as m: ...; m.timing``."""
+    """Context manager timing its block: ``with measure() as m: ...; m.timing``. A thread
+    counts the tasks of other processes ready to run every 50 ms meanwhile (and a
+    block shorter than MIN_WINDOW is watched that long): their mean is the timing's
+    ``others``, the demand for the cores from elsewhere, whatever share it gets."""
 
     def __enter__(self):
-        self._busy, self._own, self._t = _busy_seconds(), _own_seconds(), time.perf_counter()
+        import threading
+
+        self._samples = []
+        self._stop = threading.Event()
+        first = _runnable_elsewhere()
+        if first is not None:
+            self._samples.append(first)
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        self._t = time.perf_counter()
         return self
+
+    def _watch(self):
+        while not self._stop.wait(0.05):
+            v = _runnable_elsewhere()
+            if v is not None:
+                self._samples.append(v)
 
     def __exit__(self, *exc):
         wall = time.perf_counter() - self._t
-        busy = _busy_seconds()
-        others = None
-        if busy is not None and self._busy is not None and wall > 0:
-            others = max(0.0, (busy - self._busy - (_own_seconds() - self._own)) / wall)
+        if wall < MIN_WINDOW:
+            time.sleep(MIN_WINDOW - wall)
+        self._stop.set()
+        self._thread.join()
+        last = _runnable_elsewhere()
+        if last is not None:
+            self._samples.append(last)
+        others = statistics.mean(self._samples) if self._samples else None
         self.timing = Timing(wall, others, _load1())
         return False
 
@@ -115,7 +137,7 @@ def comparable(*timings):
 def ratio(num, den, fmt="{:.1f}x"):
     """``num / den`` formatted, or a refusal naming both loads when they differ."""
     if not comparable(num, den):
-        return f"n/a (load {num.others:.2f} vs {den.others:.2f} cores)"
+        return f"n/a (load {num.others:.1f} vs {den.others:.1f} elsewhere)"
     return fmt.format(num / den)
 
 
@@ -133,11 +155,12 @@ def load_cell(*timings):
     return " / ".join(parts)
 
 
-LOAD_HEADER = "busy elsewhere / load1"
-LOAD_NOTE = ("busy elsewhere: cores other processes kept busy while the row was measured "
-             "(/proc/stat less this process); load1: the 1-minute load average then "
-             f"(this process included). Ratios between figures whose 'busy elsewhere' "
-             f"differ by more than {LOAD_TOLERANCE} cores are not computed.")
+LOAD_HEADER = "elsewhere / load1"
+LOAD_NOTE = ("elsewhere: tasks of other processes ready to run while the row was measured "
+             "(mean of /proc/stat's procs_running less this process's, every 50 ms); "
+             "load1: the 1-minute load average then (this process included). Ratios "
+             f"between figures whose 'elsewhere' differ by more than {LOAD_TOLERANCE} are "
+             "not computed.")
 
 
 def load_warning():
@@ -147,8 +170,9 @@ def load_warning():
         time.sleep(0.5)
     t = m.timing
     n = os.cpu_count() or 1
-    busy = "?" if t.others is None else f"{t.others:.2f}"
-    line = f"before the run: {busy} of {n} cores busy elsewhere, load average {t.load:.2f}"
+    busy = "?" if t.others is None else f"{t.others:.1f}"
+    line = (f"before the run: {busy} tasks of other processes ready to run on {n} cores, "
+            f"load average {t.load:.2f}")
     if t.others is not None and t.others > LOAD_TOLERANCE:
         line += " -- other work may skew times"
     return line
@@ -159,3 +183,28 @@ table = format_table   # the project's one table layout
 
 def fmt_ms(seconds):
     return f"{seconds * 1e3:.2f} ms" if seconds < 10 else f"{seconds:.1f} s"
+
+
+class busy:
+    """Context manager: ``n`` processes spinning on the CPU (``while True: pass``) in this
+    session, the competing load of a shared machine, for the block's duration."""
+
+    def __init__(self, n):
+        self.n = n
+        self.procs = []
+
+    def __enter__(self):
+        import subprocess
+        import sys
+
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                      for _ in range(self.n)]
+        if self.n:
+            time.sleep(1.0)
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+        return False

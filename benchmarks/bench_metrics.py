@@ -1,12 +1,14 @@
 """Metric speed: dfrank vs ranx vs pytrec_eval, side by side in one run.
 
-    python benchmarks/bench_metrics.py [--reps 5] [--queries 10000] [--docs 100]
+    python benchmarks/bench_metrics.py [--reps 5] [--queries 10000] [--docs 100] [--busy N]
 
 For each dataset (synthetic 10,000 queries x 100 documents with graded labels 0-4, and
 OHSUMED / MQ2008 Fold1 train from ../shared/data when present) and each metric (NDCG@10,
 MAP, P@10, MRR): the median over repetitions, each on a different score vector, of the
 metric time with inputs already converted. Input conversion and JIT compilation are timed
-separately. Ratios = other library's time / dfrank's time.
+separately. Ratios = other library's time / dfrank's time, refused when the two were timed
+under different loads. ``--busy N`` runs the whole comparison beside N processes spinning on
+the CPU (a shared machine); every row says the load it was measured under.
 """
 
 import argparse
@@ -17,7 +19,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import fmt_ms, load_warning, median_time, shared_path, table, timed  # noqa
+from _common import (LOAD_HEADER, LOAD_NOTE, busy, fmt_ms, load_cell,  # noqa: E402
+                     load_warning, median_time, ratio, shared_path, table, timed)
 
 import dfrank  # noqa: E402
 
@@ -104,13 +107,14 @@ def bench(name, data, reps):
         row = [met, fmt_ms(res["dfrank"])]
         for lib in ("ranx", "pytrec_eval"):
             if lib in res:
-                row += [fmt_ms(res[lib]), f"{res[lib] / res['dfrank']:.1f}x"]
+                row += [fmt_ms(res[lib]), ratio(res[lib], res["dfrank"])]
             else:
                 row += ["n/a", ""]
-        row.append(res.get("check", ""))
+        row += [res.get("check", ""), load_cell(*[res[k] for k in ("dfrank", "ranx",
+                                                                   "pytrec_eval") if k in res])]
         rows.append(row)
     print(table(rows, ["metric", "dfrank", "ranx", "ranx/dfrank", "pytrec_eval",
-                       "trec/dfrank", "|dfrank-trec|"]))
+                       "trec/dfrank", "|dfrank-trec|", LOAD_HEADER]))
     print(f"input conversion: dfrank RankingData.from_arrays {fmt_ms(t_conv)}; first "
           f"evaluate incl. per-query constants {fmt_ms(results['ndcg@10']['dfrank_first'])}; "
           + (f"ranx Qrels/Run.from_dict {fmt_ms(t_conv_ranx)} per run; " if t_conv_ranx else "")
@@ -123,16 +127,25 @@ def main():
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--queries", type=int, default=10000)
     ap.add_argument("--docs", type=int, default=100)
+    ap.add_argument("--busy", type=int, default=0,
+                    help="processes spinning on the CPU during the measurements")
     args = ap.parse_args()
     print(load_warning())
+    with busy(args.busy):
+        run(args)
+    print(LOAD_NOTE)
+
+
+def run(args):
     import numba
-    print(f"numba threads: {numba.get_num_threads()}")
     # JIT compile (or cache load) of the metric kernels, timed once
     tiny = synthetic(3, 5)
     t0 = time.perf_counter()
     for met in METRICS:
         dfrank.evaluate(np.arange(15.0), tiny, met)
     print(f"dfrank kernel compile/cache load: {time.perf_counter() - t0:.2f} s (excluded below)")
+    print(f"numba: {numba.get_num_threads()} threads, {numba.threading_layer()} layer; "
+          f"{args.busy} busy processes beside")
     bench(f"synthetic {args.queries} x {args.docs}", synthetic(args.queries, args.docs),
           args.reps)
     for label, rel in [("OHSUMED Fold1 train", "ohsumed-letor3/QueryLevelNorm/Fold1/train.txt.gz"),

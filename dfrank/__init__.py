@@ -4,18 +4,22 @@ Learn linear rankers and tune few-parameter retrieval models by maximizing exact
 metric you report (MAP, NDCG@k, P@k, MRR, ERR@k, ...), over Metzler's multinomial manifold.
 """
 
-from . import callbacks, datasets, metrics
-from .api import evaluate, maximize
-from .compare import Comparison, compare
-from .data import RankingData
-from .errors import DataFormatError
-from .io import load_qrels, load_run, load_svmlight
-from .metrics.trec import evaluate_run
-from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,
+from . import _threads
+
+_threads.choose_defaults()   # before any numba pool starts; the user's environment wins
+
+from . import callbacks, datasets, metrics  # noqa: E402
+from .api import evaluate, maximize  # noqa: E402
+from .compare import Comparison, compare  # noqa: E402
+from .data import RankingData  # noqa: E402
+from .errors import DataFormatError  # noqa: E402
+from .io import load_qrels, load_run, load_svmlight  # noqa: E402
+from .metrics.trec import evaluate_run  # noqa: E402
+from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # noqa: E402
                         ScoringObjective)
-from .result import LinearRanker, Result
-from .spaces import Box, Simplex
-from .stats import significance
+from .result import LinearRanker, Result  # noqa: E402
+from .spaces import Box, Simplex  # noqa: E402
+from .stats import significance  # noqa: E402
 
 __version__ = "0.1.0"
 
