@@ -52,6 +52,10 @@ class Timing(float):
         obj.load = load
         return obj
 
+    def per(self, n):
+        """This time divided by ``n`` (per item), with the same load."""
+        return Timing(self / n, self.others, self.load)
+
 
 class measure:
     """Context manager timing its block: ``with measure() as m: ...; m.timing``. A thread
@@ -161,6 +165,13 @@ LOAD_NOTE = ("elsewhere: tasks of other processes ready to run while the row was
              "load1: the 1-minute load average then (this process included). Ratios "
              f"between figures whose 'elsewhere' differ by more than {LOAD_TOLERANCE} are "
              "not computed.")
+
+
+def load_now():
+    """The load right now (watched for MIN_WINDOW), as a zero Timing for :func:`load_cell`."""
+    with measure() as m:
+        pass
+    return m.timing
 
 
 def load_warning():

@@ -17,10 +17,10 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import load_warning, shared_path, table  # noqa: E402
+from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_warning,  # noqa: E402
+                     measure, median_of, shared_path, table)
 
 import dfrank  # noqa: E402
 
@@ -53,13 +53,13 @@ def run(train, valid, test, metric, opts, reps, n_jobs, target):
     dfrank.maximize(train, metric, "ca", **dict(opts, restarts=1, max_sweeps=1))  # warm
     times, reach, res = [], [], None
     for _ in range(reps):
-        t = time.perf_counter()
-        res = dfrank.maximize(train, metric, "ca", n_jobs=n_jobs, **opts)
-        times.append(time.perf_counter() - t)
+        with measure() as m:
+            res = dfrank.maximize(train, metric, "ca", n_jobs=n_jobs, **opts)
+        times.append(m.timing)
         if target is not None:
             reach.append(reach_time(res, times[-1], target))
     reached = None if not reach or None in reach else statistics.median(reach)
-    return res, statistics.median(times), reached
+    return res, median_of(times), reached
 
 
 def main():
@@ -93,18 +93,20 @@ def main():
                 reach = ("never" if reached is None else
                          f"{reached:.2f} s = {ref[0] / reached:.0f}x") if ref else ""
                 rows.append([name, metric, label, f"{res.value:.4f}", f"{va:.4f}",
-                             f"{te:.4f}", res.n_evals, f"{secs:.2f} s", speed, beats, reach])
+                             f"{te:.4f}", res.n_evals, f"{secs:.2f} s", speed, beats, reach,
+                             load_cell(secs)])
             if ref:
                 rows.append([name, metric, "RankLib 2.18 (quoted)", f"{ref[1]:.3f}", "",
-                             f"{ref[2]:.3f}", "", f"{ref[0]:.1f} s", "1x", "", ""])
+                             f"{ref[2]:.3f}", "", f"{ref[0]:.1f} s", "1x", "", "", "quiet"])
     print(table(rows, ["data", "metric", "coordinate ascent", "train", "valid", "test",
                        "evals", "time", "RankLib/time", "train >= RankLib",
-                       "reaches RankLib train"]))
+                       "reaches RankLib train", LOAD_HEADER]))
     print("evals: objective evaluations; with the exact line search one line search "
           "counts one (it returns the best point of a whole line).")
     print("reaches RankLib train: seconds until the best train value first reached "
           "RankLib's final one (from the trace, plus all time spent outside restarts), "
           "and RankLib's whole time over it.")
+    print(LOAD_NOTE + " RankLib's figures were measured on a quiet machine.")
 
 
 if __name__ == "__main__":

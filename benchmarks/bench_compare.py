@@ -28,12 +28,11 @@ Settings, so that the budget is what binds:
 import argparse
 import os
 import sys
-import time
 
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import load_warning, shared_path, table  # noqa: E402
+from _common import (LOAD_HEADER, load_cell, load_warning, measure,  # noqa: E402
+                     shared_path, table)
 
 import dfrank  # noqa: E402
 from dfrank import strategies  # noqa: E402
@@ -141,14 +140,15 @@ def main():
                        metric=metric, test=test)
         grid = {}
         for kind, b in budgets:
-            t = time.perf_counter()
-            cmp = run_all(train, test, metric, names, args.seeds,
-                          b if kind == "evals" else None, b if kind == "seconds" else None,
-                          args.n_jobs, args.cap)
+            with measure() as m:
+                cmp = run_all(train, test, metric, names, args.seeds,
+                              b if kind == "evals" else None,
+                              b if kind == "seconds" else None, args.n_jobs, args.cap)
             label = f"{b} evaluations" if kind == "evals" else f"{b:g} s"
             tag = f"{ds.split()[0].lower()}_{kind}_{b:g}"
             grid[label] = report(cmp, f"{ds}, {metric}, {label} per run, {args.seeds} seeds "
-                                      f"({time.perf_counter() - t:.0f} s)", names)
+                                      f"({m.timing:.0f} s; {LOAD_HEADER} "
+                                      f"{load_cell(m.timing)})", names)
             cmp.to_json(os.path.join(args.out, f"compare_{tag}.json"))
             try:
                 cmp.plot(os.path.join(args.out, f"compare_{tag}.png"),

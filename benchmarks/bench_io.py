@@ -11,7 +11,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import fmt_ms, load_warning, median_time, shared_path, table  # noqa: E402
+from _common import (LOAD_HEADER, LOAD_NOTE, comparable, fmt_ms,  # noqa: E402
+                     load_cell, load_warning, median_time, ratio, shared_path, table)
 
 import dfrank  # noqa: E402
 
@@ -28,6 +29,7 @@ def main():
     from sklearn.datasets import load_svmlight_file
     rows = []
     total = {"dfrank": 0.0, "sklearn": 0.0}
+    timings = []
     for name, pattern in SETS:
         for f in range(1, 6):
             for part in ("train", "vali", "test"):
@@ -41,14 +43,19 @@ def main():
                                    [None] * args.reps)
                 total["dfrank"] += t_ours
                 total["sklearn"] += t_sk
+                timings += [t_ours, t_sk]
                 rows.append([f"{name} Fold{f} {part}", f"{os.path.getsize(p) / 1e6:.1f} MB",
-                             fmt_ms(t_ours), fmt_ms(t_sk), f"{t_sk / t_ours:.1f}x"])
+                             fmt_ms(t_ours), fmt_ms(t_sk), ratio(t_sk, t_ours),
+                             load_cell(t_ours, t_sk)])
     if not rows:
         print("../shared/data absent: nothing to measure")
         return
+    same = comparable(*timings)
     rows.append(["all files", "", fmt_ms(total["dfrank"]), fmt_ms(total["sklearn"]),
-                 f"{total['sklearn'] / total['dfrank']:.1f}x"])
-    print(table(rows, ["file", "gz size", "dfrank", "sklearn", "sklearn/dfrank"]))
+                 f"{total['sklearn'] / total['dfrank']:.1f}x" if same else
+                 "n/a (the load changed during the run)", load_cell(*timings)])
+    print(table(rows, ["file", "gz size", "dfrank", "sklearn", "sklearn/dfrank", LOAD_HEADER]))
+    print(LOAD_NOTE)
 
 
 if __name__ == "__main__":

@@ -73,7 +73,6 @@ def bench(name, data, reps):
     # ---------------- ranx
     try:
         import ranx
-        from numba import config  # noqa: F401
         dicts = [to_dicts(data, s) for s in S]
         t0 = time.perf_counter()
         qrels = ranx.Qrels.from_dict(dicts[0][0])

@@ -16,11 +16,13 @@ that of 20 evaluations made right after it, after 5 untimed ones).
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import load_warning, median_time, shared_path, table  # noqa: E402
+from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_warning,  # noqa: E402
+                     measure, median_time, ratio, shared_path, table)
 
 import dfrank  # noqa: E402
 
@@ -68,9 +70,10 @@ def bench(label, data, reps):
         # single evaluations back to back, as an optimizer makes them (evaluations per
         # second over 200 different points; the median of 5 such runs)
         many = sp.sample(rng, 200)
-        t_single = median_time(lambda _: [obj(p) for p in many], [None] * 5) / len(many)
+        t_single = median_time(lambda _: [obj(p) for p in many], [None] * 5).per(len(many))
         batches = {P: [sp.sample(rng, P) for _ in range(max(3, reps // 2))] for P in (64, 1024)}
-        t_batch = {P: median_time(lambda B: obj.batch(B), bs) / P for P, bs in batches.items()}
+        t_batch = {P: median_time(lambda B: obj.batch(B), bs).per(P)
+                   for P, bs in batches.items()}
         lines = [(sp.sample(rng), np.eye(d1)[rng.integers(d1)]) for _ in range(reps)]
         obj.line(*lines[0])
         t_line = median_time(lambda a: obj.line(*a), lines)
@@ -79,22 +82,28 @@ def bench(label, data, reps):
         # a phase of the (shared) machine slows both alike; the median of the ratios
         warm, burst = sp.sample(rng, 5), sp.sample(rng, 20)
         ratios = []
-        for a in lines:
-            t_l = median_time(lambda x: obj.line(*x), [a])
-            [obj(p) for p in warm]
-            t_e = median_time(lambda _: [obj(p) for p in burst], [None]) / len(burst)
-            ratios.append(t_l / t_e)
+        with measure() as side:
+            for a in lines:
+                t0 = time.perf_counter()
+                obj.line(*a)
+                t_l = time.perf_counter() - t0
+                [obj(p) for p in warm]
+                t0 = time.perf_counter()
+                [obj(p) for p in burst]
+                ratios.append(t_l / ((time.perf_counter() - t0) / len(burst)))
         rows.append([metric, f"{t_single * 1e6:.0f} us", f"{900 / (t_single * 1e6):.1f}x",
-                     f"{t_base * 1e6:.0f} us", f"{t_base / t_single:.0f}x",
-                     f"{t_batch[64] * 1e6:.1f} us", f"{t_base / t_batch[64]:.0f}x",
-                     f"{t_batch[1024] * 1e6:.1f} us", f"{t_base / t_batch[1024]:.0f}x",
-                     f"{t_line * 1e3:.2f} ms", f"{t_line / t_single:.1f}",
-                     f"{np.median(ratios):.1f}"])
+                     f"{t_base * 1e6:.0f} us", ratio(t_base, t_single, "{:.0f}x"),
+                     f"{t_batch[64] * 1e6:.1f} us", ratio(t_base, t_batch[64], "{:.0f}x"),
+                     f"{t_batch[1024] * 1e6:.1f} us", ratio(t_base, t_batch[1024], "{:.0f}x"),
+                     f"{t_line * 1e3:.2f} ms", ratio(t_line, t_single, "{:.1f}"),
+                     f"{np.median(ratios):.1f}",
+                     load_cell(t_single, t_base, t_batch[64], t_batch[1024], t_line,
+                               side.timing)])
     print(f"\n## {label}: {data.n_queries} queries, {data.n_docs} documents, "
           f"{data.n_features} features")
     print(table(rows, ["metric", "1 eval", "RankLib 900us/", "numpy eval", "numpy/",
                        "batch64 /pt", "numpy/", "batch1024 /pt", "numpy/", "line search",
-                       "line/eval", "side by side"]))
+                       "line/eval", "side by side", LOAD_HEADER]))
 
 
 def main():
@@ -115,6 +124,7 @@ def main():
             continue
         bench(label, dfrank.load_svmlight(p), args.reps)
     del limit
+    print(LOAD_NOTE)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import load_warning, table  # noqa: E402
+from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_now,  # noqa: E402
+                     load_warning, table)
 
 import dfrank  # noqa: E402
 from dfrank.io import save_svmlight  # noqa: E402
@@ -86,6 +87,7 @@ def main():
     cache = os.path.join(folder, f"synthetic_{n_docs}.dfrank")
     tiny = os.path.join(folder, "tiny.txt")
     rows = []
+    loads = []
 
     t = time.perf_counter()
     data = dfrank.datasets.make_letor_like(n_queries=max(1, n_docs // 120),
@@ -93,11 +95,13 @@ def main():
                                            seed=0, dtype=np.float32)
     rows.append(["generate (make_letor_like)", f"{time.perf_counter() - t:.1f} s",
                  f"{data.n_docs:,} docs, {data.n_queries:,} queries"])
+    loads.append(load_cell(load_now()))
     t = time.perf_counter()
     save_svmlight(data, text)
     save_svmlight(data.subset(np.arange(3)), tiny)
     rows.append(["write SVMlight text (save_svmlight)", f"{time.perf_counter() - t:.1f} s",
                  f"{os.path.getsize(text) / 2**30:.2f} GiB"])
+    loads.append(load_cell(load_now()))
     del data
 
     out = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, text, tiny, cache],
@@ -106,24 +110,30 @@ def main():
     rows.append(["load text, float32 (fresh process)", f"{res['seconds']:.1f} s",
                  f"peak +{res['peak'] / 2**30:.2f} GiB = {res['peak'] / res['size']:.2f}x "
                  f"the arrays ({res['size'] / 2**30:.2f} GiB)"])
+    loads.append(load_cell(load_now()))
     rows.append(["save binary cache", f"{res['save']:.1f} s", ""])
+    loads.append(load_cell(load_now()))
     t = time.perf_counter()
     data = dfrank.RankingData.load(cache, mmap=True)
     rows.append(["load binary cache (mmap)", f"{(time.perf_counter() - t) * 1e3:.1f} ms",
                  repr(data)[:60]])
+    loads.append(load_cell(load_now()))
 
     t = time.perf_counter()
     obj = LinearObjective(data, args.metric)
     rows.append([f"objective {args.metric} (per-query constants)",
                  f"{time.perf_counter() - t:.1f} s", ""])
+    loads.append(load_cell(load_now()))
     rng = np.random.default_rng(0)
     pts = obj.space.sample(rng, 64 * 4)
     obj(pts[0])     # first touch of the mapped pages and of the kernels
     one = median3(lambda i: obj(pts[i + 1]))
     rows.append([f"one evaluation of {args.metric}", f"{one * 1e3:.0f} ms", ""])
+    loads.append(load_cell(load_now()))
     batch = median3(lambda i: obj.batch(pts[64 * i:64 * (i + 1)]))
     rows.append(["one batch of 64 weight vectors", f"{batch:.2f} s",
                  f"{batch / 64 * 1e3:.0f} ms per vector ({one * 64 / batch:.1f}x)"])
+    loads.append(load_cell(load_now()))
     dim = obj.space.dim
 
     def line(i):      # from a random interior point along a simplex coordinate
@@ -132,15 +142,19 @@ def main():
         obj.line(pts[i], e - 1.0 / dim)
     ls = median3(line)
     rows.append(["one exact line search", f"{ls:.2f} s", f"{ls / one:.0f} evaluations' time"])
+    loads.append(load_cell(load_now()))
     t = time.perf_counter()
     r = dfrank.maximize(obj, strategy="ca", restarts=1, max_sweeps=1, seed=0)
     sweep = time.perf_counter() - t
     rows.append([f"one coordinate-ascent sweep ({dim} coordinates)", f"{sweep:.1f} s",
                  f"{args.metric} {r.value:.4f} after it (random point: "
                  f"{obj(pts[-1]):.4f})"])
+    loads.append(load_cell(load_now()))
     print(f"\n{n_docs:,} documents x {args.features} features, float32 "
           f"(files in {folder})")
-    print(table(rows, ["step", "time", "notes"]))
+    print(table([r + [load] for r, load in zip(rows, loads)],
+                ["step", "time", "notes", LOAD_HEADER]))
+    print(LOAD_NOTE + " Here the load is sampled right after each step.")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import load_warning, shared_path, table  # noqa: E402
+from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_warning,  # noqa: E402
+                     measure, shared_path, table)
 
 import dfrank  # noqa: E402
 
@@ -49,19 +50,23 @@ def main():
     for secs in budgets:
         for name, opts in STRATEGIES.items():
             tr, te, ev = [], [], []
-            for seed in range(args.seeds):
-                r = dfrank.maximize(train, args.metric, name, seed=seed, max_seconds=secs,
-                                    **opts)
-                tr.append(r.value)
-                te.append(r.ranker.evaluate(test, args.metric))
-                ev.append(r.n_evals)
+            with measure() as m:  # a time budget means nothing without the load it ran at
+                for seed in range(args.seeds):
+                    r = dfrank.maximize(train, args.metric, name, seed=seed,
+                                        max_seconds=secs, **opts)
+                    tr.append(r.value)
+                    te.append(r.ranker.evaluate(test, args.metric))
+                    ev.append(r.n_evals)
             rows.append([f"{secs:g} s", name, f"{np.mean(tr):.4f} +- {np.std(tr):.4f}",
-                         f"{np.mean(te):.4f} +- {np.std(te):.4f}", f"{np.mean(ev):.0f}"])
+                         f"{np.mean(te):.4f} +- {np.std(te):.4f}", f"{np.mean(ev):.0f}",
+                         load_cell(m.timing)])
         print(table(rows[-len(STRATEGIES):], ["budget", "strategy", f"train {args.metric}",
-                                              f"test {args.metric}", "evals"]), flush=True)
+                                              f"test {args.metric}", "evals", LOAD_HEADER]),
+              flush=True)
     print()
     print(table(rows, ["budget", "strategy", f"train {args.metric}", f"test {args.metric}",
-                       "evals"]))
+                       "evals", LOAD_HEADER]))
+    print(LOAD_NOTE + " Rows whose load differs were given less of the machine.")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ dfrank >= 5x faster end to end.
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,7 +20,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import load_warning, table  # noqa: E402
+from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_warning,  # noqa: E402
+                     median_of, ratio, table, timed)
 
 import dfrank  # noqa: E402
 
@@ -85,25 +85,22 @@ def main():
         for label, ms in SETS.items():
             td, tp = [], []
             for _ in range(args.reps):
-                t = time.perf_counter()
-                ours = dfrank.evaluate_run(qp, rp, ms)
-                td.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                theirs = pytrec(qp, rp, PYTREC[label])
-                tp.append(time.perf_counter() - t)
+                ours, t = timed(dfrank.evaluate_run, qp, rp, ms)
+                td.append(t)
+                theirs, t = timed(pytrec, qp, rp, PYTREC[label])
+                tp.append(t)
             diff = max(abs(ours.all[n] - theirs[n]) for n in theirs if n in ours.all
                        and n != "gm_map" and not n.startswith("num_"))
-            t = time.perf_counter()
             cmd = [sys.executable, "-m", "dfrank.cli", "trec-eval", "--quiet"]
             for m in ms:
                 cmd += ["-m", m]
-            subprocess.run(cmd + [qp, rp], check=True, capture_output=True)
-            t_cli = time.perf_counter() - t
-            d, p = statistics.median(td), statistics.median(tp)
-            rows.append([label, f"{d:.2f} s", f"{t_cli:.2f} s", f"{p:.2f} s", f"{p / d:.1f}x",
-                         f"{p / t_cli:.1f}x", f"{diff:.1e}"])
+            _, t_cli = timed(subprocess.run, cmd + [qp, rp], check=True, capture_output=True)
+            d, p = median_of(td), median_of(tp)
+            rows.append([label, f"{d:.2f} s", f"{t_cli:.2f} s", f"{p:.2f} s", ratio(p, d),
+                         ratio(p, t_cli), f"{diff:.1e}", load_cell(d, p, t_cli)])
         print(table(rows, ["measures", "dfrank", "dfrank CLI", "pytrec_eval",
-                           "pytrec/dfrank", "pytrec/CLI", "max |diff| of means"]))
+                           "pytrec/dfrank", "pytrec/CLI", "max |diff| of means", LOAD_HEADER]))
+        print(LOAD_NOTE)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,12 @@ The table gives the per-fold validation values and their mean for each configura
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import load_warning, shared_path, table  # noqa: E402
+from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_warning,  # noqa: E402
+                     measure, shared_path, table)
 
 import dfrank  # noqa: E402
 
@@ -47,19 +47,21 @@ def main():
             continue
         rows = []
         for label, opts in CONFIGS.items():
-            vals, trains, secs = [], [], 0.0
-            for f, train, valid in folds:
-                t = time.perf_counter()
-                r = dfrank.maximize(train, args.metric, "ca", restarts=args.restarts, **opts)
-                secs += time.perf_counter() - t
-                trains.append(r.value)
-                vals.append(r.ranker.evaluate(valid, args.metric))
+            vals, trains = [], []
+            with measure() as m:
+                for f, train, valid in folds:
+                    r = dfrank.maximize(train, args.metric, "ca", restarts=args.restarts,
+                                        **opts)
+                    trains.append(r.value)
+                    vals.append(r.ranker.evaluate(valid, args.metric))
             rows.append([label] + [f"{v:.4f}" for v in vals] +
-                        [f"{np.mean(vals):.4f}", f"{np.mean(trains):.4f}", f"{secs:.1f} s"])
+                        [f"{np.mean(vals):.4f}", f"{np.mean(trains):.4f}",
+                         f"{m.timing:.1f} s", load_cell(m.timing)])
         print(f"\n## {name}: validation {args.metric} of coordinate ascent "
               f"({args.restarts} restarts)")
         print(table(rows, ["configuration"] + [f"fold {f}" for f, _, _ in folds] +
-                    ["mean valid", "mean train", "time"]))
+                    ["mean valid", "mean train", "time", LOAD_HEADER]))
+    print(LOAD_NOTE)
 
 
 if __name__ == "__main__":
