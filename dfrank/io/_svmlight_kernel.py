@@ -270,12 +270,12 @@ def parse_block(buf, expect_qid, n_features_cap):
             i += 1
         st, v = _parse_float(buf, ts, i)
         if st == F_BAD:
-            return _fail(BAD_LABEL, line, ts, i, qid_mode)
+            return _fail(np.int64(BAD_LABEL), line, ts, i, qid_mode)
         if st == F_NONFINITE or (st == F_OK and v < 0):
-            return _fail(BAD_LABEL_VALUE, line, ts, i, qid_mode)
+            return _fail(np.int64(BAD_LABEL_VALUE), line, ts, i, qid_mode)
         if st == F_SLOW:
             if buf[ts] == 45:
-                return _fail(BAD_LABEL_VALUE, line, ts, i, qid_mode)
+                return _fail(np.int64(BAD_LABEL_VALUE), line, ts, i, qid_mode)
             if n_slow == len(slow_idx):
                 slow_idx = _grow(slow_idx)
                 slow_start = _grow(slow_start)
@@ -297,9 +297,9 @@ def parse_block(buf, expect_qid, n_features_cap):
             ts = i
             while i < de and not _is_space(buf[i]):
                 i += 1
-            return _fail(QID_UNEXPECTED, line, ts, i, qid_mode)
+            return _fail(np.int64(QID_UNEXPECTED), line, ts, i, qid_mode)
         if not has_qid and qid_mode == 1:
-            return _fail(QID_MISSING, line, pos, de, qid_mode)
+            return _fail(np.int64(QID_MISSING), line, pos, de, qid_mode)
         if has_qid:
             ts = i + 4
             i = ts
@@ -307,7 +307,7 @@ def parse_block(buf, expect_qid, n_features_cap):
                 i += 1
             ok, q = _parse_int(buf, ts, i)
             if not ok:
-                return _fail(BAD_QID, line, ts - 4, i, qid_mode)
+                return _fail(np.int64(BAD_QID), line, ts - 4, i, qid_mode)
             qids[row] = q
         else:
             qids[row] = 0
@@ -324,24 +324,24 @@ def parse_block(buf, expect_qid, n_features_cap):
                     colon = i
                 i += 1
             if colon < 0:
-                return _fail(BAD_FEATURE_TOKEN, line, ts, i, qid_mode)
+                return _fail(np.int64(BAD_FEATURE_TOKEN), line, ts, i, qid_mode)
             ok, fid = _parse_int(buf, ts, colon)
             if not ok or fid <= 0:
-                return _fail(BAD_FEATURE_ID, line, ts, i, qid_mode)
+                return _fail(np.int64(BAD_FEATURE_ID), line, ts, i, qid_mode)
             if n_features_cap > 0 and fid > n_features_cap:
-                return _fail(FEATURE_TOO_LARGE, line, ts, i, qid_mode)
+                return _fail(np.int64(FEATURE_TOO_LARGE), line, ts, i, qid_mode)
             if fid >= len(seen):
                 bigger = np.zeros(max(2 * len(seen), fid + 1), np.int64)
                 bigger[:len(seen)] = seen
                 seen = bigger
             if seen[fid] == row + 1:
-                return _fail(DUPLICATE_FEATURE, line, ts, i, qid_mode)
+                return _fail(np.int64(DUPLICATE_FEATURE), line, ts, i, qid_mode)
             seen[fid] = row + 1
             st, v = _parse_float(buf, colon + 1, i)
             if st == F_BAD:
-                return _fail(BAD_VALUE, line, ts, i, qid_mode)
+                return _fail(np.int64(BAD_VALUE), line, ts, i, qid_mode)
             if st == F_NONFINITE:
-                return _fail(NONFINITE_VALUE, line, ts, i, qid_mode)
+                return _fail(np.int64(NONFINITE_VALUE), line, ts, i, qid_mode)
             if st == F_SLOW:
                 if n_slow == len(slow_idx):
                     slow_idx = _grow(slow_idx)
@@ -379,6 +379,9 @@ def _grow(a):
 
 @njit(cache=True)
 def _fail(code, line, s, e, qid_mode):
+    """The result of a block that stops at an error: its code, line and token span.
+    Called with the code as ``np.int64(CODE)``: a bare constant is a literal type, and
+    each literal would compile a function of its own."""
     z = np.zeros(1, np.int64)
     zf = np.zeros(1, np.float64)
     zi = np.zeros(1, np.int32)

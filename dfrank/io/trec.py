@@ -235,7 +235,7 @@ def run_from_scores(data, scores, runid="dfrank"):
         lo, hi = int(data.qptr[q]), int(data.qptr[q + 1])
         order = np.argsort(-scores[lo:hi], kind="stable")
         for rank, i in enumerate(order, 1):
-            lines.append(f"{data.qids[q]} Q0 {docids[lo + i]} {rank} {scores[lo + i]!r} "
+            lines.append(f"{data.qids[q]} Q0 {docids[lo + i]} {rank} {float(scores[lo + i])!r} "
                          f"{runid}\n")
     return lines
 

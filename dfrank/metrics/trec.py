@@ -166,6 +166,8 @@ def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, idea
         g[i] = float(rel[r]) if (judged[r] and rel[r] > 0) else 0.0
         disc[i] = 1.0 / np.log2(i + 2.0)
     thr = float(level)
+    stable = np.int64(STABLE)  # not the bare constant: a literal argument would compile
+    #                            the kernels below a second time, apart from the drivers'
     ibuf = np.empty(n + 1, np.int64)
     jbuf = np.empty(2 * n + 2, np.int64)
     fbuf = np.empty(2 * n + 2)
@@ -197,35 +199,35 @@ def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, idea
     # the measures dfrank's metrics define, by their kernels
     ap_val = 0.0
     if R > 0:
-        ap_val = K._ap_full(s, y, 0, n, STABLE, thr, R, ibuf, jbuf, fbuf)
-        out[5] = count_top(s, y, 0, n, min(int(R), n), STABLE, thr, ibuf) / R
+        ap_val = K._ap_full(s, y, 0, n, stable, thr, R, ibuf, jbuf, fbuf)
+        out[5] = count_top(s, y, 0, n, min(int(R), n), stable, thr, ibuf) / R
     out[3] = ap_val
     out[4] = np.log(max(ap_val, MIN_GEO))
-    out[7] = K._rr(s, y, 0, n, n, STABLE, thr)
+    out[7] = K._rr(s, y, 0, n, n, stable, thr)
     for c in range(n_p):
-        out[col_p + c] = count_top(s, y, 0, n, min(p_cuts[c], n), STABLE, thr, ibuf) / \
+        out[col_p + c] = count_top(s, y, 0, n, min(p_cuts[c], n), stable, thr, ibuf) / \
             p_cuts[c]
     for c in range(n_r):
         if R > 0:
-            out[col_r + c] = count_top(s, y, 0, n, min(r_cuts[c], n), STABLE, thr, ibuf) / R
+            out[col_r + c] = count_top(s, y, 0, n, min(r_cuts[c], n), stable, thr, ibuf) / R
     for c in range(n_s):
-        out[col_s + c] = 1.0 if count_top(s, y, 0, n, min(s_cuts[c], n), STABLE, thr,
+        out[col_s + c] = 1.0 if count_top(s, y, 0, n, min(s_cuts[c], n), stable, thr,
                                           ibuf) > 0 else 0.0
     for c in range(n_m):
         if R > 0:
-            out[col_m + c] = K._ap_cut(s, y, 0, n, min(m_cuts[c], n), STABLE, thr, R, ibuf)
+            out[col_m + c] = K._ap_cut(s, y, 0, n, min(m_cuts[c], n), stable, thr, R, ibuf)
     # NDCG: linear gains, the ideal ranking of every judged document of the query
     idcg = 0.0
     for j in range(len(ideal)):
         idcg += ideal[j] / np.log2(j + 2.0)
     if idcg > 0:
-        out[col_ndcg] = K._dcg(s, y, g, disc, 0, n, n, STABLE, ibuf, fbuf) / idcg
+        out[col_ndcg] = K._dcg(s, y, g, disc, 0, n, n, stable, ibuf, fbuf) / idcg
     for c in range(n_n):
         ic = 0.0
         for j in range(min(n_cuts[c], len(ideal))):
             ic += ideal[j] / np.log2(j + 2.0)
         if ic > 0:
-            out[col_n + c] = K._dcg(s, y, g, disc, 0, n, min(n_cuts[c], n), STABLE, ibuf,
+            out[col_n + c] = K._dcg(s, y, g, disc, 0, n, min(n_cuts[c], n), stable, ibuf,
                                     fbuf) / ic
 
 

@@ -1,0 +1,208 @@
+"""Compile numba's kernels ahead of use, on every core: ``dfrank warmup``.
+
+dfrank's kernels are compiled on their first use and cached on disk (``cache=True``), so
+a new install's first commands spend most of their time compiling (about 12 s for
+``dfrank demo``, 40 s more for the exact line search of ``dfrank fit``, on one core). A
+warm-up compiles them all at once, split over several processes (compiling holds one core
+per process): every later run, in any process, loads them from the cache in a fraction of
+a second. Each task runs a small piece of the public API on tiny data, so it compiles
+exactly the kernels that piece needs, as a real run would.
+"""
+
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+__all__ = ["TASKS", "warm", "run_task"]
+
+# metric families (one kernel each: the tie policy and the cut-off are run-time values)
+METRICS = ("ndcg@3", "dcg@3", "map", "map@3", "p@2", "recall@2", "mrr", "rr@2", "err@3",
+           "rprec", "kendall_tau")
+
+
+def _tiny(n_queries=3, size=6, d=3, seed=0):
+    from .data import RankingData
+
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n_queries * size, d)), 1)
+    y = rng.integers(0, 3, n_queries * size).astype(float)
+    return RankingData.from_arrays(X, y, np.repeat(np.arange(n_queries), size))
+
+
+def _evaluate(metric, ties="pessimistic"):
+    from .api import evaluate
+
+    data = _tiny()
+    evaluate(np.arange(data.n_docs, dtype=float), data, metric, ties=ties)
+
+
+def _line(metric, ties="pessimistic"):
+    from .objective import LinearObjective
+
+    data = _tiny()
+    obj = LinearObjective(data, metric, ties=ties)
+    obj.batch(obj.space.sample(np.random.default_rng(0), 3))
+    obj.line(obj.space.center(), np.eye(obj.space.dim)[0])            # a coordinate
+    obj.line(obj.space.center(), np.linspace(-1.0, 1.0, obj.space.dim))  # any direction
+    obj.line(obj.space.center(), np.eye(obj.space.dim)[1], rule="best").profile.values
+
+
+def _files():
+    from . import io
+    from .io.trec import write_run
+
+    data = _tiny()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("d.txt", "d.txt.gz"):
+            path = os.path.join(tmp, name)
+            io.save_svmlight(data, path)
+            io.load_svmlight(path)
+        cache = os.path.join(tmp, "d.dfrank")
+        data.save(cache)
+        type(data).load(cache)
+        qrels = os.path.join(tmp, "qrels.txt")
+        with open(qrels, "w") as f:
+            f.writelines(f"{q} 0 {d} {int(r)}\n" for q, d, r in
+                         zip(np.repeat(data.qids, data.query_sizes), range(data.n_docs),
+                             data.y))
+        data.docids = np.arange(data.n_docs).astype(str)
+        run = os.path.join(tmp, "run.txt")
+        write_run(run, data, np.arange(data.n_docs, dtype=float))
+        from .metrics.trec import evaluate_run
+
+        evaluate_run(qrels, run, ["official", "ndcg_cut", "recall", "map_cut", "success",
+                                  "ndcg"])
+
+
+def _strategies():
+    from .api import maximize
+
+    data = _tiny(n_queries=4, size=8)
+    for name, opts in (("ca", {"restarts": 1, "line_search": "steps", "max_sweeps": 1}),
+                       ("pso", {"iterations": 2, "swarm_size": 4}), ("random", {}),
+                       ("grid", {"resolution": 3}), ("fdsa", {"restarts": 1, "max_iter": 1}),
+                       ("approx_ndcg", {"restarts": 1, "max_iter": 2}),
+                       ("approx_ap", {"restarts": 1, "max_iter": 2}),
+                       ("smooth_ndcg", {"restarts": 1, "max_iter": 2}),
+                       ("smooth_ap", {"restarts": 1, "max_iter": 2})):
+        maximize(data, "ndcg@3", name, budget=20, seed=0, **opts)
+
+
+def _demo():
+    """What ``dfrank demo`` compiles: NDCG@10 evaluations, steps, swarm, samples."""
+    from .api import maximize
+    from .datasets import load_demo
+
+    train, valid, test = load_demo()
+    sub = train.subset(np.arange(min(train.n_queries, 3)))
+    for name, opts in (("ca", {"restarts": 1, "line_search": "steps", "max_sweeps": 1}),
+                       ("pso", {"iterations": 2}), ("random", {"n_samples": 10})):
+        maximize(sub, "ndcg@10", name, seed=0, valid=valid, **opts)
+
+
+def _lines(*metrics):
+    for m in metrics:
+        _line(m)
+
+
+def _evaluations(*metrics):
+    for m in metrics:
+        _evaluate(m)
+    _evaluate("ndcg@3", "expected")
+
+
+# name -> (phase, estimated seconds to compile on one core, function, arguments). Phase 0
+# compiles what later tasks share (the line search's candidates, sorts and assembly come
+# with its first family), so that no two processes compile it at once; the estimates only
+# balance the processes. Families that share a sweep kernel are one task.
+TASKS = {
+    "line search ndcg": (0, 45.0, _lines, ("ndcg@3", "dcg@3")),
+    "files": (0, 28.0, _files, ()),
+    "demo": (1, 8.0, _demo, ()),
+    "line search map": (1, 16.0, _lines, ("map", "map@3")),
+    "line search precision": (1, 16.0, _lines, ("p@2", "recall@2", "rprec")),
+    "line search rr": (1, 16.0, _lines, ("mrr", "rr@2")),
+    "line search err": (1, 17.0, _lines, ("err@3",)),
+    "line search kendall_tau": (1, 17.0, _lines, ("kendall_tau",)),
+    "line search expected ties": (1, 3.0, _line, ("p@2", "expected")),
+    "evaluate": (1, 10.0, _evaluations, METRICS),
+    "strategies": (1, 8.0, _strategies, ()),
+}
+GROUPS = {"demo": ["demo"], "fit": ["line search ndcg", "files", "demo", "line search map"],
+          "all": list(TASKS)}
+
+
+def run_task(name):
+    """Compile (or load) the kernels of one task; returns its wall time."""
+    _, _, fn, args = TASKS[name]
+    t = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t
+
+
+def _run_tasks(names):
+    return [(n, run_task(n)) for n in names]
+
+
+def _split(names, jobs):
+    """Tasks over ``jobs`` lists of about equal estimated work (largest first)."""
+    bins = [[] for _ in range(jobs)]
+    load = [0.0] * jobs
+    for n in sorted(names, key=lambda n: -TASKS[n][1]):
+        i = load.index(min(load))
+        bins[i].append(n)
+        load[i] += TASKS[n][1]
+    return [b for b in bins if b]
+
+
+def warm(names=None, jobs=None, progress=None):
+    """Compile the kernels of ``names`` (task names, or a group: "demo", "fit", "all")
+    in ``jobs`` processes (default: every core). ``progress(name, seconds)`` is called as
+    each task ends. Returns the wall time."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import multiprocessing as mp
+
+    names = GROUPS.get(names, names) if isinstance(names, str) or names is None else names
+    names = list(GROUPS["all"] if names is None else names)
+    unknown = [n for n in names if n not in TASKS]
+    if unknown:
+        raise ValueError(f"unknown warm-up tasks {unknown}; known: {sorted(GROUPS)} or "
+                         f"{sorted(TASKS)}")
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(names)))
+    t = time.perf_counter()
+    if jobs == 1:
+        for n in names:
+            s = run_task(n)
+            if progress:
+                progress(n, s)
+        return time.perf_counter() - t
+    # each process compiles its share of a phase; numba's cache files make them everyone's
+    with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
+        for phase in sorted({TASKS[n][0] for n in names}):
+            part = [n for n in names if TASKS[n][0] == phase]
+            futures = [pool.submit(_run_tasks, p) for p in _split(part, jobs)]
+            for f in as_completed(futures):
+                for n, s in f.result():
+                    if progress:
+                        progress(n, s)
+    return time.perf_counter() - t
+
+
+def main(argv=None):
+    """``python -m dfrank.warmup [demo|fit|all] [--jobs N]``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="dfrank warmup")
+    ap.add_argument("what", nargs="?", default="all", choices=sorted(GROUPS))
+    ap.add_argument("--jobs", type=int, default=None)
+    args = ap.parse_args(argv)
+    secs = warm(args.what, args.jobs,
+                progress=lambda n, s: print(f"  {n:30s} {s:6.1f} s", file=sys.stderr))
+    print(f"kernels ready in {secs:.1f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
