@@ -11,7 +11,6 @@ import ast
 import json
 import os
 import sys
-import threading
 import time
 
 import numpy as np
@@ -36,6 +35,7 @@ examples:
   dfrank info Fold1/train.txt.gz                what a LETOR/SVMlight file holds
   dfrank metrics                                metric names and formulas
   dfrank strategies                             optimizers and their options
+  dfrank warmup                                 compile every kernel now (once, all cores)
 
 Run "dfrank COMMAND --help" for the options of a command.
 """
@@ -47,28 +47,19 @@ class UsageError(ValueError):
 
 # --------------------------------------------------------------------------- helpers
 class _Compiling:
-    """Tells the user when the first run compiles the numba kernels (it takes ~20 s once;
-    the compiled kernels are cached on disk)."""
+    """A block that may compile numba kernels: dfrank._compiling says so after a few
+    seconds (once per process), unless --quiet."""
 
-    def __init__(self, quiet, delay=1.5):
-        self.quiet = quiet
-        self.timer = threading.Timer(delay, self._say)
-        self.said = False
+    def __init__(self, quiet):
+        from . import _compiling
 
-    def _say(self):
-        self.said = True
-        print("compiling numba kernels (once; they are cached on disk afterwards)...",
-              file=sys.stderr, flush=True)
+        _compiling.quiet(quiet)
 
     def __enter__(self):
-        if not self.quiet:
-            self.timer.start()
         return self
 
     def __exit__(self, *exc):
-        self.timer.cancel()
-        if self.said:
-            print("compiled.", file=sys.stderr, flush=True)
+        return False
 
 
 def _warm_up(metric, ties="pessimistic", exact=True):
@@ -392,6 +383,18 @@ def cmd_trec_eval(args):
     return 0
 
 
+def cmd_warmup(args):
+    from .warmup import warm
+
+    print(f"compiling dfrank's numba kernels ({args.what}) on "
+          f"{args.jobs or os.cpu_count()} processes; they are cached on disk for every "
+          "later run", file=sys.stderr)
+    secs = warm(args.what, args.jobs, progress=None if args.quiet else
+                lambda name, s: print(f"  {name:28s} {s:6.1f} s", file=sys.stderr))
+    print(f"kernels ready in {secs:.1f} s")
+    return 0
+
+
 def cmd_info(args):
     data = _load(args.file, query_file=args.query_file)
     sizes = data.query_sizes
@@ -607,6 +610,21 @@ def _parser():
                         "num_ret, num_rel, num_rel_ret, runid")
     _common(t, ties=False)
     t.set_defaults(func=cmd_trec_eval)
+
+    w = sub.add_parser("warmup", formatter_class=fmt,
+                       help="compile every numba kernel ahead of use (once, on every core)",
+                       description="Compile dfrank's numba kernels now, split over processes "
+                                   "(one per core by default), instead of on their first "
+                                   "use: they are cached on disk, so every later run loads "
+                                   "them in a fraction of a second. Run it once after "
+                                   "installing (or after upgrading) dfrank.",
+                       epilog="examples:\n  dfrank warmup\n  dfrank warmup demo --jobs 1")
+    w.add_argument("what", nargs="?", default="all", choices=["all", "demo", "fit"],
+                   help="which kernels: all (default), those of 'dfrank demo', or of a "
+                        "first 'dfrank fit'")
+    w.add_argument("--jobs", type=_positive_int, help="processes (default: one per core)")
+    _common(w, ties=False)
+    w.set_defaults(func=cmd_warmup)
 
     i = sub.add_parser("info", formatter_class=fmt, help="summarize a LETOR/SVMlight file",
                        description="Summarize a LETOR/SVMlight file: queries, documents, "

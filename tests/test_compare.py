@@ -104,6 +104,7 @@ def test_summary_json_significance_and_plot(tmp_path):
     assert [ax.get_xlabel() for ax in fig.axes[:2]] == ["evaluations", "seconds"]
 
 
+@pytest.mark.slow
 def test_same_result_for_any_n_jobs(data):
     a = dfrank.compare(data, ["pso", "random"], seeds=[0, 1], budget=100, n_jobs=1)
     b = dfrank.compare(data, ["pso", "random"], seeds=[0, 1], budget=100, n_jobs=2)

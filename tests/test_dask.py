@@ -19,6 +19,7 @@ def client():
         yield c
 
 
+@pytest.mark.slow
 def test_maximize_and_compare_on_a_local_cluster_equal_local_runs(client):
     import joblib
 

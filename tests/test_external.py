@@ -26,6 +26,7 @@ def data():
     return testing.planted_data()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXTERNAL))
 def test_conformance(name, data):
     needs(name)

@@ -78,6 +78,7 @@ COMMON = settings(max_examples=100, deadline=None,
                   suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+@pytest.mark.slow
 @COMMON
 @given(content=mutated(LETOR))
 def test_letor_reader(tmp_path, capsys, content):
@@ -98,6 +99,7 @@ def test_letor_reader(tmp_path, capsys, content):
             assert 0.0 <= v <= 1.0, (metric, v)
 
 
+@pytest.mark.slow
 @COMMON
 @given(qrels=mutated(QRELS), run=mutated(RUN))
 def test_trec_readers(tmp_path, capsys, qrels, run):
@@ -113,6 +115,7 @@ def test_trec_readers(tmp_path, capsys, qrels, run):
             assert 0.0 <= v <= 1.0, (name, v)
 
 
+@pytest.mark.slow
 @COMMON
 @given(content=mutated(MODEL))
 def test_model_reader(tmp_path, capsys, content):

@@ -19,6 +19,7 @@ def planted(nq=20, m=15, d=5, seed=0, dtype=np.float64):
     return dfrank.RankingData.from_arrays(X.astype(dtype), y, np.repeat(np.arange(nq), m))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metric", ["ndcg@10", "map", "p@5", "mrr", "err@5"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_batch_equals_loop_of_singles_exactly(metric, dtype):

@@ -142,6 +142,7 @@ def test_callback_stop_then_resume_equals_uninterrupted(strategy, opts, tmp_path
     same_result(again, full)
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
     data = testing.planted_data(n_queries=60)
     path = tmp_path / "train.txt"

@@ -1,0 +1,33 @@
+"""Test-session setup: every kernel compiled once, on all cores, before the first test;
+hypothesis profiles; the ``slow`` marker.
+
+Compiling numba's kernels is most of a cold test run. ``dfrank.warmup`` compiles them in
+one process per core (each kernel once; they are cached on disk), so the tests and the
+command-line tests' subprocesses all load them from the cache.
+
+Hypothesis: the ``ci`` profile (chosen when the environment variable CI is set, as
+``.ci/run`` does) derandomizes the examples, so a CI run is reproducible; locally each run
+draws new examples.
+"""
+
+import os
+
+from hypothesis import settings
+
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE",
+                                     "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_sessionstart(session):
+    if os.environ.get("DFRANK_TEST_NO_WARMUP"):
+        return
+    from dfrank.warmup import warm
+
+    warm("all")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a long test (run the rest with -m 'not slow')")
