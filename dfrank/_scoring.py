@@ -52,20 +52,18 @@ def transpose_features(X):
 
 def features_T(data):
     """``data``'s transposed features, made once and kept with the data."""
-    XT = data._cache.get("XT")
-    if XT is None:
-        XT = data._cache["XT"] = transpose_features(data.X)
-    return XT
+    if data.derived.XT is None:
+        data.derived.XT = transpose_features(data.X)
+    return data.derived.XT
 
 
 def nonzero_rows(data):
     """The features that are nonzero for some document of ``data`` (kept with the data):
     the only ones :func:`dot_block` needs to read."""
-    rows = data._cache.get("XT_rows")
-    if rows is None:
+    if data.derived.XT_rows is None:
         XT = features_T(data)
-        rows = data._cache["XT_rows"] = np.flatnonzero(np.any(XT != 0, axis=1)).astype(np.int64)
-    return rows
+        data.derived.XT_rows = np.flatnonzero(np.any(XT != 0, axis=1)).astype(np.int64)
+    return data.derived.XT_rows
 
 
 def linear_scores(XT, W, rows=None):

@@ -1,96 +1,25 @@
-"""The user-facing entry points: :func:`evaluate` (and, on top of the strategies, maximize)."""
+"""The user-facing driver: :func:`maximize` (and :func:`evaluate`, from the metrics layer).
+"""
 
 import functools
 
 import numpy as np
 
+from .checkpoint import Checkpoint, fingerprint
 from .data import RankingData
-from .metrics import BoundMetric
-from .metrics.registry import get as get_metric
-from .metrics.registry import with_options
+from .errors import NoEvaluationError
+from .metrics.evaluation import bind_metric, evaluate
+from .objective import BudgetExhausted, check_budget, make_objective
+from .parallel import child, describe_seed, effective_n_jobs, run_tasks, seed_sequence
+from .registry import resolve
+from .result import RestartResult, Result
+from .spaces import Simplex
 
 __all__ = ["evaluate", "maximize", "bind_metric"]
 
 
-def bind_metric(data, metric, ties="pessimistic", **options):
-    """The :class:`BoundMetric` of ``metric`` on ``data``, cached on the data object."""
-    m = get_metric(metric)
-    if options:
-        m = with_options(m, **options)
-    key = ("metric", m.key, ties)
-    bound = data._cache.get(key)
-    if bound is None:
-        bound = BoundMetric(m, data.y, data.qptr, ties)
-        data._cache[key] = bound
-    return bound
-
-
-def _check_scores(scores, data):
-    s = np.asarray(scores)
-    if s.ndim != 1 or s.shape[0] != data.n_docs:
-        raise ValueError(f"scores must have shape ({data.n_docs},) (one per document), "
-                         f"got {s.shape}")
-    if not np.issubdtype(s.dtype, np.number):
-        raise TypeError(f"scores must be numbers, got dtype {s.dtype}")
-    s = np.ascontiguousarray(s, dtype=np.float64)
-    if not np.all(np.isfinite(s)):
-        i = int(np.flatnonzero(~np.isfinite(s))[0])
-        raise ValueError(f"scores[{i}] is {s[i]}: scores must be finite")
-    return s
-
-
-def evaluate(scores, data, metrics="ndcg@10", *, ties="pessimistic", per_query=False,
-             **options):
-    """Evaluate one score per document with one or more rank metrics.
-
-    Parameters
-    ----------
-    scores : array-like (n_docs,)
-        Higher is better.
-    data : RankingData
-    metrics : str, Metric, numba function, or a list of them
-        Names such as ``"ndcg@10"``, ``"map"``, ``"p@5"`` (see ``dfrank.metrics.available()``).
-    ties : {"pessimistic", "optimistic", "stable", "expected"}
-        How documents with equal scores are ordered (see :mod:`dfrank.metrics._rank`).
-    per_query : bool
-        Return per-query values (NaN marks a query left out by ``empty="skip"``).
-    **options
-        Metric options: ``gain``, ``rel_threshold``, ``empty``, ``max_grade``.
-
-    Returns
-    -------
-    float, ndarray, or dict
-        A float (or array with ``per_query``) for one metric; a dict name → value for a list.
-    """
-    if not isinstance(data, RankingData):
-        raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
-    s = _check_scores(scores, data)
-    single = not isinstance(metrics, (list, tuple))
-    names = [metrics] if single else list(metrics)
-    out = {}
-    for name in names:
-        bound = bind_metric(data, name, ties, **options)
-        values = bound.per_query(s)
-        out[bound.name] = values if per_query else float(bound.mean(values))
-    return next(iter(out.values())) if single else out
-
-
 # --------------------------------------------------------------------------- maximize
 _STATUS_EARLY = ("budget", "time", "stopped", "interrupted")
-
-
-def _objective_of(data_or_objective, metric, ties, budget, max_seconds):
-    from .objective import LinearObjective, Objective
-
-    if isinstance(data_or_objective, Objective):
-        if metric is not None:
-            raise ValueError("metric= is for data; this objective already has its metric "
-                             f"({getattr(data_or_objective, 'metric', None)})")
-        return data_or_objective
-    if isinstance(data_or_objective, RankingData):
-        return LinearObjective(data_or_objective, metric or "ndcg@10", ties=ties)
-    raise TypeError("maximize needs a RankingData or an Objective, got "
-                    f"{type(data_or_objective).__name__}")
 
 
 def _restart_budget(budget, n, r):
@@ -109,10 +38,6 @@ def _run_restart(task, objective, listener=None, progress=None):
     mid-restart states (checkpointed runs); a task may carry ``resume`` = such a saved
     state, from which a resumable strategy continues."""
     import time as _time
-
-    from .objective import BudgetExhausted
-    from .parallel import describe_seed
-    from .result import RestartResult
 
     strategy, index, ss, max_evals, deadline, resume = task
     max_seconds = None if deadline is None else max(0.0, deadline - _time.time())
@@ -211,17 +136,12 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     """
     import time
 
-    from .objective import _check_budget
-    from .parallel import child, effective_n_jobs, run_tasks, seed_sequence
-    from .registry import resolve
-    from .result import Result
-
     t_start = time.perf_counter()
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable (it receives the intermediate Result), "
                         f"got {callback!r}")
-    budget, max_seconds = _check_budget(budget, max_seconds, "budget")
-    objective = _objective_of(data_or_objective, metric, ties, budget, max_seconds)
+    budget, max_seconds = check_budget(budget, max_seconds, "budget")
+    objective = make_objective(data_or_objective, metric, ties)
     if budget is None:
         budget = objective.max_evals
     if max_seconds is None:
@@ -244,8 +164,6 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     n_tasks = R if budget is None else min(R, budget)   # restarts with evaluations to make
     saver, restored, current = None, [], None
     if checkpoint is not None or resume is not None:
-        from .checkpoint import Checkpoint, fingerprint
-
         fp = fingerprint(objective, strat, root, budget, R)
         saver = Checkpoint(checkpoint if checkpoint is not None else resume, fp,
                            every=checkpoint_every)
@@ -321,8 +239,6 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     if not any(r.point is not None for r in done):
         if interrupted:
             raise KeyboardInterrupt("interrupted before any restart finished")
-        from .errors import NoEvaluationError
-
         raise NoEvaluationError("no point was evaluated: the budget or time limit is too "
                                 f"small for {strat.label} ({n_tasks} restarts)")
     result = snapshot()
@@ -335,16 +251,12 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
 
 def _partial(obj):
     """A RestartResult for a restart still running (for callbacks)."""
-    from .result import RestartResult
-
     return RestartResult(index=-1, seed={}, value=float(obj.best_value), point=obj.best_point,
                          n_evals=obj.n_evals, elapsed=obj.elapsed, status="running",
                          trace=obj.trace)
 
 
 def _assemble(objective, strat, restarts, valid, seed, elapsed, Result, ties):
-    from .spaces import Simplex
-
     simplex = isinstance(objective.space, Simplex)
     with_point = [r for r in restarts if r.point is not None]
     if valid is not None:

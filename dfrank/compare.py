@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .api import maximize
 from .data import RankingData
+from .errors import NoEvaluationError
+from .objective import check_budget, make_objective
+from .parallel import run_tasks
+from .registry import resolve
 from .result import VERSION, _jsonable, write_json_atomic
 from .stats import significance
 from .text import format_table
@@ -198,9 +203,6 @@ def _label(spec):
 def _one_run(task, objective, valid, test):
     """One (strategy, seed) run; module level so that joblib can send it to a worker (the
     objective and the data go as separate arguments: a cluster receives them once)."""
-    from .api import maximize
-    from .errors import NoEvaluationError
-
     spec, options, seed, budget, max_seconds = task
     t0 = time.perf_counter()
     try:
@@ -259,16 +261,11 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
     -------
     Comparison
     """
-    from .api import _objective_of
-    from .objective import _check_budget
-    from .parallel import run_tasks
-    from .registry import resolve
-
-    budget, max_seconds = _check_budget(budget, max_seconds, "budget")
+    budget, max_seconds = check_budget(budget, max_seconds, "budget")
     if budget is None and max_seconds is None:
         raise ValueError("compare needs a budget (evaluations) and/or max_seconds, so that "
                          "every strategy gets the same allowance")
-    objective = _objective_of(objective_or_data, metric, ties, None, None)
+    objective = make_objective(objective_or_data, metric, ties)
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("seeds is empty")

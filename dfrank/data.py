@@ -4,8 +4,11 @@ Query ``i`` owns rows ``qptr[i]:qptr[i+1]`` of ``X`` and ``y`` (queries are cont
 rows). This is the layout every kernel in :mod:`dfrank.metrics` works on.
 """
 
+import os
+
 import numpy as np
 
+from ._datafile import ARRAYS, read_arrays, write_arrays
 from .errors import DataFormatError
 
 __all__ = ["RankingData"]
@@ -26,6 +29,24 @@ def _first_bad(mask):
     return int(np.flatnonzero(mask)[0])
 
 
+class Derived:
+    """What is computed from a :class:`RankingData` once and kept with it, by name (the
+    arrays of a RankingData are never changed after it is made)."""
+
+    __slots__ = ("XT", "XT_rows", "metrics", "coordinate_lines", "flat_coordinates",
+                 "feature_scale", "ridge_starts", "planted_weights")
+
+    def __init__(self):
+        self.XT = None                  # features transposed (n_features, n_docs)
+        self.XT_rows = None             # the features nonzero for some document
+        self.metrics = {}               # (metric key, ties) -> BoundMetric
+        self.coordinate_lines = {}      # simplex coordinate -> (u, rows sorted by u)
+        self.flat_coordinates = None    # coordinates whose line changes no ranking
+        self.feature_scale = None       # standard deviation of every feature
+        self.ridge_starts = {}          # ridge -> standardized ridge-regression weights
+        self.planted_weights = None     # the hidden model of a generated set
+
+
 class RankingData:
     """Learning-to-rank data: features, graded labels and contiguous queries.
 
@@ -44,7 +65,7 @@ class RankingData:
     which only checks that the pieces fit together.
     """
 
-    __slots__ = ("X", "y", "qptr", "qids", "docids", "feature_ids", "source", "_cache")
+    __slots__ = ("X", "y", "qptr", "qids", "docids", "feature_ids", "source", "derived")
 
     def __init__(self, X, y, qptr, qids, docids=None, feature_ids=None, source=None):
         X = _as_features(X)
@@ -75,7 +96,7 @@ class RankingData:
                 f"feature_ids has shape {feature_ids.shape}, expected ({X.shape[1]},)")
         self.X, self.y, self.qptr, self.qids = X, y, qptr, qids
         self.docids, self.feature_ids, self.source = docids, feature_ids, source
-        self._cache = {}
+        self.derived = Derived()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -158,18 +179,20 @@ class RankingData:
     # ------------------------------------------------------------------ binary cache
     def save(self, path):
         """Write a binary cache (a directory of ``.npy`` files with a versioned JSON
-        header, no pickle) that :meth:`load` maps back in a moment."""
-        from .io.binary import save_data
-
-        return save_data(self, path)
+        header, no pickle; see :mod:`dfrank._datafile`) that :meth:`load` maps back in a
+        moment."""
+        return write_arrays(path, {name: getattr(self, name) for name in ARRAYS},
+                            {"n_docs": self.n_docs, "n_features": self.n_features,
+                             "n_queries": self.n_queries, "source": self.source})
 
     @classmethod
     def load(cls, path, mmap=True):
         """Read a cache written by :meth:`save`; with ``mmap`` (default) the feature matrix
         is a read-only memory map, so loading costs no time and no memory up front."""
-        from .io.binary import load_data
-
-        return load_data(path, mmap=mmap)
+        arrays, header = read_arrays(path, mmap=mmap)
+        return cls(arrays["X"], arrays["y"], arrays["qptr"], arrays["qids"],
+                   docids=arrays.get("docids"), feature_ids=arrays.get("feature_ids"),
+                   source=header.get("source") or os.fspath(path))
 
     # ------------------------------------------------------------------ views
     def query_rows(self, i):

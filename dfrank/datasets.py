@@ -40,7 +40,7 @@ def make_letor_like(n_queries=100, docs_per_query=30, n_features=10, seed=0, *,
 
     Returns
     -------
-    RankingData, with the planted weights in ``data._cache["planted_weights"]``.
+    RankingData, with the planted weights in ``data.derived.planted_weights``.
     """
     rng = np.random.default_rng(seed)
     if np.ndim(docs_per_query) == 0:
@@ -97,7 +97,7 @@ def make_letor_like(n_queries=100, docs_per_query=30, n_features=10, seed=0, *,
         q0 = q1
     del start
     data = RankingData.from_arrays(X, y, qid, dtype=dtype, source="make_letor_like")
-    data._cache["planted_weights"] = w
+    data.derived.planted_weights = w
     return data
 
 

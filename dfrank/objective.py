@@ -21,10 +21,11 @@ from .data import RankingData
 from ._scratch import PerThread
 from ._linesearch import direction_kind
 from .linesearch import LineClasses, LineResult, line_search, unsupported
+from .metrics.evaluation import bind_metric
 from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
-           "FunctionObjective"]
+           "FunctionObjective", "make_objective", "check_budget"]
 
 
 class BudgetExhausted(Exception):
@@ -39,7 +40,9 @@ class BudgetExhausted(Exception):
         self.n_evals = n_evals
 
 
-def _check_budget(max_evals, max_seconds, evals_name="max_evals"):
+def check_budget(max_evals, max_seconds, evals_name="max_evals"):
+    """``(max_evals, max_seconds)`` checked: None, or an integer >= 0 and a finite number
+    >= 0 (a clear ValueError otherwise)."""
     if max_evals is not None:
         if isinstance(max_evals, bool) or not isinstance(max_evals, (int, np.integer, float)) \
                 or not np.isfinite(max_evals) or int(max_evals) != max_evals or max_evals < 0:
@@ -72,7 +75,7 @@ class Objective:
 
     def __init__(self, space, *, max_evals=None, max_seconds=None):
         self.space = space
-        self.max_evals, self.max_seconds = _check_budget(max_evals, max_seconds)
+        self.max_evals, self.max_seconds = check_budget(max_evals, max_seconds)
         self.listener = None  # called with the objective after every recorded evaluation
         self.progress_saver = None   # set by checkpointed runs: see save_progress
         self.reset()
@@ -135,7 +138,7 @@ class Objective:
         self._trace = [(0, 0.0, -np.inf)]
 
     def set_budget(self, max_evals=None, max_seconds=None):
-        self.max_evals, self.max_seconds = _check_budget(max_evals, max_seconds)
+        self.max_evals, self.max_seconds = check_budget(max_evals, max_seconds)
 
     def start_clock(self):
         if self._t0 is None:
@@ -227,8 +230,6 @@ class LinearObjective(Objective):
                  max_seconds=None, **metric_options):
         if not isinstance(data, RankingData):
             raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
-        from .api import bind_metric
-
         self.data = data
         self.bound = bind_metric(data, metric, ties, **metric_options)
         self.metric = self.bound.metric
@@ -272,8 +273,7 @@ class LinearObjective(Objective):
         """``(u, rows sorted by u within each query)`` along simplex coordinate j, computed
         once per coordinate and kept with the data (a coordinate ascent searches each
         coordinate many times; the scores' product is then made for one vector, not two)."""
-        key = ("coordinate_line", j)
-        line = self.data._cache.get(key)
+        line = self.data.derived.coordinate_lines.get(j)
         if line is None:
             from .linesearch import sort_within_queries
             if j < self.XT.shape[0]:  # feature j itself, in float64 (+ 0.0: as the
@@ -281,21 +281,22 @@ class LinearObjective(Objective):
             else:  # the augmented coordinate: w = -1 for every feature
                 u = linear_scores(self.XT, self.space.direction_to_weights(
                     np.eye(self.space.dim)[j]), self.rows)
-            line = self.data._cache[key] = (u, sort_within_queries(u, self.data.qptr))
+            line = self.data.derived.coordinate_lines[j] = \
+                (u, sort_within_queries(u, self.data.qptr))
         return line
 
     def flat_coordinates(self):
         """Boolean mask of the d + 1 simplex coordinates whose line changes no ranking
         (a feature constant inside every query, e.g. an all-zero LETOR feature); a
         coordinate ascent can skip them."""
-        flat = self.data._cache.get("flat_coordinates")
+        flat = self.data.derived.flat_coordinates
         if flat is None:
             from .linesearch import flat_within_queries
             qptr = self.data.qptr
             flat = np.array([flat_within_queries(self.XT[j], qptr)
                              for j in range(self.XT.shape[0])] +
                             [flat_within_queries(self.XT.sum(axis=0), qptr)])
-            self.data._cache["flat_coordinates"] = flat
+            self.data.derived.flat_coordinates = flat
         return flat
 
     @property
@@ -375,8 +376,6 @@ class ScoringObjective(Objective):
             raise TypeError("score_fn must be callable: x -> one score per document")
         if not isinstance(space, (Box, Simplex)):
             raise TypeError(f"space must be a Box or a Simplex, got {type(space).__name__}")
-        from .api import bind_metric
-
         self.score_fn = score_fn
         self.data = data
         self.bound = bind_metric(data, metric, ties, **metric_options)
@@ -423,3 +422,17 @@ class FunctionObjective(Objective):
                 raise ValueError(f"fn returned {v} at x = {x}; values must be finite")
             out[i] = v
         return out
+
+
+def make_objective(data_or_objective, metric=None, ties="pessimistic"):
+    """The objective a run maximizes: an :class:`Objective` as it is, or the
+    :class:`LinearObjective` of ``metric`` (default ``"ndcg@10"``) on a RankingData."""
+    if isinstance(data_or_objective, Objective):
+        if metric is not None:
+            raise ValueError("metric= is for data; this objective already has its metric "
+                             f"({getattr(data_or_objective, 'metric', None)})")
+        return data_or_objective
+    if isinstance(data_or_objective, RankingData):
+        return LinearObjective(data_or_objective, metric or "ndcg@10", ties=ties)
+    raise TypeError("maximize needs a RankingData or an Objective, got "
+                    f"{type(data_or_objective).__name__}")

@@ -12,6 +12,9 @@ never changes numba's or numpy's global thread settings. Inside
 import numpy as np
 from joblib import Parallel, delayed
 
+from .data import RankingData
+from .objective import Objective
+
 __all__ = ["seed_sequence", "child", "run_tasks", "effective_n_jobs"]
 
 
@@ -99,9 +102,6 @@ def _teach_dask_sizes():
     if _taught or "dask" not in sys.modules:
         return
     from dask.sizeof import sizeof
-
-    from .data import RankingData
-    from .objective import Objective
 
     for cls in (RankingData, Objective):
         sizeof.register(cls)(lambda obj: max(nbytes_of(obj), 64))

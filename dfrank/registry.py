@@ -15,6 +15,8 @@ import inspect
 
 import numpy as np
 
+from .spaces import Box
+
 __all__ = ["register", "register_family", "get", "available", "resolve", "Strategy",
            "FunctionStrategy"]
 
@@ -60,8 +62,6 @@ class Strategy:
 
     def check(self, objective):
         """Validate hyperparameters against an objective; raise ValueError/TypeError."""
-        from .spaces import Box
-
         r = getattr(self, "restarts", 1)
         if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
             raise ValueError(f"{self.label}: restarts must be an integer >= 1, got {r!r}")

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._scoring import features_T, linear_scores, transpose_features
+from .data import RankingData
 from .errors import DataFormatError
+from .metrics.evaluation import evaluate
 
 __all__ = ["Result", "RestartResult", "LinearRanker", "write_json_atomic", "read_json"]
 
@@ -147,9 +150,6 @@ class LinearRanker:
 
     def predict(self, X):
         """Scores of the rows of ``X`` (an array, or a RankingData)."""
-        from ._scoring import features_T, linear_scores, transpose_features
-        from .data import RankingData
-
         if isinstance(X, RankingData):
             XT = features_T(X)
             if X.n_features != self.n_features:
@@ -165,8 +165,6 @@ class LinearRanker:
 
     def evaluate(self, data, metrics="ndcg@10", **kwargs):
         """``dfrank.evaluate`` of this model's scores on ``data``."""
-        from .api import evaluate
-
         return evaluate(self.predict(data), data, metrics, **kwargs)
 
     def to_dict(self):

@@ -21,6 +21,7 @@ import numpy as np
 from ._scoring import features_T, linear_scores
 from .data import RankingData
 from .metrics import _smoothed as K
+from .metrics.evaluation import bind_metric
 
 __all__ = ["SmoothedMetric", "KINDS", "feature_scale", "ridge_start"]
 
@@ -53,8 +54,6 @@ class SmoothedMetric:
 
     def __init__(self, data, kind, *, k=None, gain="exp", rel_threshold=1.0, alpha=10.0,
                  beta=10.0, sigma=1.0):
-        from .api import bind_metric
-
         if not isinstance(data, RankingData):
             raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
         if kind not in KINDS:
@@ -113,12 +112,12 @@ class SmoothedMetric:
 def feature_scale(data):
     """Standard deviation of every feature (1 for constant ones): the strategies climb in
     standardized coordinates v = w * scale, where one step size fits every feature."""
-    sc = data._cache.get("feature_scale")
+    sc = data.derived.feature_scale
     if sc is None:
         XT = features_T(data)
         sc = np.array([float(np.std(row, dtype=np.float64)) for row in XT])
         sc[~(sc > 0)] = 1.0
-        data._cache["feature_scale"] = sc
+        data.derived.feature_scale = sc
     return sc
 
 
@@ -128,8 +127,7 @@ def ridge_start(data, ridge=1e-3):
     are not drowned by the non-relevant documents. Returns v0 in standardized coordinates
     (weights ``v0 / feature_scale(data)``); ``ridge`` is relative to the mean feature
     variance under those weights."""
-    key = ("ridge_start", float(ridge))
-    v0 = data._cache.get(key)
+    v0 = data.derived.ridge_starts.get(float(ridge))
     if v0 is not None:
         return v0.copy()
     XT = features_T(data)
@@ -150,5 +148,5 @@ def ridge_start(data, ridge=1e-3):
     v0 = np.linalg.solve(gram + mu * np.eye(d), rhs)
     if not np.any(v0):
         v0 = np.ones(d)
-    data._cache[key] = v0
+    data.derived.ridge_starts[float(ridge)] = v0
     return v0.copy()

@@ -18,6 +18,7 @@ import numpy as np
 from ..data import RankingData, group_runs
 from ..errors import DataFormatError
 from . import _svmlight_kernel as K
+from ._write_kernel import format_rows
 
 __all__ = ["load_svmlight", "save_svmlight", "read_query_file", "open_maybe_gzip",
            "sibling_query_file", "DataWarning", "MAX_FEATURES"]
@@ -356,8 +357,6 @@ def save_svmlight(data, path, *, precision=6, chunk_rows=None):
     row, ``label qid:Q 1:v ... #docid = D``, values in fixed point with ``precision``
     decimals. Written through a temporary file and renamed, so a reader never sees half a
     file. Integer qids only (LETOR's)."""
-    from ._write_kernel import format_rows
-
     if not isinstance(precision, (int, np.integer)) or not 0 <= precision <= 9:
         raise ValueError(f"precision must be an integer in [0, 9], got {precision!r}")
     if not np.issubdtype(np.asarray(data.qids).dtype, np.integer):

@@ -33,6 +33,7 @@ from numba import njit, prange
 from .._sort import sort_pairs
 from ..errors import DataFormatError
 from ..io import _trec_kernel as TK
+from ..io.trec import Qrels, Run
 from . import _kernels as K
 from ._rank import STABLE, count_top
 
@@ -422,8 +423,6 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
     -------
     TrecEval
     """
-    from ..io.trec import Qrels, Run
-
     if not isinstance(qrels, Qrels):
         qrels = Qrels(qrels)
     if not isinstance(run, Run):

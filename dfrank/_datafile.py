@@ -1,4 +1,6 @@
-"""A binary cache of RankingData: a directory of ``.npy`` files and a JSON header.
+"""The binary cache format of RankingData: a directory of ``.npy`` files and a JSON
+header, written and read as plain arrays (:class:`dfrank.RankingData`'s ``save`` and
+``load`` build on these two functions).
 
     data.save("train.dfrank")                         # once, after the slow text parse
     data = RankingData.load("train.dfrank")           # later: X is a memory map
@@ -17,9 +19,9 @@ import tempfile
 
 import numpy as np
 
-from ..errors import DataFormatError
+from .errors import DataFormatError
 
-__all__ = ["save_data", "load_data", "DATA_FORMAT", "DATA_VERSION"]
+__all__ = ["write_arrays", "read_arrays", "DATA_FORMAT", "DATA_VERSION", "ARRAYS"]
 
 DATA_FORMAT = "dfrank.data"
 DATA_VERSION = 1
@@ -37,28 +39,27 @@ def _plain(a, name):
     return a
 
 
-def save_data(data, path):
-    """Write ``data`` to the directory ``path`` (created; an older cache there is replaced
-    atomically once the new one is complete)."""
+def write_arrays(path, arrays, header):
+    """Write the named ``arrays`` (``ARRAYS``; None ones are left out) and the ``header``
+    fields to the directory ``path`` (created; an older cache there is replaced atomically
+    once the new one is complete)."""
     path = os.path.abspath(os.fspath(path))
     parent = os.path.dirname(path)
     if os.path.exists(path) and not os.path.isfile(os.path.join(path, HEADER)):
         raise FileExistsError(f"{path} exists and is not a dfrank data cache; not overwriting")
     tmp = tempfile.mkdtemp(prefix=".dfrank-data-", dir=parent)
     try:
-        arrays = {}
+        specs = {}
         for name in ARRAYS:
-            a = getattr(data, name)
+            a = arrays.get(name)
             if a is None:
                 continue
             a = _plain(a, name)
             np.save(os.path.join(tmp, f"{name}.npy"), a, allow_pickle=False)
-            arrays[name] = {"dtype": a.dtype.str, "shape": list(a.shape)}
-        header = {"format": DATA_FORMAT, "version": DATA_VERSION, "n_docs": data.n_docs,
-                  "n_features": data.n_features, "n_queries": data.n_queries,
-                  "source": data.source, "arrays": arrays}
+            specs[name] = {"dtype": a.dtype.str, "shape": list(a.shape)}
+        head = dict(header, format=DATA_FORMAT, version=DATA_VERSION, arrays=specs)
         with open(os.path.join(tmp, HEADER), "w") as f:
-            json.dump(header, f, indent=1)
+            json.dump(head, f, indent=1)
             f.flush()
             os.fsync(f.fileno())
         old = None
@@ -75,11 +76,10 @@ def save_data(data, path):
     return path
 
 
-def load_data(path, mmap=True):
-    """Read a cache written by :func:`save_data`; with ``mmap`` the feature matrix is a
-    read-only memory map (nothing is read until a kernel touches it)."""
-    from ..data import RankingData
-
+def read_arrays(path, mmap=True):
+    """``(arrays, header)`` of a cache written by :func:`write_arrays`; with ``mmap`` the
+    feature matrix is a read-only memory map (nothing is read until a kernel touches it).
+    Anything that is not a complete cache of this version is a DataFormatError."""
     path = os.fspath(path)
     head_path = os.path.join(path, HEADER)
     if not os.path.isdir(path):
@@ -120,6 +120,4 @@ def load_data(path, mmap=True):
     missing = [n for n in ("X", "y", "qptr", "qids") if n not in arrays]
     if missing:
         raise DataFormatError(f"the header lists no {', '.join(missing)}", path=path)
-    return RankingData(arrays["X"], arrays["y"], arrays["qptr"], arrays["qids"],
-                       docids=arrays.get("docids"), feature_ids=arrays.get("feature_ids"),
-                       source=header.get("source") or path)
+    return arrays, header
