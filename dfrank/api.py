@@ -5,6 +5,7 @@ import functools
 
 import numpy as np
 
+from ._kernels.scoring import features_T, linear_scores
 from .checkpoint import Checkpoint, fingerprint
 from .data import RankingData
 from .errors import NoEvaluationError
@@ -193,7 +194,7 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
 
     def snapshot(current=None):
         rs = done + ([current] if current is not None else [])
-        return _assemble(objective, strat, rs, valid, seed, time.perf_counter() - t_start,
+        return _result_of(objective, strat, rs, valid, seed, time.perf_counter() - t_start,
                          Result, ties)
 
     def listener(obj):
@@ -256,14 +257,13 @@ def _partial(obj):
                          trace=obj.trace)
 
 
-def _assemble(objective, strat, restarts, valid, seed, elapsed, Result, ties):
+def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
     simplex = isinstance(objective.space, Simplex)
     with_point = [r for r in restarts if r.point is not None]
     if valid is not None:
         for r in with_point:
             if r.valid_value is None:
                 w = objective.space.to_weights(r.point)
-                from ._scoring import features_T, linear_scores
                 bound = bind_metric(valid, objective.metric, objective.ties)
                 s = linear_scores(features_T(valid), w)
                 r.valid_value = float(bound.mean(bound.per_query(s)))

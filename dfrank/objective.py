@@ -16,11 +16,11 @@ import time
 
 import numpy as np
 
-from ._scoring import features_T, linear_scores, nonzero_rows
+from ._kernels.scoring import features_T, linear_scores, nonzero_rows
 from .data import RankingData
-from ._scratch import PerThread
-from ._linesearch import direction_kind
-from .linesearch import LineClasses, LineResult, line_search, unsupported
+from ._kernels.scratch import PerThread
+from .linesearch import (LineClasses, LineResult, direction_kind, flat_within_queries,
+                         line_search, sort_within_queries, unsupported)
 from .metrics.evaluation import bind_metric
 from .spaces import Box, Simplex
 
@@ -275,7 +275,6 @@ class LinearObjective(Objective):
         coordinate many times; the scores' product is then made for one vector, not two)."""
         line = self.data.derived.coordinate_lines.get(j)
         if line is None:
-            from .linesearch import sort_within_queries
             if j < self.XT.shape[0]:  # feature j itself, in float64 (+ 0.0: as the
                 u = self.XT[j].astype(np.float64) + 0.0  # product turns -0.0 into 0.0)
             else:  # the augmented coordinate: w = -1 for every feature
@@ -291,7 +290,6 @@ class LinearObjective(Objective):
         coordinate ascent can skip them."""
         flat = self.data.derived.flat_coordinates
         if flat is None:
-            from .linesearch import flat_within_queries
             qptr = self.data.qptr
             flat = np.array([flat_within_queries(self.XT[j], qptr)
                              for j in range(self.XT.shape[0])] +

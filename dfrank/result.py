@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._scoring import features_T, linear_scores, transpose_features
+from ._kernels.scoring import features_T, linear_scores, transpose_features
 from .data import RankingData
 from .errors import DataFormatError
 from .metrics.evaluation import evaluate

@@ -18,7 +18,7 @@ gradient with respect to the weights of ``scores = X w`` (the kernels are in
 
 import numpy as np
 
-from ._scoring import features_T, linear_scores
+from ._kernels.scoring import features_T, linear_scores
 from .data import RankingData
 from .metrics import _smoothed as K
 from .metrics.evaluation import bind_metric

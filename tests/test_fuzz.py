@@ -95,7 +95,11 @@ def test_letor_reader(tmp_path, capsys, content):
     if data is not None:
         scores = data.X @ np.linspace(1.0, -0.5, data.n_features)
         for metric in ("ndcg@10", "map", "p@1", "mrr", "err@3"):
-            v = dfrank.evaluate(scores, data, metric)
+            try:
+                v = dfrank.evaluate(scores, data, metric)
+            except ValueError as e:  # labels whose gain 2^l - 1 overflows: said so
+                assert "overflow" in str(e) and data.y.max() > 1000
+                continue
             assert 0.0 <= v <= 1.0, (metric, v)
 
 

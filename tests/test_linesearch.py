@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dfrank
-from dfrank._scoring import linear_scores
+from dfrank._kernels.scoring import linear_scores
 
 METRICS = ["ndcg@3", "ndcg", "dcg@2", "map", "map@3", "p@2", "recall@2", "mrr", "rr@2",
            "err@3", "rprec", "kendall_tau"]
@@ -157,7 +157,7 @@ def plateau_reference(lo, hi, v, step, w, floor, min_width, tol):
 def test_plateau_choice_matches_its_definition(levels, widths, w, floor, shift):
     """The pruned plateau choice (only intervals that can still win are looked at) picks
     what the rule's definition picks, ties, narrow intervals and the floor included."""
-    from dfrank import _linesearch as K
+    from dfrank.linesearch import choice as K
     n = len(levels)
     breaks = shift + np.concatenate([[0.0], np.cumsum((widths * n)[:n])])[:n - 1]
     lo = np.concatenate([[-np.inf], breaks])
@@ -186,7 +186,7 @@ def test_pick_matches_its_definition(levels, widths, shift, by_value):
     """`pick` (which looks closely only near the top score) chooses what the rule says:
     the highest score among eligible intervals, all within tol of it tied (scores here
     differ by 0.7 tol steps, so ties chain), then the highest value, then nearest 0."""
-    from dfrank import _linesearch as K
+    from dfrank.linesearch import choice as K
     n = len(levels)
     tol = 1e-12
     breaks = shift + np.concatenate([[0.0], np.cumsum((widths * n)[:n])])[:n - 1]
@@ -268,26 +268,28 @@ def test_user_metric_has_no_exact_line_search():
 def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff):
     """The "best" choice from the whole assembled profile and from the bins alone, for
     per-query breakpoints given directly (each query's rows sorted by t)."""
-    from dfrank import _assemble as A, _linesearch as K
+    from dfrank.linesearch import assemble as A
     from dfrank.linesearch import EPS, MIN_WIDTH, TOL, LineProfile, choose, safe_point
     nq = len(sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     n_out = np.array(sizes, dtype=np.int64)
     runs = np.empty(len(out_t), np.int64)
     run_sp = np.empty((len(out_t), 2))
-    n_runs = np.array([K._bin_runs(out_t[a:b], out_d[a:b], b - a, runs[a:b], run_sp[a:b])
+    n_runs = np.array([A.bin_runs(out_t[a:b], out_d[a:b], b - a, runs[a:b], run_sp[a:b],
+                                  A.BIN_SHIFT)
                        for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.int64)
-    S, P, pref = np.empty(K.N_BINS), np.empty(K.N_BINS), np.empty(K.N_BINS + 1)
-    C = np.empty(K.N_BINS, np.int64)
+    S, P, pref = np.empty(A.N_BINS), np.empty(A.N_BINS), np.empty(A.N_BINS + 1)
+    C = np.empty(A.N_BINS, np.int64)
     A.bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref)
     n = len(out_t)
     edges, values, hazards = A.assemble(
         out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff), C, pref,
         np.empty((3, nq), np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64),
-        np.empty(n))
+        np.empty(n), A.BIN_SHIFT)
     full = choose(LineProfile(edges[:-1], edges[1:], values, hazards))
     found, value, lo, hi, hz = A.best_interval(out_t, out_d, out_h, offsets, n_out, EPS, base,
-                                               float(n_eff), S, P, C, pref, MIN_WIDTH, TOL)
+                                               float(n_eff), S, P, C, pref, MIN_WIDTH, TOL,
+                                               A.BIN_SHIFT)
     fast = (value, safe_point(hz, lo, hi, 0.5 * (lo + hi)), lo, hi) if found else None
     return full, fast
 

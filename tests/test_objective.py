@@ -79,7 +79,7 @@ def test_coordinate_line_same_as_any_direction(dtype):
         lam = obj.space.sample(rng)
         delta = np.eye(obj.space.dim)[j]
         a = obj.line(lam, delta)
-        s0, u = dfrank._scoring.linear_scores(obj.XT, np.vstack(
+        s0, u = dfrank._kernels.scoring.linear_scores(obj.XT, np.vstack(
             [obj.space.to_weights(lam), obj.space.direction_to_weights(delta)]), obj.rows)
         assert np.array_equal(obj._coordinate_line(j)[0].view(np.int64), u.view(np.int64))
         b = obj.line_scores(s0, u)  # as any other direction: no order kept

@@ -6,8 +6,8 @@ import threading
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from dfrank import _sort
-from dfrank._scratch import PerThread, Scratch
+from dfrank._kernels import sort as _sort
+from dfrank._kernels.scratch import PerThread, Scratch
 
 # keys that tie exactly, that differ but round to the same float32 (1 + k 1e-12), signed
 # zeros, infinities, and magnitudes float32 cannot hold

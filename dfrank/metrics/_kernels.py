@@ -8,7 +8,7 @@ The parallel drivers that call them live in :mod:`dfrank.metrics._drivers`.
 import numpy as np
 from numba import njit
 
-from .._sort import sorted_copy
+from .._kernels.sort import sorted_copy
 from ._rank import (EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows,
                     top_gains, top_k)
 

@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._sort import radix_argsort
+from .._kernels.sort import radix_argsort
 
 APPROX_NDCG = 0
 APPROX_AP = 1

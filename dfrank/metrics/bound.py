@@ -7,7 +7,8 @@ every call is one parallel kernel over (point, query) pairs (:mod:`._drivers`).
 import numba
 import numpy as np
 
-from .._scratch import PerThread
+from .._kernels.scoring import all_rows
+from .._kernels.scratch import PerThread
 from . import _drivers as D
 from . import _kernels as K
 from .registry import GAINS, get, tie_code
@@ -52,7 +53,7 @@ class BoundMetric:
         if m.gain == "exp":
             with np.errstate(over="ignore"):
                 self.gains = np.exp2(self.y) - 1.0
-                self.norm = 2.0 ** gmax          # ERR: R = (2^l - 1) / 2^gmax
+                self.norm = float(np.exp2(gmax))  # ERR: R = (2^l - 1) / 2^gmax
             if not np.isfinite(self.norm) or not np.all(np.isfinite(self.gains)):
                 raise ValueError(f"labels up to {self.y.max():g} make the gain 2^label - 1 "
                                  "overflow; graded labels are small integers (0-4 in "
@@ -127,7 +128,7 @@ class BoundMetric:
         ``rows``: the features to read (default all; see :func:`dot_block`)."""
         W = np.ascontiguousarray(W, dtype=np.float64)
         if rows is None:
-            rows = D.all_rows(XT.shape[0])
+            rows = all_rows(XT.shape[0])
         P = W.shape[0]
         out = np.empty((P, self.n_queries))
         m = self.metric

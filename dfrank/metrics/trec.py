@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._sort import sort_pairs
+from .._kernels.sort import sort_pairs
 from ..errors import DataFormatError
 from ..io import _trec_kernel as TK
 from ..io.trec import Qrels, Run

@@ -1,15 +1,15 @@
 """Kernels that turn the per-query breakpoints of a line into the mean metric's profile.
 
-Each query's sweep (:mod:`dfrank._linesearch`) writes its breakpoints sorted by t: the t of
+Each query's sweep (:mod:`dfrank.linesearch.sweep`) writes its breakpoints sorted by t: the t of
 a change and the change. The mean metric on the line is their running sum in t order
 across all queries, so the whole profile needs one sort of every breakpoint (hundreds of
 thousands on OHSUMED MAP). The best interval alone does not:
 
 *Bins.* The breakpoints fall into bins by the top ``BIN_BITS`` bits of their t's float32
-rounding as an ordered integer (:func:`dfrank._linesearch.bin_of`): sign, exponent and a
+rounding as an ordered integer (:func:`bin_of`): sign, exponent and a
 few mantissa bits, so bins are narrow near 0 and wide far away, as crossings are. Each
 query's breakpoints are summed by bin right after its sweep, while in cache
-(:func:`dfrank._linesearch._bin_runs`); added up in query order they give each bin's sum of
+(:func:`bin_runs`); added up in query order they give each bin's sum of
 changes ``S`` and ``P``, the sum over queries of each query's highest running sum in the
 bin (at least 0; the profiles change by small steps of either sign). The value just
 before bin b is ``base + pref[b]`` (``pref`` the prefix sums of ``S``); inside b each
@@ -29,19 +29,67 @@ query order; the threads of :func:`assemble` split its work at bin boundaries).
 import numpy as np
 from numba import njit, prange
 
-from ._linesearch import _eligible, bin_of, pick
-from ._sort import (_SHIFT32, _key32, _radix_high, gather_sorted, radix_argsort,
-                    sort_pairs_into, sorted_copy)
+from .._kernels.sort import (_SHIFT32, _key32, _radix_high, gather_sorted, radix_argsort,
+                             sort_pairs_into, sorted_copy)
+from .choice import _eligible, pick
 
 CHAIN = 4.0  # breakpoints closer than CHAIN * eps (relative) may share a group: kept together
+# The bins: the top BIN_BITS bits of a t's ordered float32 key (sign, exponent and a few
+# mantissa bits), so bins are narrow near 0 and wide far away, as crossings are. Every
+# kernel takes the shift as an argument and sizes its work from the arrays it is given,
+# so nothing depends on a constant compiled into another module's cache.
+BIN_BITS = 14
+BIN_SHIFT = 32 - BIN_BITS
+N_BINS = 1 << BIN_BITS
+
+
+@njit(cache=True, inline="always")
+def bin_of(t, shift):
+    """The bin of t: the top 32 - ``shift`` bits of its ordered float32 key."""
+    return np.int64(_key32(t) >> np.uint64(shift))
 
 
 @njit(cache=True)
-def _first_bin_at(out_t, lo, hi, b):
+def bin_runs(out_t, out_d, n, runs, run_sp, shift):
+    """One query's breakpoints (sorted by t) summed by bin: for each run of rows in one bin,
+    ``runs[r] = bin << 32 | number of changes`` and ``run_sp[r] = (sum of changes, highest
+    running sum of the changes, at least 0)``. Returns the number of runs. The sums stay
+    in registers (per bin in memory, each would wait on the previous store)."""
+    n_r = 0
+    cur = -1
+    s = 0.0
+    p = 0.0
+    c = 0
+    for i in range(n):
+        d = out_d[i]
+        b = bin_of(out_t[i], shift)
+        if b != cur:
+            if cur >= 0:
+                runs[n_r] = (cur << 32) | c
+                run_sp[n_r, 0] = s
+                run_sp[n_r, 1] = p
+                n_r += 1
+            cur = b
+            s = 0.0
+            p = 0.0
+            c = 0
+        s += d  # + 0.0 for a hazard without a change
+        p = max(p, s)
+        c += 1 if d != 0.0 else 0
+    if cur >= 0:
+        runs[n_r] = (cur << 32) | c
+        run_sp[n_r, 0] = s
+        run_sp[n_r, 1] = p
+        n_r += 1
+    return n_r
+
+
+@njit(cache=True)
+def _first_bin_at(out_t, lo, hi, b, shift):
     """The first row of ``out_t[lo:hi]`` (sorted) whose bin is >= b (binary search)."""
     while lo < hi:
         mid = (lo + hi) >> 1
-        if bin_of(out_t[mid]) < b:
+        if bin_of(out_t[mid], shift) < b:
             lo = mid + 1
         else:
             hi = mid
@@ -52,7 +100,7 @@ def _first_bin_at(out_t, lo, hi, b):
 def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref):
     """Each bin's sum of changes ``S``, bound on the rise inside it ``P`` (the queries'
     highest running sums) and its number of changes ``C``
-    from the queries' runs (:func:`dfrank._linesearch._bin_runs`), added in query order
+    from the queries' runs (:func:`bin_runs`), added in query order
     (so the sums do not depend on how many threads swept); ``pref[b]`` = sum of S over
     the bins before b."""
     for b in range(len(S)):
@@ -100,13 +148,13 @@ def _group_values(edges, values, total, eps):
 
 
 @njit(cache=True, inline="always")
-def _binned_values(t, d, n, base, pref):
+def _binned_values(t, d, n, base, pref, shift):
     """``d[r]`` (changes sorted by t) replaced by the value after row r: base + (pref[b] +
     the running sum of bin b's changes up to r)."""
     b_prev = -1
     run = 0.0
     for r in range(n):
-        b = bin_of(t[r])
+        b = bin_of(t[r], shift)
         if b != b_prev:
             run = 0.0
             b_prev = b
@@ -115,7 +163,8 @@ def _binned_values(t, d, n, base, pref):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")  # no query averaged: NaN, no error
-def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut, ka, kb, hz):
+def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut, ka, kb, hz,
+             shift):
     """All queries' breakpoints into one profile, after :func:`bin_sums` (its ``C`` and
     ``pref``). Returns ``(edges, values, hazards)``: the mean metric
     ``values[i]`` on ``(edges[i], edges[i + 1])``, edges[0] = -inf and edges[-1] = inf
@@ -127,7 +176,7 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
     others; part w of query q is ``cut[w, q]:cut[w + 1, q]``) stably by t: the sort keys are made
     straight from the per-query outputs, each change's float32 rounded t (high word) and
     its place in ``out_t`` (low word), radix sorted on the high word (see
-    :func:`dfrank._sort._radix_pairs`); the rows are then read in that order, an insertion
+    :func:`dfrank._kernels.sort._radix_pairs`); the rows are then read in that order, an insertion
     step restoring the float64 order where the rounding tied, so equal t stay in query
     order. (Sequential, this step ran beside OpenMP workers still spinning after the sweep,
     which on this machine's two hardware threads cost it up to half its speed.) Near-equal
@@ -142,7 +191,8 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
     for b in range(len(C)):  # part w starts at the bin where w / n_parts of the changes are
         while w < n_parts and acc >= n_changes * w // n_parts:
             for q in range(nq):
-                cut[w, q] = _first_bin_at(out_t, cut[w - 1, q], offsets[q] + n_out[q], b)
+                cut[w, q] = _first_bin_at(out_t, cut[w - 1, q], offsets[q] + n_out[q], b,
+                                         shift)
             w += 1
         acc += C[b]
     while w <= n_parts:
@@ -181,7 +231,7 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
         d = values[1 + first[w]:1 + first[w + 1]]
         gather_sorted(_radix_high(ka[a:a + n_ch[w]], kb[a:a + n_ch[w]])[0], out_t, out_d,
                       t, d)  # rows whose t round alike: in order
-        _binned_values(t, d, n_ch[w], base, pref)
+        _binned_values(t, d, n_ch[w], base, pref, shift)
     edges[0] = -np.inf
     values[0] = base
     g = _group_values(edges, values, total, eps)
@@ -207,7 +257,7 @@ def _clear(a, b, eps):
 
 
 @njit(cache=True)
-def _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi, lo_row, hi_row):
+def _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi, lo_row, hi_row, shift):
     """Per query, the rows of bins b_lo..b_hi (``lo_row[q]:hi_row[q]``); returns the last
     change's t before them and the first change's t after them over all queries (-inf /
     inf if none; rows without a change, hazards only, are not breakpoints)."""
@@ -216,8 +266,8 @@ def _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi, lo_row, hi_row):
     for q in range(len(n_out)):
         a = offsets[q]
         e = a + n_out[q]
-        lo_row[q] = _first_bin_at(out_t, a, e, b_lo)
-        hi_row[q] = _first_bin_at(out_t, lo_row[q], e, b_hi + 1)
+        lo_row[q] = _first_bin_at(out_t, a, e, b_lo, shift)
+        hi_row[q] = _first_bin_at(out_t, lo_row[q], e, b_hi + 1, shift)
         i = lo_row[q] - 1
         while i >= a and out_d[i] == 0.0:
             i -= 1
@@ -245,7 +295,7 @@ def _first_above(out_t, lo, hi, x):
 
 @njit(cache=True)
 def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C,
-                  pref, min_width, tol):
+                  pref, min_width, tol, shift):
     """The ``"best"`` choice of :func:`dfrank.linesearch.choose` without sorting every
     breakpoint, after :func:`bin_sums`. Returns ``(found, value, lower, upper, hazards)``:
     the chosen interval, its value and the hazards strictly inside it (sorted); ``found``
@@ -301,7 +351,7 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
         b_lo = b
         b_hi = b
         before, after = _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi,
-                                    lo_row, hi_row)
+                                    lo_row, hi_row, shift)
         while True:
             first_t = np.inf
             last_t = -np.inf
@@ -316,15 +366,15 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
                         break
             grow = False
             if before > -np.inf and not _clear(before, first_t, eps):
-                b_lo = bin_of(before)
+                b_lo = bin_of(before, shift)
                 grow = True
             if after < np.inf and not _clear(last_t, after, eps):
-                b_hi = bin_of(after)
+                b_hi = bin_of(after, shift)
                 grow = True
             if not grow:
                 break
             before, after = _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi,
-                                        lo_row, hi_row)
+                                        lo_row, hi_row, shift)
         for bb in range(b_lo, b_hi + 1):
             done[bb] = 1
         n = 0
@@ -346,7 +396,7 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
         sort_pairs_into(gt, gi, np.empty(n, np.uint64), np.empty(n, np.uint64), t[1:], srt)
         for r in range(n):
             v[1 + r] = out_d[srt[r]]
-        _binned_values(t[1:], v[1:], n, base, pref)
+        _binned_values(t[1:], v[1:], n, base, pref, shift)
         g = _group_values(t, v, n, eps)
         t[g + 1] = after  # the last group's interval reaches the next change
         reg_bin[n_reg] = b_lo
