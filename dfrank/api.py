@@ -53,7 +53,7 @@ def _run_restart(task, objective, listener=None, progress=None):
         kwargs["resume"] = resume["strategy"]
     info, status = {}, "completed"
     try:
-        info = strategy.run(obj, np.random.default_rng(ss), None, restart=index,
+        info = strategy.run(obj, np.random.default_rng(ss), restart=index,
                             **kwargs) or {}
         if info.get("converged"):
             status = "converged"
@@ -197,11 +197,20 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
         return _result_of(objective, strat, rs, valid, seed, time.perf_counter() - t_start,
                          Result, ties)
 
+    last_valid = {}  # the running restart's best point -> its validation value
+
     def listener(obj):
         if bar is not None:
             bar.update(evals_before[0] + obj.n_evals - bar.n)
         if callback is not None:
-            callback(snapshot(_partial(obj)))
+            part = _partial(obj)
+            key = None if part.point is None else part.point.tobytes()
+            part.valid_value = last_valid.get(key)   # evaluated once per best point
+            result = snapshot(part)
+            if valid is not None and key is not None:
+                last_valid.clear()
+                last_valid[key] = part.valid_value
+            callback(result)
 
     interrupted = False
     try:

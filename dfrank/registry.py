@@ -29,7 +29,7 @@ class Strategy:
     A constructor only stores keyword-only hyperparameters (no logic, not even
     validation); :meth:`run` validates and works. Capabilities are class attributes.
 
-    Subclasses implement ``run(objective, rng, callback=None, *, restart=0)`` which
+    Subclasses implement ``run(objective, rng, *, restart=0)`` which
     evaluates through ``objective`` (which counts, budgets and keeps the best point) and
     returns a dict of extra information (may be empty). ``restart`` is the index of the
     restart (the first restart of a multi-start strategy starts from the center).
@@ -38,7 +38,6 @@ class Strategy:
     name = None
     needs_linear_objective = False   # needs a LinearObjective (data, simplex)
     linear_reason = "for its exact line search"
-    needs_simplex = False            # only searches the simplex of a linear ranker
     supports_box = True              # can search a Box
     default_restarts = 1
 
@@ -73,7 +72,7 @@ class Strategy:
             raise TypeError(f"{self.label} searches the simplex of a linear ranker; it "
                             f"cannot search {objective.space!r}")
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         raise NotImplementedError
 
     @property
@@ -95,7 +94,7 @@ class FunctionStrategy(Strategy):
     def get_params(self):
         return {}
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         self.fn(objective, rng)
         return {}
 

@@ -39,18 +39,5 @@ def check_choice(owner, name, value, choices):
         raise ValueError(f"{owner}: {name} must be one of {list(choices)}, got {value!r}")
 
 
-def move(space, point, t, direction):
-    """``point + t * direction`` back in the space (Metzler's projection on the simplex,
-    clipping in a box); the point itself for t = 0."""
-    if t == 0:
-        return point
-    return space.project(point + t * direction)
-
-
 def is_box(space):
     return isinstance(space, Box)
-
-
-def unit_to_box(space, u):
-    """Box points from unit-cube coordinates (the box searches run in [0, 1]^n)."""
-    return space.from_unit(np.clip(u, 0.0, 1.0))

@@ -87,11 +87,11 @@ class CoordinateAscent(Strategy):
                 "it needs a LinearObjective (a linear ranker over the simplex)"
             raise TypeError(f"{name}: line_search='exact' is not available: {reason}")
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         self.check(objective)
         space = objective.space
         if is_box(space):
-            return self._run_box(objective, rng, callback, restart)
+            return self._run_box(objective, rng, restart)
         exact = self.line_search != "steps" and objective.exact_line
         point = start_point(objective, rng, restart)
         value = objective(point)
@@ -118,8 +118,6 @@ class CoordinateAscent(Strategy):
                 else:
                     point, value = self._steps(objective, point, value, eye[j])
             gain = value - before
-            if callback is not None:
-                callback({"sweep": sweep, "value": value, "gain": gain})
             if gain < self.tol:
                 break
         return {"sweeps": sweep, "converged": bool(gain < self.tol),
@@ -139,7 +137,7 @@ class CoordinateAscent(Strategy):
             return cand[i], float(vals[i])
         return point, value
 
-    def _run_box(self, objective, rng, callback, restart):
+    def _run_box(self, objective, rng, restart):
         space = objective.space
         u = space.to_unit(start_point(objective, rng, restart))
         value = objective(space.from_unit(u))
@@ -152,8 +150,6 @@ class CoordinateAscent(Strategy):
             for j in order:
                 u, value = self._box_line(objective, u, value, j, grid)
             gain = value - before
-            if callback is not None:
-                callback({"sweep": sweep, "value": value, "gain": gain})
             if gain < self.tol:
                 break
         return {"sweeps": sweep, "converged": bool(gain < self.tol),

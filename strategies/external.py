@@ -106,7 +106,7 @@ class ScipyLocal(_External):
         check_float(self.label, "xtol", self.xtol, 0.0, low_open=True)
         check_float(self.label, "ftol", self.ftol, 0.0, low_open=True)
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         from scipy.optimize import minimize
 
         self.check(objective)
@@ -143,7 +143,7 @@ class ScipyDifferentialEvolution(_External):
         check_int(self.label, "maxiter", self.maxiter, 1)
         check_float(self.label, "recombination", self.recombination, 0.0, 1.0)
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         from scipy.optimize import differential_evolution
 
         self.check(objective)
@@ -177,7 +177,7 @@ class CMAES(_External):
         if self.popsize is not None:
             check_int(self.label, "popsize", self.popsize, 2)
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         import cma
 
         self.check(objective)
@@ -227,7 +227,7 @@ class Nevergrad(_External):
             raise ValueError(f"nevergrad has no optimizer {self.optimizer!r}"
                              + (f"; did you mean {', '.join(close)}?" if close else ""))
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         import nevergrad as ng
 
         self.check(objective)
@@ -301,7 +301,7 @@ class Optuna(_External):
             raise ValueError(f"optuna: sampler must be 'tpe' or 'cmaes', got {self.sampler!r}")
         check_int(self.label, "n_trials", self.n_trials, 1)
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         import optuna
 
         self.check(objective)

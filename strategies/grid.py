@@ -70,7 +70,7 @@ class GridSearch(Strategy):
 
     resumable = True    # a checkpoint can hold the grid position
 
-    def run(self, objective, rng, callback=None, *, restart=0, start=0, resume=None):
+    def run(self, objective, rng, *, restart=0, start=0, resume=None):
         self.check(objective)
         space = objective.space
         K = self.resolution_for(objective)
@@ -85,7 +85,5 @@ class GridSearch(Strategy):
                 values[done:done + len(vals)] = vals
             done += len(vals)
             objective.save_progress(lambda: {"done": done})
-            if callback is not None:
-                callback({"done": done, "total": total, "value": objective.best_value})
         return {"resolution": K, "n_points": total,
                 "values": values}

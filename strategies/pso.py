@@ -58,7 +58,7 @@ class ParticleSwarm(Strategy):
 
     resumable = True    # a checkpoint can hold the swarm between two iterations
 
-    def run(self, objective, rng, callback=None, *, restart=0, resume=None):
+    def run(self, objective, rng, *, restart=0, resume=None):
         self.check(objective)
         space = objective.space
         box = is_box(space)
@@ -89,8 +89,6 @@ class ParticleSwarm(Strategy):
             gi = int(np.argmax(pval))
             objective.save_progress(lambda: {"it": it, "x": x, "v": v, "pbest": pbest,
                                              "pval": pval, "rng": rng.bit_generator.state})
-            if callback is not None:
-                callback({"iteration": it, "value": float(pval[gi])})
         return {"iterations": self.iterations}
 
     @staticmethod

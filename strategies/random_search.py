@@ -28,13 +28,11 @@ class RandomSearch(Strategy):
         check_int(self.label, "n_samples", self.n_samples, 1)
         check_int(self.label, "batch_size", self.batch_size, 1)
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         self.check(objective)
         done = 0
         while done < self.n_samples:
             n = min(self.batch_size, self.n_samples - done)
             objective.batch(objective.space.sample(rng, n))
             done += n
-            if callback is not None:
-                callback({"samples": done, "value": objective.best_value})
         return {"samples": done}

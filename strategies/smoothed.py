@@ -107,7 +107,7 @@ class _Approx(_Smoothed):
         check_int(name, "max_iter", self.max_iter, 1)
         check_float(name, "tol", self.tol, 0.0)
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         self.check(objective)
         sm = self._surrogate(objective)
         scale = feature_scale(objective.data)
@@ -143,9 +143,7 @@ class _Approx(_Smoothed):
             gain = cval - val
             v, val, g = cand, cval, cg
             step = min(2 * step, self.max_step)
-            true = self._evaluate(objective, v, scale)
-            if callback is not None:
-                callback({"iteration": it, "value": true, "surrogate": val})
+            self._evaluate(objective, v, scale)
             if gain < self.tol:
                 converged = True
                 break
@@ -215,7 +213,7 @@ class _Smooth(_Smoothed):
         n = int(np.floor(np.log2(self.sigma_start / self.sigma_end) + 1e-9)) + 1
         return self.sigma_start * 0.5 ** np.arange(n)
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         from scipy.optimize import minimize
 
         self.check(objective)
@@ -242,9 +240,6 @@ class _Smooth(_Smoothed):
             v = res.x
             stages.append({"sigma": float(sigma), "iterations": int(res.nit),
                            "objective": float(res.fun)})
-            if callback is not None:
-                callback({"sigma": float(sigma), "value": objective.best_value,
-                          "surrogate": sm.value(v / scale)})
         return {"surrogate": sm.value(v / scale), "stages": stages, "converged": True}
 
 

@@ -58,7 +58,7 @@ class SteepestAscent(Strategy):
         check_choice(name, "rule", self.rule, ("best", "plateau"))
         check_int(name, "n_steps", self.n_steps, 1, 60)
 
-    def run(self, objective, rng, callback=None, *, restart=0):
+    def run(self, objective, rng, *, restart=0):
         self.check(objective)
         space = objective.space
         box = is_box(space)
@@ -82,8 +82,6 @@ class SteepestAscent(Strategy):
             else:
                 u, value = self._steps(objective, u, value, direction, box)
             gain = value - before
-            if callback is not None:
-                callback({"iteration": it, "value": value, "gain": gain})
             if gain < self.tol:
                 break
         return {"iterations": it, "zero_gradient": zero_gradient,

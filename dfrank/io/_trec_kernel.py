@@ -20,7 +20,6 @@ BAD_INTEGER = 4
 
 _FNV_OFFSET = np.uint64(14695981039346656037)
 _FNV_PRIME = np.uint64(1099511628211)
-_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, inline="always")
@@ -35,12 +34,6 @@ def fnv1a(buf, a, b):
         h ^= np.uint64(buf[i])
         h *= _FNV_PRIME
     return h
-
-
-@njit(cache=True)
-def pair_key(qh, dh):
-    """One 64-bit key for a (qid, docno) pair."""
-    return (qh * _MIX) ^ dh
 
 
 @njit(cache=True)
