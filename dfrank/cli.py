@@ -32,6 +32,7 @@ examples:
   dfrank compare Fold1/train.txt.gz --test Fold1/test.txt.gz \\
       --strategies ca,pso,random,cma:es --seeds 5 --budget 2000 --plot anytime.png
   dfrank trec-eval qrels.txt run.txt            trec_eval's measures of a TREC run
+  dfrank fuse qrels.txt a.run b.run --metric map  learn the weights of a fusion of runs
   dfrank info Fold1/train.txt.gz                what a LETOR/SVMlight file holds
   dfrank metrics                                metric names and formulas
   dfrank strategies                             optimizers and their options
@@ -383,6 +384,46 @@ def cmd_trec_eval(args):
     return 0
 
 
+def cmd_fuse(args):
+    from .fusion import fuse
+
+    _outputs_writable(args, "output", "json")
+    names = []
+    for path in args.runs:
+        base = os.path.basename(path)
+        for ext in (".gz", ".txt", ".run", ".trec"):
+            base = base[:-len(ext)] if base.endswith(ext) else base
+        names.append(base)
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise UsageError(f"two runs would have the same name {dup[0]!r} (run names come "
+                         "from the file names); rename a file")
+    missing = args.missing
+    if missing not in ("zero", "min"):
+        try:
+            missing = float(missing)
+        except ValueError:
+            raise UsageError(f"--missing expects zero, min or a number, got "
+                             f"{args.missing!r}") from None
+    with _Compiling(args.quiet):
+        res = fuse(args.qrels, dict(zip(names, args.runs)), args.metric, norm=args.norm,
+                   missing=missing, signed=args.signed, strategy=args.strategy,
+                   folds=args.folds, seed=args.seed, complete=args.complete,
+                   test=args.test_name)
+    print(f"fusion of {len(names)} runs ({args.norm} normalization, missing documents "
+          f"{args.missing}) in {res.seconds:.2f} s")
+    print(res.summary())
+    if args.output:
+        res.to_trec(args.output)
+        print(f"fused run written to {args.output}")
+    if args.json:
+        res.to_json(args.json)
+        print(f"result written to {args.json}")
+    if args.export:
+        print(json.dumps(res.export(args.export), indent=1))
+    return 0
+
+
 def cmd_warmup(args):
     from .warmup import warm
 
@@ -610,6 +651,47 @@ def _parser():
                         "num_ret, num_rel, num_rel_ret, runid")
     _common(t, ties=False)
     t.set_defaults(func=cmd_trec_eval)
+
+    u = sub.add_parser("fuse", formatter_class=fmt,
+                       help="learn the weights of a fusion of TREC runs",
+                       description="Learn the weights of a linear fusion of RUNs (TREC run "
+                                   "files) that maximize --metric on QRELS, exactly: each "
+                                   "run's scores are normalized per query, and coordinate "
+                                   "ascent searches the non-negative weights summing to 1 "
+                                   "with the exact line search. Prints each run, CombSUM, "
+                                   "reciprocal-rank fusion and the learned fusion (with "
+                                   "--folds also held out) with paired p-values; the metric "
+                                   "is computed as trec_eval computes it.",
+                       epilog="examples:\n  dfrank fuse qrels.txt bm25.run dense.run "
+                              "splade.run --metric map -o fused.run\n  dfrank fuse "
+                              "qrels.txt a.run b.run --metric ndcg@10 --folds 5 --json "
+                              "fusion.json --export opensearch")
+    u.add_argument("qrels")
+    u.add_argument("runs", nargs="+", metavar="RUN")
+    u.add_argument("--metric", default="map", help="metric to maximize (default map)")
+    u.add_argument("--norm", default="minmax",
+                   choices=["minmax", "zscore", "sum", "max", "rank", "borda", "l2", "none"],
+                   help="per-query normalization of each run (default minmax)")
+    u.add_argument("--missing", default="zero",
+                   help="score of a document a run did not retrieve: zero (default), min "
+                        "(the run's lowest) or a number")
+    u.add_argument("--signed", action="store_true",
+                   help="allow negative weights (Metzler's augmented simplex)")
+    u.add_argument("--strategy", default="ca",
+                   help="search (default ca; with --signed any strategy)")
+    u.add_argument("--folds", type=_positive_int,
+                   help="cross-validate the weights by query over this many folds")
+    u.add_argument("--complete", action="store_true",
+                   help="count judged queries no run retrieved as 0 (trec_eval -c)")
+    u.add_argument("--test", dest="test_name", default="randomization",
+                   choices=["randomization", "t", "wilcoxon", "sign"])
+    u.add_argument("--seed", type=int, default=0)
+    u.add_argument("-o", "--output", help="write the fused run (TREC) here")
+    u.add_argument("--json", help="write the result (weights, values, baselines) here")
+    u.add_argument("--export", choices=["ranx", "opensearch", "elasticsearch"],
+                   help="print the weights as that system takes them")
+    _common(u, ties=False)
+    u.set_defaults(func=cmd_fuse)
 
     w = sub.add_parser("warmup", formatter_class=fmt,
                        help="compile every numba kernel ahead of use (once, on every core)",

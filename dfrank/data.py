@@ -59,15 +59,22 @@ class RankingData:
     qids : ndarray of shape (n_queries,), the query ids as written in the source.
     docids : ndarray of shape (n_docs,) or None
     feature_ids : ndarray of shape (n_features,), int64 original (1-based LETOR) feature ids.
+    unranked : (offsets, labels) or None
+        The labels of judged documents that are not rows, per query (``labels[offsets[q]:
+        offsets[q + 1]]``): documents no ranking retrieved. They are never ranked, but they
+        count where trec_eval counts them: in R (MAP, recall, R-precision) and in the ideal
+        DCG. None for LETOR data, whose rows are every judged document.
     source : str or None, where the data came from (used in messages).
 
     Use :meth:`from_arrays` or :func:`dfrank.load_svmlight` rather than this constructor,
     which only checks that the pieces fit together.
     """
 
-    __slots__ = ("X", "y", "qptr", "qids", "docids", "feature_ids", "source", "derived")
+    __slots__ = ("X", "y", "qptr", "qids", "docids", "feature_ids", "source", "derived",
+                 "unranked")
 
-    def __init__(self, X, y, qptr, qids, docids=None, feature_ids=None, source=None):
+    def __init__(self, X, y, qptr, qids, docids=None, feature_ids=None, source=None,
+                 unranked=None):
         X = _as_features(X)
         y = np.ascontiguousarray(y, dtype=np.float64)
         qptr = np.ascontiguousarray(qptr, dtype=np.int64)
@@ -96,6 +103,16 @@ class RankingData:
                 f"feature_ids has shape {feature_ids.shape}, expected ({X.shape[1]},)")
         self.X, self.y, self.qptr, self.qids = X, y, qptr, qids
         self.docids, self.feature_ids, self.source = docids, feature_ids, source
+        if unranked is not None:
+            uptr = np.ascontiguousarray(unranked[0], dtype=np.int64)
+            ulab = np.ascontiguousarray(unranked[1], dtype=np.float64)
+            if uptr.shape != qptr.shape or uptr[0] != 0 or uptr[-1] != len(ulab) or \
+                    np.any(np.diff(uptr) < 0) or np.any(~(ulab >= 0)):
+                raise DataFormatError("unranked must be (offsets per query, labels >= 0), "
+                                      f"offsets of shape {qptr.shape} from 0 to the number "
+                                      "of labels")
+            unranked = (uptr, ulab)
+        self.unranked = unranked
         self.derived = Derived()
 
     # ------------------------------------------------------------------ construction
@@ -209,9 +226,16 @@ class RankingData:
         sizes = self.query_sizes[queries]
         rows = _rows_of(self.qptr, queries)
         qptr = np.concatenate([[0], np.cumsum(sizes)])
+        unranked = None
+        if self.unranked is not None:
+            uptr, ulab = self.unranked
+            usizes = np.diff(uptr)[queries]
+            unranked = (np.concatenate([[0], np.cumsum(usizes)]),
+                        ulab[_rows_of(uptr, queries)] if usizes.sum() else ulab[:0])
         return RankingData(self.X[rows], self.y[rows], qptr, self.qids[queries],
                            docids=None if self.docids is None else self.docids[rows],
-                           feature_ids=self.feature_ids, source=self.source)
+                           feature_ids=self.feature_ids, source=self.source,
+                           unranked=unranked)
 
     def select_features(self, feature_ids):
         """A new RankingData with only the given original feature ids, in that order."""

@@ -30,6 +30,13 @@ class LineProfile:
         i = int(np.searchsorted(self.upper, t, side="left"))
         return float(self.values[min(i, len(self.values) - 1)])
 
+    def within(self, lo, hi):
+        """The profile on [lo, hi] only (a segment of the line: the intervals meeting it,
+        the first and last cut at its ends)."""
+        keep = (self.upper > lo) & (self.lower < hi)
+        return LineProfile(np.maximum(self.lower[keep], lo), np.minimum(self.upper[keep], hi),
+                           self.values[keep], self.hazards)
+
     def safe_point(self, lo, hi, t):
         """``t`` if no hazard (a meeting of several documents near the top, where the
         value depends on how ties fall) lies near it inside (lo, hi); else the middle of

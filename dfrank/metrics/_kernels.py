@@ -384,21 +384,29 @@ def _expected(code, s, y, g, disc, lo, hi, k, kk, thr, c0, ibuf, jbuf):
 
 # ---------------------------------------------------------------------------- constants
 @njit(cache=True)
-def query_constants(code, y, qptr, k, gain_type, thr, c0, empty):
+def query_constants(code, y, qptr, k, gain_type, thr, uptr, ulab, c0, empty):
     """Per-query constants, computed once per dataset and metric.
 
-    NDCG: ideal DCG@k (labels sorted descending); binary metrics: number of relevant rows
-    (label >= thr); Kendall's tau: number of pairs with different labels; ERR and DCG: 1.
-    ``empty[q]`` marks queries the metric cannot score (no gain, no relevant row, no pair).
+    NDCG: ideal DCG@k (labels sorted descending); binary metrics: number of relevant
+    documents (label >= thr); Kendall's tau: number of pairs with different labels; ERR and
+    DCG: 1. ``ulab[uptr[q]:uptr[q + 1]]`` are the labels of query q's judged documents that
+    are not rows (none for LETOR data): they count in the ideal DCG and in the relevant
+    count, as trec_eval counts them. ``empty[q]`` marks queries the metric cannot score (no
+    gain, no relevant document, no pair).
     """
     nq = len(qptr) - 1
     for q in range(nq):
         lo, hi = qptr[q], qptr[q + 1]
         m = hi - lo
+        ua, ub = uptr[q], uptr[q + 1]
         if code == NDCG or code == DCG or code == ERR:
-            asc = sorted_copy(y[lo:hi])
+            every = np.empty(m + (ub - ua if code != ERR else 0))
+            every[:m] = y[lo:hi]
+            if code != ERR:
+                every[m:] = ulab[ua:ub]
+            asc = sorted_copy(every)
             lab = asc[::-1]
-            kk = _cutoff(k, m)
+            kk = _cutoff(k, len(lab))
             ideal = 0.0
             for p in range(kk):
                 ideal += gain(lab[p], gain_type) * discount(p)
@@ -421,6 +429,9 @@ def query_constants(code, y, qptr, k, gain_type, thr, c0, empty):
             r = 0
             for d in range(lo, hi):
                 if y[d] >= thr:
+                    r += 1
+            for d in range(ua, ub):
+                if ulab[d] >= thr:
                     r += 1
             c0[q] = r
             empty[q] = r == 0

@@ -33,9 +33,11 @@ class BoundMetric:
     y : ndarray (n_docs,) float64 labels
     qptr : ndarray (n_queries + 1,) int64 offsets
     ties : {"pessimistic", "optimistic", "stable", "expected"}
+    unranked : (offsets, labels) or None
+        Judged documents of each query that are not rows (see ``RankingData.unranked``).
     """
 
-    def __init__(self, metric, y, qptr, ties="pessimistic"):
+    def __init__(self, metric, y, qptr, ties="pessimistic", unranked=None):
         self.metric = get(metric)
         self.ties = ties
         self.tie_code = tie_code(ties)
@@ -66,8 +68,10 @@ class BoundMetric:
         self.c0 = np.ones(nq)
         self.empty = np.zeros(nq, dtype=np.bool_)
         if not m.is_custom:
+            uptr, ulab = unranked if unranked is not None else (np.zeros(nq + 1, np.int64),
+                                                                 np.zeros(0))
             K.query_constants(m.code, self.y, self.qptr, m.k, self.gain_code,
-                              float(m.rel_threshold), self.c0, self.empty)
+                              float(m.rel_threshold), uptr, ulab, self.c0, self.empty)
 
         self._order = None
         self._groups = {}

@@ -20,7 +20,8 @@ def bind_metric(data, metric, ties="pessimistic", **options):
     key = (m.key, ties)
     bound = data.derived.metrics.get(key)
     if bound is None:
-        bound = data.derived.metrics[key] = BoundMetric(m, data.y, data.qptr, ties)
+        bound = data.derived.metrics[key] = BoundMetric(m, data.y, data.qptr, ties,
+                                                        unranked=data.unranked)
     return bound
 
 
