@@ -2,7 +2,8 @@
 (cached on disk afterwards), which takes seconds to tens of seconds and would otherwise
 look like a hang.
 
-A listener on numba's compile events starts a timer when a compilation begins; if it is
+A listener on numba's compile events (of dfrank's own kernels, not other libraries')
+starts a timer when a compilation begins; if it is
 still compiling after ``DELAY`` seconds, one line goes to stderr, once per process:
 ``dfrank: compiling numba kernels (once: ...)``. ``DFRANK_QUIET_COMPILE=1`` silences it.
 """
@@ -39,8 +40,15 @@ def install():
         return
     from numba.core import event
 
+    def ours(ev):
+        d = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
+        mod = getattr(getattr(d, "py_func", None), "__module__", "") or ""
+        return mod.startswith("dfrank")
+
     class _Listener(event.Listener):
         def on_start(self, ev):
+            if not ours(ev):
+                return
             with _lock:
                 _state["depth"] += 1
                 if _state["depth"] == 1 and not _state["said"]:
@@ -50,6 +58,8 @@ def install():
                     t.start()
 
         def on_end(self, ev):
+            if not ours(ev):
+                return
             with _lock:
                 _state["depth"] -= 1
                 if _state["depth"] == 0 and _state["timer"] is not None:

@@ -11,6 +11,8 @@ Fusion weights (:meth:`dfrank.fusion.FusionResult.export`):
   ``normalizer`` (``minmax``, ``l2_norm`` or ``none``), the inner retrievers left for the
   user to fill in.
 
+Borda and rank normalizations read positions: with tied scores dfrank orders by docno
+(trec_eval's order), ranx by its input order, so their fusions agree where no run ties.
 Each target expresses only some normalizations and takes the documents a clause did not
 return as contributing 0: anything else (another normalization, ``missing="min"``,
 negative weights where the target refuses them) is refused with the reason, rather than
