@@ -14,6 +14,7 @@ from .api import evaluate, maximize  # noqa: E402
 from .compare import Comparison, compare  # noqa: E402
 from .data import RankingData  # noqa: E402
 from .errors import DataFormatError  # noqa: E402
+from .fusion import FusionResult, fuse  # noqa: E402
 from .io import load_qrels, load_run, load_svmlight  # noqa: E402
 from .metrics.trec import evaluate_run  # noqa: E402
 from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # noqa: E402
@@ -24,7 +25,8 @@ from .stats import significance  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "maximize", "compare", "Comparison", "significance",
+__all__ = ["evaluate", "maximize", "compare", "Comparison", "significance", "fuse",
+           "FusionResult",
            "metrics", "datasets", "callbacks", "LinearRanker", "Result", "RankingData",
            "DataFormatError", "load_svmlight", "load_qrels", "load_run", "evaluate_run",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
