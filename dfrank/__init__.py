@@ -25,9 +25,18 @@ from .stats import significance  # noqa: E402
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    """``DirectRanker`` imports scikit-learn, so it is loaded on first use only."""
+    if name == "DirectRanker":
+        from .estimator import DirectRanker
+
+        return DirectRanker
+    raise AttributeError(f"module 'dfrank' has no attribute {name!r}")
+
 __all__ = ["evaluate", "maximize", "compare", "Comparison", "significance", "fuse",
            "FusionResult",
            "metrics", "datasets", "callbacks", "LinearRanker", "Result", "RankingData",
            "DataFormatError", "load_svmlight", "load_qrels", "load_run", "evaluate_run",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
-           "BudgetExhausted", "__version__"]
+           "BudgetExhausted", "DirectRanker", "__version__"]

@@ -10,6 +10,7 @@ from .checkpoint import Checkpoint, fingerprint
 from .data import RankingData
 from .errors import NoEvaluationError
 from .metrics.evaluation import bind_metric, evaluate
+from .normalization import query_level_source
 from .objective import BudgetExhausted, check_budget, make_objective
 from .parallel import child, describe_seed, effective_n_jobs, run_tasks, seed_sequence
 from .registry import resolve
@@ -294,6 +295,7 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
         msg = (msg + "; " if msg else "") + \
             "the finite-difference gradient was exactly zero (a plateau of the metric)"
     metric_name = getattr(getattr(objective, "metric", None), "name", None)
+    data = getattr(objective, "data", None)
     return Result(
         value=float(value), point=point,
         weights=objective.space.to_weights(point) if (simplex and point is not None) else None,
@@ -302,8 +304,10 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
         params=strat.get_params(), metric=metric_name, seed=seed,
         interrupted=bool(early), valid_value=None if best is None else best.valid_value,
         plateau=info.get("plateau") if isinstance(info, dict) else None, message=msg,
-        feature_ids=getattr(getattr(objective, "data", None), "feature_ids", None),
-        space="simplex" if simplex else "box")
+        feature_ids=getattr(data, "feature_ids", None),
+        space="simplex" if simplex else "box",
+        normalization={"kind": "query"} if query_level_source(getattr(data, "source", None))
+        else None)
 
 
 def _progress_bar(progress, budget, label):

@@ -153,9 +153,24 @@ def _data_arguments(p, valid_help, test_help):
                         "dense matrix)")
 
 
+def _normalize_sets(kind, train, path):
+    """The normalization ``--normalize KIND`` fits on TRAIN (None without the option)."""
+    from . import normalization
+
+    if kind is None:
+        return None
+    if normalization.query_level_source(path):
+        raise UsageError(f"{path} is in a QueryLevelNorm folder: its features are already "
+                         "normalized within each query, and normalizing them again by "
+                         "constants gives a model no engine can apply either. Use the "
+                         "collection's raw (Feature) files with --normalize")
+    return normalization.fit(train.X, kind)
+
+
 # --------------------------------------------------------------------------- commands
 def cmd_fit(args):
-    from .api import maximize
+    from ._kernels.scoring import features_T, linear_scores
+    from .api import evaluate, maximize
 
     metric = args.metric
     options = _parse_options(args.option)
@@ -163,6 +178,12 @@ def cmd_fit(args):
         options["restarts"] = args.restarts
     _outputs_writable(args, "output", "result", "checkpoint")
     train, valid, test = _load_sets(args)
+    norm = _normalize_sets(args.normalize, train, args.train)
+    if norm is not None:
+        from . import normalization
+
+        train, valid, test = (normalization.apply(d, norm) if d is not None else None
+                              for d in (train, valid, test))
     with _Compiling(args.quiet):
         _warm_up(metric, args.ties)
     t0 = time.perf_counter()
@@ -171,12 +192,15 @@ def cmd_fit(args):
                       progress=_show_progress(args), ties=args.ties,
                       checkpoint=args.checkpoint, resume=args.resume, **options)
     secs = time.perf_counter() - t0
+    if norm is not None:
+        result.normalization = norm
     ranker = result.ranker
     scores = {"train": result.value}
     if valid is not None:
         scores["valid"] = result.valid_value
-    if test is not None:
-        scores["test"] = ranker.evaluate(test, metric, ties=args.ties)
+    if test is not None:   # already normalized: score with the bare weights
+        scores["test"] = evaluate(linear_scores(features_T(test), result.weights), test,
+                                  metric, ties=args.ties)
     ranker.meta.update({"train_file": os.path.abspath(args.train), "test": scores.get("test")})
     if args.output:
         ranker.save(args.output)
@@ -384,6 +408,30 @@ def cmd_trec_eval(args):
     return 0
 
 
+def cmd_export(args):
+    from .result import LinearRanker
+
+    _outputs_writable(args, "output")
+    model = LinearRanker.load(args.model)
+    text = model.export(args.output, args.format, _names_arg(args.names))
+    if args.output:
+        print(f"{args.format} model written to {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _names_arg(value):
+    """--names: a file with one name per line (blank lines and # comments skipped), or
+    names separated by commas."""
+    if value is None:
+        return None
+    if os.path.isfile(value):
+        with open(value) as f:
+            return [ln.strip() for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
+    return [n.strip() for n in value.split(",")]
+
+
 def cmd_fuse(args):
     from .fusion import fuse
 
@@ -530,6 +578,12 @@ def _parser():
     f.add_argument("--resume", metavar="FILE",
                    help="continue the run saved in this checkpoint (same arguments: the "
                         "result equals an uninterrupted run)")
+    f.add_argument("--normalize", choices=["standard", "minmax"],
+                   help="normalize each feature by constants fitted on TRAIN ((x - mean) / "
+                        "std, or (x - min) / (max - min)), applied to every set; the model "
+                        "keeps them, so 'dfrank export' writes them as the engine's "
+                        "normalizers. (Files in LETOR's QueryLevelNorm folders are "
+                        "recognized as normalized within each query.)")
     f.add_argument("-o", "--output", help="write the model (JSON) here")
     f.add_argument("--result", help="write the full result (JSON, with traces) here")
     f.add_argument("--json", action="store_true", help="print the outcome as JSON")
@@ -692,6 +746,32 @@ def _parser():
                    help="print the weights as that system takes them")
     _common(u, ties=False)
     u.set_defaults(func=cmd_fuse)
+
+    x = sub.add_parser("export", formatter_class=fmt,
+                       help="write a model in the format of RankLib or a search engine",
+                       description="Write MODEL (JSON from 'dfrank fit') in the format of "
+                                   "the system that applies it: ranklib (a Coordinate Ascent "
+                                   "model RankLib loads with -load), es-ltr / opensearch-ltr "
+                                   "(the body of the LTR plugin's _createmodel: a "
+                                   "model/linear with feature_normalizers), solr-ltr (a "
+                                   "LinearModel for Solr's model store), vespa (a rank "
+                                   "profile). Engines name their features: give --names. A "
+                                   "model learned on features normalized within each query "
+                                   "(LETOR's QueryLevelNorm) is refused for the engines: "
+                                   "they cannot apply that normalization.",
+                       epilog="examples:\n  dfrank export model.json --format ranklib -o "
+                              "model.ranklib\n  dfrank export model.json --format es-ltr "
+                              "--names title_bm25,body_bm25,pagerank\n  dfrank export "
+                              "model.json --format solr-ltr --names names.txt -o model.json")
+    x.add_argument("model", help="model JSON written by 'dfrank fit'")
+    x.add_argument("--format", required=True,
+                   choices=["ranklib", "es-ltr", "opensearch-ltr", "solr-ltr", "vespa"])
+    x.add_argument("--names", metavar="A,B,C|FILE",
+                   help="the engine's name of each feature, in feature order: separated by "
+                        "commas, or a file with one per line")
+    x.add_argument("-o", "--output", help="write here (default: print)")
+    _common(x, ties=False)
+    x.set_defaults(func=cmd_export)
 
     w = sub.add_parser("warmup", formatter_class=fmt,
                        help="compile every numba kernel ahead of use (once, on every core)",

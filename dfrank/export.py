@@ -1,5 +1,24 @@
 """Learned weights in the forms of the systems that apply them in production.
 
+Linear rankers (:meth:`dfrank.LinearRanker.export`, ``dfrank export``):
+
+* ``"ranklib"`` -- RankLib's Coordinate Ascent model: ``## `` header lines, then one line
+  ``fid:weight fid:weight ...`` (what RankLib's ``CoorAscent.model()`` writes and
+  ``loadFromString`` reads); :func:`read_ranklib` reads one back;
+* ``"es-ltr"`` / ``"opensearch-ltr"`` -- the Learning to Rank plugin's ``_createmodel`` body
+  for a ``model/linear`` (its ``definition`` the JSON of feature name -> weight), with
+  ``feature_normalizers`` (``standard``: mean, standard_deviation; ``min_max``: minimum,
+  maximum) when the model normalizes its features;
+* ``"solr-ltr"`` -- Solr LTR's ``LinearModel`` with ``StandardNormalizer`` (avg, std) or
+  ``MinMaxNormalizer`` (min, max) per feature;
+* ``"vespa"`` -- a rank profile whose first-phase expression is the weighted sum of the
+  named rank features (normalization written into the expression).
+
+The engines name features, LETOR numbers them: ``names`` (a list in feature order, or a
+dict id -> name) maps one to the other; without it only RankLib's format is possible. A
+model learned on query-level normalized features (LETOR's QueryLevelNorm) ranks differently
+without that normalization, which no engine applies per query: it is refused.
+
 Fusion weights (:meth:`dfrank.fusion.FusionResult.export`):
 
 * ``"ranx"`` -- the arguments of ranx's ``fuse(runs, norm=..., method="wsum",
@@ -19,7 +38,15 @@ negative weights where the target refuses them) is refused with the reason, rath
 exported as a fusion that ranks differently.
 """
 
-__all__ = ["fusion_export", "FUSION_TARGETS"]
+import json
+import math
+
+import numpy as np
+
+from .normalization import affine
+
+__all__ = ["fusion_export", "FUSION_TARGETS", "ranker_export", "read_ranklib",
+           "RANKER_TARGETS", "ExportError"]
 
 # dfrank's normalization -> the target's name for the same formula
 _RANX = {"minmax": "min-max", "max": "max", "sum": "sum", "zscore": "zmuv", "borda": "borda"}
@@ -67,3 +94,154 @@ def fusion_export(result, target):
     return {"retriever": {"linear": {"retrievers": [
         {"retriever": {"standard": {"query": {"_comment": f"the query of run {n!r}"}}},
          "weight": w, "normalizer": table[result.norm]} for n, w in zip(names, weights)]}}}
+
+
+# ---------------------------------------------------------------- linear rankers
+RANKER_TARGETS = ("ranklib", "es-ltr", "opensearch-ltr", "solr-ltr", "vespa")
+
+
+def _names_of(ranker, names, target):
+    ids = [int(i) for i in ranker.feature_ids]
+    if names is None:
+        meta = ranker.meta.get("feature_names")
+        if meta:
+            names = meta
+        else:
+            _refuse(target, "it names its features and this model only numbers them; give "
+                            "names= (a list in feature order or a dict id -> name; on the "
+                            "command line --names a,b,c or --names FILE)")
+    if isinstance(names, dict):
+        missing = [i for i in ids if i not in names and str(i) not in names]
+        if missing:
+            _refuse(target, f"no name for feature id(s) {missing[:5]}")
+        out = [str(names.get(i, names.get(str(i)))) for i in ids]
+    else:
+        out = [str(n) for n in names]
+        if len(out) != len(ids):
+            _refuse(target, f"{len(out)} names for {len(ids)} features")
+    if len(set(out)) != len(out):
+        _refuse(target, "two features have the same name")
+    return out
+
+
+def _ranklib_text(ranker, norm):
+    """RankLib's Coordinate Ascent model. RankLib has no per-feature normalizers in a model,
+    so a standard or min-max normalization is folded into the weights: w . (x - shift) /
+    scale = (w / scale) . x - constant, the same ranking of every query."""
+    w = np.asarray(ranker.weights, dtype=np.float64)
+    note = []
+    if norm is not None and norm["kind"] == "query":
+        note = ["## dfrank: features normalized within each query, as in the training "
+                "files (LETOR's QueryLevelNorm): score files normalized the same way"]
+    elif norm is not None:
+        w = w / affine(norm)[1]
+        note = [f"## dfrank: the {norm['kind']} normalization is folded into the weights"]
+    head = ["## Coordinate Ascent", "## Restart = 1", "## MaxIteration = 25",
+            "## StepBase = 0.05", "## StepScale = 2.0", "## Tolerance = 0.001",
+            "## Regularized = false", "## Slack = 0.001",
+            "## dfrank: " + (f"{ranker.meta['strategy']} maximizing {ranker.meta['metric']}"
+                             if ranker.meta.get("metric") and ranker.meta.get("strategy")
+                             else "a linear ranker")] + note
+    body = " ".join(f"{int(i)}:{float(x)!r}" for i, x in zip(ranker.feature_ids, w))
+    return "\n".join(head) + "\n" + body + "\n"
+
+
+def ranker_export(ranker, target, names=None):
+    """The text of ``ranker`` in ``target``'s format (see the module docstring)."""
+    if target not in RANKER_TARGETS:
+        raise ValueError(f"unknown model format {target!r}; known: {', '.join(RANKER_TARGETS)}")
+    norm = ranker.normalization
+    w = [float(x) for x in ranker.weights]
+    if target == "ranklib":
+        return _ranklib_text(ranker, norm)
+    if norm is not None and norm["kind"] == "query":
+        _refuse(target, "the model was learned on features normalized within each query "
+                        "(LETOR's QueryLevelNorm); an engine scores documents one by one "
+                        "and cannot apply that, so the exported model would rank "
+                        "differently. Learn on features as the engine computes them, or "
+                        "normalized by constants (normalize='standard' or 'minmax')")
+    feats = _names_of(ranker, names, target)
+    if target in ("es-ltr", "opensearch-ltr"):
+        model = {"type": "model/linear", "definition": json.dumps(dict(zip(feats, w)))}
+        if norm is not None:
+            model["feature_normalizers"] = {
+                f: ({"standard": {"mean": float(norm["mean"][j]),
+                                  "standard_deviation": float(norm["std"][j])}}
+                    if norm["kind"] == "standard" else
+                    {"min_max": {"minimum": float(norm["min"][j]),
+                                 "maximum": float(norm["max"][j])}})
+                for j, f in enumerate(feats)}
+        name = ranker.meta.get("name", "dfrank_linear_model")
+        return json.dumps({"model": {"name": name, "model": model}}, indent=2) + "\n"
+    if target == "solr-ltr":
+        features = []
+        for j, f in enumerate(feats):
+            entry = {"name": f}
+            if norm is not None and norm["kind"] == "standard":
+                entry["norm"] = {"class": "org.apache.solr.ltr.norm.StandardNormalizer",
+                                 "params": {"avg": repr(float(norm["mean"][j])),
+                                            "std": repr(float(norm["std"][j]))}}
+            elif norm is not None:
+                entry["norm"] = {"class": "org.apache.solr.ltr.norm.MinMaxNormalizer",
+                                 "params": {"min": repr(float(norm["min"][j])),
+                                            "max": repr(float(norm["max"][j]))}}
+            features.append(entry)
+        return json.dumps({"class": "org.apache.solr.ltr.model.LinearModel",
+                           "name": ranker.meta.get("name", "dfrank_linear_model"),
+                           "features": features,
+                           "params": {"weights": dict(zip(feats, w))}}, indent=2) + "\n"
+    # vespa: a rank profile with the weighted sum as its first-phase expression
+    terms = []
+    for j, (f, x) in enumerate(zip(feats, w)):
+        term = f
+        if norm is not None:
+            shift, scale = (float(v[j]) for v in affine(norm))
+            op = "-" if shift >= 0 else "+"
+            term = f"({f} {op} {_plain(abs(shift))}) / {_plain(scale)}"
+        terms.append(("- " if x < 0 else "+ ") + f"{_plain(abs(x))} * {term}")
+    body = " ".join(terms).removeprefix("+ ")
+    name = ranker.meta.get("name", "dfrank")
+    return (f"rank-profile {name} inherits default {{\n"
+            f"    first-phase {{\n"
+            f"        expression: {body}\n"
+            f"    }}\n"
+            f"}}\n")
+
+
+def _plain(x):
+    """A float in positional notation with the digits that round-trip (no exponent, which a
+    rank expression need not read)."""
+    return np.format_float_positional(float(x), unique=True, trim="0")
+
+
+def read_ranklib(path):
+    """``(feature_ids, weights, kind)`` of a RankLib Coordinate Ascent model file, read as
+    RankLib reads one: ``##`` lines are comments (the first names the ranker), the first
+    other line holds ``fid:weight`` pairs. Features it does not list get weight 0."""
+    from .errors import DataFormatError
+
+    with open(path) as f:
+        lines = [ln.strip() for ln in f]
+    kind = next((ln[2:].strip() for ln in lines if ln.startswith("##")), "")
+    if kind != "Coordinate Ascent":
+        raise DataFormatError(f"a RankLib model of kind {kind or 'unknown'!r}; dfrank reads "
+                              "the linear 'Coordinate Ascent' models (first line "
+                              "'## Coordinate Ascent')", path=path)
+    body = next(((i + 1, ln) for i, ln in enumerate(lines) if ln and not ln.startswith("##")),
+                None)
+    if body is None:
+        raise DataFormatError("no weights line (fid:weight ...) in the model", path=path)
+    line_no, text = body
+    pairs = {}
+    for tok in text.split():
+        fid, sep, val = tok.partition(":")
+        try:
+            fid_i, v = int(fid), float(val)
+        except ValueError:
+            fid_i, v = 0, math.nan
+        if not sep or fid_i < 1 or not math.isfinite(v) or fid_i in pairs:
+            raise DataFormatError("expected fid:weight with a feature id >= 1 (once) and a "
+                                  "finite weight", path=path, line=line_no, token=tok)
+        pairs[fid_i] = v
+    full = np.arange(1, max(pairs) + 1, dtype=np.int64)
+    return full, np.array([pairs.get(int(i), 0.0) for i in full]), kind

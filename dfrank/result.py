@@ -17,6 +17,8 @@ from ._kernels.scoring import features_T, linear_scores, transpose_features
 from .data import RankingData
 from .errors import DataFormatError
 from .metrics.evaluation import evaluate
+from .normalization import affine
+from .normalization import check as normalization_check
 
 __all__ = ["Result", "RestartResult", "LinearRanker", "write_json_atomic", "read_json"]
 
@@ -113,9 +115,16 @@ class LinearRanker:
         The original (1-based LETOR) ids of the features the weights apply to.
     meta : dict, optional
         Free-form provenance (metric, strategy, train value, ...), saved with the model.
+    normalization : dict, optional
+        How the features were normalized before the weights apply, kept with the model:
+        ``{"kind": "standard", "mean": [...], "std": [...]}`` (x - mean) / std,
+        ``{"kind": "minmax", "min": [...], "max": [...]}`` (x - min) / (max - min), both
+        applied by :meth:`predict` and exportable; or ``{"kind": "query"}``: the features
+        were normalized within each query (LETOR's QueryLevelNorm), which :meth:`predict`
+        expects already done and no search engine can apply.
     """
 
-    def __init__(self, weights, feature_ids=None, meta=None):
+    def __init__(self, weights, feature_ids=None, meta=None, normalization=None):
         w = np.asarray(weights, dtype=np.float64)
         if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)):
             raise ValueError(f"weights must be a non-empty 1-D array of finite numbers, "
@@ -140,6 +149,7 @@ class LinearRanker:
         if meta is not None and not isinstance(meta, dict):
             raise ValueError(f"meta must be a dict, got {type(meta).__name__}")
         self.meta = dict(meta or {})
+        self.normalization = normalization_check(normalization, w.size)
 
     @property
     def n_features(self):
@@ -161,16 +171,47 @@ class LinearRanker:
             if X.ndim != 2 or X.shape[1] != self.n_features:
                 raise ValueError(f"X must have shape (n, {self.n_features}), got {X.shape}")
             XT = transpose_features(X)
-        return linear_scores(XT, self.weights)
+        if self.normalization is None or self.normalization["kind"] == "query":
+            return linear_scores(XT, self.weights)
+        shift, scale = affine(self.normalization)
+        # w . ((x - shift) / scale) as a sum over the features: normalized copies, so the
+        # rounding is that of scoring normalized features
+        return linear_scores(np.ascontiguousarray((XT - shift[:, None]) / scale[:, None]),
+                             self.weights)
 
     def evaluate(self, data, metrics="ndcg@10", **kwargs):
         """``dfrank.evaluate`` of this model's scores on ``data``."""
         return evaluate(self.predict(data), data, metrics, **kwargs)
 
     def to_dict(self):
-        return {"format": RANKER_FORMAT, "version": VERSION,
-                "weights": self.weights.tolist(), "feature_ids": self.feature_ids.tolist(),
-                "meta": _jsonable(self.meta)}
+        d = {"format": RANKER_FORMAT, "version": VERSION,
+             "weights": self.weights.tolist(), "feature_ids": self.feature_ids.tolist(),
+             "meta": _jsonable(self.meta)}
+        if self.normalization is not None:
+            d["normalization"] = _jsonable(self.normalization)
+        return d
+
+    def export(self, path=None, format="ranklib", names=None):
+        """The model in the format of the system that applies it, written to ``path`` when
+        given: ``"ranklib"`` (RankLib's Coordinate Ascent model), ``"es-ltr"`` /
+        ``"opensearch-ltr"`` (the LTR plugin's ``model/linear``), ``"solr-ltr"``
+        (``LinearModel``), ``"vespa"`` (a rank expression). ``names``: the engine's name of
+        each feature (a list, or a dict feature id -> name). See :mod:`dfrank.export`."""
+        from .export import ranker_export
+
+        text = ranker_export(self, format, names)
+        if path is not None:
+            write_text_atomic(path, text)
+        return text
+
+    @classmethod
+    def load_ranklib(cls, path):
+        """A RankLib Coordinate Ascent (or linear regression) model file as a ranker."""
+        from .export import read_ranklib
+
+        ids, weights, kind = read_ranklib(path)
+        return cls(weights, ids, meta={"source": f"RankLib model {os.fspath(path)}",
+                                       "ranklib": kind})
 
     def save(self, path):
         """Write the model as JSON (atomically)."""
@@ -184,10 +225,28 @@ class LinearRanker:
             raise DataFormatError(f"a {RANKER_FORMAT} file without its 'weights' field",
                                   path=path)
         try:
-            return cls(obj["weights"], obj.get("feature_ids"), obj.get("meta"))
+            return cls(obj["weights"], obj.get("feature_ids"), obj.get("meta"),
+                       obj.get("normalization"))
         except (TypeError, ValueError) as e:
             raise DataFormatError(f"a corrupt {RANKER_FORMAT} file: {e}", path=path) \
                 from None
+
+
+def write_text_atomic(path, text):
+    """Write ``text`` to ``path`` atomically, with the permissions a plain open gives."""
+    path = os.fspath(path)
+    check_writable(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".dfrank-", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _src(data):
@@ -247,6 +306,9 @@ class Result:
         Exact line searches: width of the winning interval per coordinate on the chosen
         restart's last sweep (wide = robust).
     message : str
+    normalization : dict or None
+        How the training features were normalized (see :mod:`dfrank.normalization`); the
+        ranker keeps it.
     """
 
     value: float
@@ -266,6 +328,7 @@ class Result:
     message: str = ""
     feature_ids: np.ndarray = None
     space: str = "simplex"
+    normalization: dict = None
 
     @property
     def ranker(self):
@@ -275,7 +338,7 @@ class Result:
                              "(its parameters are result.point)")
         meta = {"metric": self.metric, "strategy": self.strategy, "train_value": self.value,
                 "valid_value": self.valid_value, "seed": self.seed}
-        return LinearRanker(self.weights, self.feature_ids, meta)
+        return LinearRanker(self.weights, self.feature_ids, meta, self.normalization)
 
     @property
     def best_restart(self):
@@ -310,6 +373,7 @@ class Result:
             "metric": self.metric, "seed": self.seed if isinstance(self.seed, (int, type(None)))
             else repr(self.seed), "interrupted": self.interrupted, "plateau": self.plateau,
             "message": self.message, "space": self.space,
+            "normalization": self.normalization,
             "restarts": [r.to_dict() for r in self.restarts]})
 
     def save(self, path):

@@ -1,0 +1,331 @@
+"""Models that engines load: each format against a hand-written expected file and the
+engine's documented schema; a RankLib model scored as RankLib scores it ranks a LETOR file
+as dfrank does; refusals name their reason; the command line."""
+
+import gzip
+import json
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import dfrank
+from dfrank import LinearRanker, cli
+from dfrank.export import ExportError, read_ranklib
+
+HERE = os.path.dirname(__file__)
+EXPECTED = os.path.join(HERE, "data", "export")
+SHARED = os.path.join(HERE, "..", "..", "shared", "data")
+OHSUMED = os.path.join(SHARED, "ohsumed-letor3", "QueryLevelNorm", "Fold1")
+needs_ohsumed = pytest.mark.skipif(not os.path.isdir(OHSUMED), reason="../shared absent")
+
+NAMES = ["title_bm25", "body_bm25", "pagerank"]
+W = [0.5, -0.25, 2.0]
+NORMS = {"plain": None,
+         "std": {"kind": "standard", "mean": [1, -2, 0.5], "std": [2, 4, 0.25]},
+         "minmax": {"kind": "minmax", "min": [0, 0, 1], "max": [10, 20, 3]}}
+
+
+def expected(name):
+    with open(os.path.join(EXPECTED, name)) as f:
+        return f.read()
+
+
+def model(norm="plain", **kw):
+    return LinearRanker(W, normalization=NORMS[norm], **kw)
+
+
+# ----------------------------------------------------------------- expected files
+@pytest.mark.parametrize("norm", ["plain", "std"])
+def test_ranklib_matches_expected_file(norm):
+    assert model(norm).export(format="ranklib") == expected(f"{norm}.ranklib")
+
+
+@pytest.mark.parametrize("norm", ["plain", "std"])
+def test_vespa_matches_expected_file(norm):
+    assert model(norm).export(format="vespa", names=NAMES) == expected(f"{norm}.vespa")
+
+
+@pytest.mark.parametrize("fmt", ["es-ltr", "opensearch-ltr"])
+@pytest.mark.parametrize("norm", ["plain", "std", "minmax"])
+def test_ltr_plugin_matches_expected_file(fmt, norm):
+    got = json.loads(model(norm).export(format=fmt, names=NAMES))
+    want = json.loads(expected(f"{norm}.es-ltr.json"))
+    assert json.loads(got["model"]["model"].pop("definition")) == \
+        json.loads(want["model"]["model"].pop("definition"))
+    assert got == want
+
+
+@pytest.mark.parametrize("norm", ["std", "minmax"])
+def test_solr_matches_expected_file(norm):
+    got = json.loads(model(norm).export(format="solr-ltr", names=NAMES))
+    assert got == json.loads(expected(f"{norm}.solr-ltr.json"))
+
+
+# ----------------------------------------------------------------- documented schemas
+def _number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
+
+
+@pytest.mark.parametrize("norm", ["plain", "std", "minmax"])
+def test_ltr_plugin_schema(norm):
+    """The _createmodel body: model.name, model.model.type "model/linear", definition a
+    JSON string of feature -> weight, feature_normalizers feature -> {standard: {mean,
+    standard_deviation}} or {min_max: {minimum, maximum}}."""
+    body = json.loads(model(norm).export(format="es-ltr", names=NAMES))
+    assert set(body) == {"model"} and set(body["model"]) == {"name", "model"}
+    assert isinstance(body["model"]["name"], str)
+    m = body["model"]["model"]
+    assert m["type"] == "model/linear" and isinstance(m["definition"], str)
+    definition = json.loads(m["definition"])
+    assert list(definition) == NAMES and all(_number(v) for v in definition.values())
+    norms = m.get("feature_normalizers", {})
+    assert set(norms) == (set() if norm == "plain" else set(NAMES))
+    for spec in norms.values():
+        (kind, consts), = spec.items()
+        keys = {"standard": {"mean", "standard_deviation"},
+                "min_max": {"minimum", "maximum"}}[kind]
+        assert set(consts) == keys and all(_number(v) for v in consts.values())
+
+
+@pytest.mark.parametrize("norm", ["plain", "std", "minmax"])
+def test_solr_schema(norm):
+    """LinearModel: class, name, features [{name, norm?}], params.weights feature ->
+    weight; a normalizer's params are strings (Solr's documented examples)."""
+    m = json.loads(model(norm).export(format="solr-ltr", names=NAMES))
+    assert m["class"] == "org.apache.solr.ltr.model.LinearModel" and isinstance(m["name"], str)
+    assert [f["name"] for f in m["features"]] == NAMES
+    assert list(m["params"]["weights"]) == NAMES
+    assert all(_number(v) for v in m["params"]["weights"].values())
+    for f in m["features"]:
+        assert ("norm" in f) == (norm != "plain")
+        if "norm" in f:
+            assert f["norm"]["class"] in ("org.apache.solr.ltr.norm.StandardNormalizer",
+                                          "org.apache.solr.ltr.norm.MinMaxNormalizer")
+            assert all(isinstance(v, str) and np.isfinite(float(v))
+                       for v in f["norm"]["params"].values())
+
+
+@pytest.mark.parametrize("norm", ["plain", "std", "minmax"])
+def test_exports_score_as_the_model(norm, rng=np.random.default_rng(3)):
+    """Each format's own arithmetic (normalizers applied as the engines document them)
+    gives the model's scores."""
+    r = model(norm)
+    X = rng.normal(size=(50, 3)) * 5
+    want = r.predict(X)
+    m = json.loads(r.export(format="es-ltr", names=NAMES))["model"]["model"]
+    w = json.loads(m["definition"])
+    cols = []
+    for j, f in enumerate(NAMES):
+        spec = m.get("feature_normalizers", {}).get(f)
+        x = X[:, j]
+        if spec and "standard" in spec:
+            x = (x - spec["standard"]["mean"]) / spec["standard"]["standard_deviation"]
+        elif spec:
+            lo, hi = spec["min_max"]["minimum"], spec["min_max"]["maximum"]
+            x = (x - lo) / (hi - lo)
+        cols.append(w[f] * x)
+    np.testing.assert_allclose(np.sum(cols, axis=0), want, rtol=1e-12, atol=1e-12)
+    # vespa: evaluate the expression with the features bound to their values
+    expr = re.search(r"expression: (.*)", r.export(format="vespa", names=NAMES)).group(1)
+    got = eval(expr, {}, dict(zip(NAMES, X.T)))   # noqa: S307 -- our own arithmetic text
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    # ranklib: the folded weights differ from the model by a constant per document
+    ids, wr, _ = _ranklib_parse(r.export(format="ranklib"))
+    diff = X @ wr - want
+    np.testing.assert_allclose(diff, diff[0], atol=1e-9)
+
+
+# ----------------------------------------------------------------- RankLib
+def _ranklib_parse(text):
+    """RankLib's documented model grammar, read independently of dfrank: lines starting
+    with '##' are comments; the first other line is whitespace-separated fid:weight, fid an
+    integer >= 1 (Integer.parseInt), weight a double (Double.parseDouble)."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("##")]
+    assert text.startswith("## Coordinate Ascent\n") and len(lines) == 1
+    pairs = [tok.split(":") for tok in lines[0].split()]
+    assert all(len(p) == 2 and re.fullmatch(r"[0-9]+", p[0]) for p in pairs)
+    ids = np.array([int(p[0]) for p in pairs])
+    w = np.array([float(p[1]) for p in pairs])
+    return ids, w, "Coordinate Ascent"
+
+
+def _ranklib_scores(model_text, letor_path):
+    """Scores as RankLib computes them: each feature value parsed to a 32-bit float
+    (DataPoint), the score a double sum of weight * value over the model's features."""
+    ids, w, _ = _ranklib_parse(model_text)
+    qids, rows = [], []
+    with gzip.open(letor_path, "rt") as f:
+        for line in f:
+            toks = line.split("#")[0].split()
+            qids.append(toks[1])
+            feats = dict(t.split(":") for t in toks[2:])
+            rows.append([np.float32(feats.get(str(i), "0")) for i in ids])
+    X = np.asarray(rows, dtype=np.float32).astype(np.float64)
+    return qids, X @ w
+
+
+@needs_ohsumed
+def test_ranklib_model_ranks_a_letor_file_as_dfrank(tmp_path):
+    train = dfrank.load_svmlight(os.path.join(OHSUMED, "train.txt.gz"))
+    test_path = os.path.join(OHSUMED, "test.txt.gz")
+    test = dfrank.load_svmlight(test_path)
+    ranker = dfrank.maximize(train, "ndcg@10", "ca", restarts=2, seed=0).ranker
+    text = ranker.export(tmp_path / "m.txt", format="ranklib")
+    _, theirs = _ranklib_scores(text, test_path)
+    ours = ranker.predict(test)
+    for a, b in zip(test.qptr[:-1], test.qptr[1:]):
+        assert np.array_equal(np.argsort(-ours[a:b], kind="stable"),
+                              np.argsort(-theirs[a:b], kind="stable"))
+    for m in ("ndcg@10", "map", "p@5"):
+        assert dfrank.evaluate(theirs, test, m) == pytest.approx(
+            dfrank.evaluate(ours, test, m), abs=1e-15)
+    # and read back: the same weights
+    back = LinearRanker.load_ranklib(tmp_path / "m.txt")
+    np.testing.assert_array_equal(back.weights, ranker.weights)
+
+
+@pytest.mark.skipif(not os.environ.get("DFRANK_RANKLIB_JAR"),
+                    reason="set DFRANK_RANKLIB_JAR to RankLib's jar to score with RankLib")
+@needs_ohsumed
+def test_ranklib_itself_ranks_as_dfrank(tmp_path):
+    train = dfrank.load_svmlight(os.path.join(OHSUMED, "train.txt.gz"))
+    test_path = os.path.join(OHSUMED, "test.txt.gz")
+    test = dfrank.load_svmlight(test_path)
+    ranker = dfrank.maximize(train, "ndcg@10", "ca", restarts=1, seed=0).ranker
+    ranker.export(tmp_path / "m.txt", format="ranklib")
+    with gzip.open(test_path, "rt") as f, open(tmp_path / "test.txt", "w") as g:
+        g.write(f.read())
+    subprocess.run(["java", "-jar", os.environ["DFRANK_RANKLIB_JAR"], "-load",
+                    str(tmp_path / "m.txt"), "-rank", str(tmp_path / "test.txt"), "-score",
+                    str(tmp_path / "scores.txt")], check=True, capture_output=True)
+    theirs = np.loadtxt(tmp_path / "scores.txt", usecols=2)
+    ours = ranker.predict(test)
+    for a, b in zip(test.qptr[:-1], test.qptr[1:]):
+        assert np.array_equal(np.argsort(-ours[a:b], kind="stable"),
+                              np.argsort(-theirs[a:b], kind="stable"))
+
+
+def test_load_ranklib_reads_sparse_ids_and_refuses_others(tmp_path):
+    p = tmp_path / "m.txt"
+    p.write_text("## Coordinate Ascent\n## Restart = 2\n3:0.5 1:-1.5E-3 7:2\n")
+    r = LinearRanker.load_ranklib(p)
+    np.testing.assert_array_equal(r.feature_ids, np.arange(1, 8))
+    np.testing.assert_array_equal(r.weights, [-1.5e-3, 0, 0.5, 0, 0, 0, 2])
+    p.write_text("## LambdaMART\n## No. of trees = 1\n<ensemble></ensemble>\n")
+    with pytest.raises(dfrank.DataFormatError, match="LambdaMART"):
+        read_ranklib(p)
+    p.write_text("## Coordinate Ascent\n1:0.5 2:x\n")
+    with pytest.raises(dfrank.DataFormatError, match="line 2.*2:x"):
+        read_ranklib(p)
+    p.write_text("## Coordinate Ascent\n1:0.5 1:0.2\n")
+    with pytest.raises(dfrank.DataFormatError, match="once"):
+        read_ranklib(p)
+    p.write_text("## Coordinate Ascent\n## Restart = 1\n")
+    with pytest.raises(dfrank.DataFormatError, match="no weights line"):
+        read_ranklib(p)
+
+
+def test_exported_ranklib_reads_back_exactly(tmp_path):
+    r = LinearRanker([0.1, -1 / 3, 1e-300, 7.0], feature_ids=[2, 3, 5, 9])
+    r.export(tmp_path / "m.txt", format="ranklib")
+    back = LinearRanker.load_ranklib(tmp_path / "m.txt")
+    dense = np.zeros(9)
+    dense[[1, 2, 4, 8]] = r.weights
+    np.testing.assert_array_equal(back.weights, dense)
+
+
+# ----------------------------------------------------------------- refusals
+def test_query_level_normalization_refused_for_engines():
+    r = LinearRanker(W, normalization={"kind": "query"})
+    for fmt in ("es-ltr", "opensearch-ltr", "solr-ltr", "vespa"):
+        with pytest.raises(ExportError, match="within each query"):
+            r.export(format=fmt, names=NAMES)
+    # RankLib scores the files it is given: allowed, with a note in the model
+    assert "normalized within each query" in r.export(format="ranklib")
+
+
+@needs_ohsumed
+def test_models_learned_on_query_level_norm_files_know_it():
+    train = dfrank.load_svmlight(os.path.join(OHSUMED, "train.txt.gz"))
+    ranker = dfrank.maximize(train, "ndcg@10", "ca", restarts=1, seed=0).ranker
+    assert ranker.normalization == {"kind": "query"}
+    with pytest.raises(ExportError, match="QueryLevelNorm"):
+        ranker.export(format="es-ltr", names=[f"f{i}" for i in range(45)])
+
+
+def test_unknown_names_refused():
+    r = model()
+    with pytest.raises(ExportError, match="names its features"):
+        r.export(format="solr-ltr")
+    with pytest.raises(ExportError, match="2 names for 3 features"):
+        r.export(format="es-ltr", names=NAMES[:2])
+    with pytest.raises(ExportError, match="no name for feature id"):
+        r.export(format="vespa", names={1: "a", 2: "b"})
+    with pytest.raises(ExportError, match="same name"):
+        r.export(format="vespa", names=["a", "a", "b"])
+    with pytest.raises(ValueError, match="unknown model format 'xgboost'"):
+        r.export(format="xgboost")
+    # names from the model's meta (a DataFrame's columns) or a dict by feature id
+    assert "pagerank" in model(meta={"feature_names": NAMES}).export(format="vespa")
+    assert "pagerank" in r.export(format="vespa", names={1: "t", 2: "b", 3: "pagerank"})
+
+
+def test_normalization_kept_in_the_json_model(tmp_path):
+    r = model("minmax")
+    r.save(tmp_path / "m.json")
+    back = LinearRanker.load(tmp_path / "m.json")
+    assert back.normalization["kind"] == "minmax"
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    np.testing.assert_array_equal(back.predict(X), r.predict(X))
+    with pytest.raises(ValueError, match="'std' must be > 0"):
+        LinearRanker(W, normalization={"kind": "standard", "mean": [0] * 3, "std": [1, 0, 1]})
+    with pytest.raises(ValueError, match="'min' must be 3 finite numbers"):
+        LinearRanker(W, normalization={"kind": "minmax", "min": [0], "max": [1, 2, 3]})
+    with pytest.raises(ValueError, match="kind"):
+        LinearRanker(W, normalization={"kind": "zscore"})
+
+
+# ----------------------------------------------------------------- command line
+def test_cli_export(tmp_path, capsys):
+    model("std").save(tmp_path / "m.json")
+    names = tmp_path / "names.txt"
+    names.write_text("# one per line\ntitle_bm25\nbody_bm25\n\npagerank\n")
+    assert cli.main(["export", str(tmp_path / "m.json"), "--format", "vespa", "--names",
+                     str(names)]) == 0
+    assert capsys.readouterr().out == expected("std.vespa")
+    assert cli.main(["export", str(tmp_path / "m.json"), "--format", "solr-ltr", "--names",
+                     ",".join(NAMES), "-o", str(tmp_path / "solr.json")]) == 0
+    assert json.loads((tmp_path / "solr.json").read_text()) == \
+        json.loads(expected("std.solr-ltr.json"))
+    assert cli.main(["export", str(tmp_path / "m.json"), "--format", "es-ltr"]) == 2
+    assert "names its features" in capsys.readouterr().err
+
+
+@needs_ohsumed
+def test_cli_fit_normalize_refuses_query_level_files(tmp_path, capsys):
+    assert cli.main(["fit", os.path.join(OHSUMED, "train.txt.gz"), "--normalize",
+                     "standard", "--quiet"]) == 2
+    assert "QueryLevelNorm" in capsys.readouterr().err
+
+
+def test_cli_fit_normalize_keeps_constants(tmp_path):
+    rng = np.random.default_rng(1)
+    lines = []
+    for q in range(12):
+        for d in range(8):
+            x = rng.normal(size=3) * [1, 100, 0.01] + [0, 50, 3]
+            lab = int(x[0] + x[1] / 100 + rng.normal() > 0.8)
+            lines.append(f"{lab} qid:{q} " + " ".join(f"{j + 1}:{v:.6f}"
+                                                       for j, v in enumerate(x)))
+    (tmp_path / "train.txt").write_text("\n".join(lines) + "\n")
+    assert cli.main(["fit", str(tmp_path / "train.txt"), "--normalize", "standard",
+                     "--restarts", "1", "--quiet", "-o", str(tmp_path / "m.json")]) == 0
+    r = LinearRanker.load(tmp_path / "m.json")
+    data = dfrank.load_svmlight(tmp_path / "train.txt")
+    assert r.normalization["kind"] == "standard"
+    np.testing.assert_allclose(r.normalization["mean"], data.X.mean(axis=0))
+    # the model applies its constants: the train metric it reports is the saved model's
+    assert r.evaluate(data, "ndcg@10") == pytest.approx(r.meta["train_value"], abs=1e-12)
