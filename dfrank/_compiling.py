@@ -5,7 +5,10 @@ look like a hang.
 A listener on numba's compile events (of dfrank's own kernels, not other libraries')
 starts a timer when a compilation begins; if it is
 still compiling after ``DELAY`` seconds, one line goes to stderr, once per process:
-``dfrank: compiling numba kernels (once: ...)``. ``DFRANK_QUIET_COMPILE=1`` silences it.
+``dfrank: compiling numba kernels (once: ...)``. ``DFRANK_QUIET_COMPILE=1`` silences it;
+``DFRANK_DEBUG_COMPILE=1`` names every kernel compiled, with its argument types (a kernel
+compiled at every run means a signature the cache never sees, or a dispatcher rebuilt
+without its cache).
 """
 
 import os
@@ -49,6 +52,10 @@ def install():
         def on_start(self, ev):
             if not ours(ev):
                 return
+            if os.environ.get("DFRANK_DEBUG_COMPILE"):
+                f = ev.data["dispatcher"].py_func
+                print(f"dfrank: compiling {f.__module__}.{f.__name__}{ev.data.get('args')}",
+                      file=sys.stderr, flush=True)
             with _lock:
                 _state["depth"] += 1
                 if _state["depth"] == 1 and not _state["said"]:

@@ -189,8 +189,8 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
             yield (strat, r, child(root, r), _restart_budget(budget, R, r), deadline,
                    partial if (partial is not None and partial["index"] == r) else None)
 
-    bar = _progress_bar(progress, budget, strat.label)
     done = sorted(restored, key=lambda r: r.index)
+    bar = _progress_bar(progress, n_tasks, len(done), strat.label)
     evals_before = [sum(r.n_evals for r in done)]
 
     def snapshot(current=None):
@@ -202,7 +202,7 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
 
     def listener(obj):
         if bar is not None:
-            bar.update(evals_before[0] + obj.n_evals - bar.n)
+            _bar_note(bar, evals_before[0] + obj.n_evals, obj.best_value)
         if callback is not None:
             part = _partial(obj)
             key = None if part.point is None else part.point.tobytes()
@@ -230,7 +230,8 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
                 saver.finished(res.index)
                 saver.write(done)
             if bar is not None:
-                bar.update(evals_before[0] - bar.n)
+                bar.update(1)
+                _bar_note(bar, evals_before[0], max(r.value for r in done))
             if res.status in ("stopped", "interrupted"):
                 break
             if callback is not None and n_jobs_eff != 1:
@@ -310,9 +311,17 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
         else None)
 
 
-def _progress_bar(progress, budget, label):
+def _progress_bar(progress, n_restarts, n_done, label):
+    """Restarts done of how many, with tqdm's estimate of the time left; the evaluations and
+    the best value so far beside them."""
     if not progress:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=budget, desc=label, unit="eval", leave=False, dynamic_ncols=True)
+    return tqdm(total=n_restarts, initial=n_done, desc=label, unit="restart", leave=False,
+                dynamic_ncols=True)
+
+
+def _bar_note(bar, n_evals, best):
+    bar.set_postfix_str(f"{n_evals} evals, best {best:.4f}", refresh=False)
+    bar.update(0)   # redraws when tqdm's refresh interval has passed

@@ -46,6 +46,17 @@ class Derived:
         self.ridge_starts = {}          # ridge -> standardized ridge-regression weights
         self.planted_weights = None     # the hidden model of a generated set
 
+    def __setstate__(self, state):
+        """Unpickled (in a worker): the transposed features read-only again, as
+        :func:`dfrank._kernels.scoring.features_T` makes them."""
+        slots = state[1] if isinstance(state, tuple) else state
+        for k, v in slots.items():
+            setattr(self, k, v)
+        if self.XT is not None:
+            from ._kernels.scoring import read_only
+
+            self.XT = read_only(self.XT)
+
 
 class RankingData:
     """Learning-to-rank data: features, graded labels and contiguous queries.

@@ -287,3 +287,39 @@ def test_no_common_query_and_duplicate_judgments_are_errors(tmp_path):
     q.write_text("a 0 d1 1\na 0 d2 0\na 0 d1 0\n")
     with pytest.raises(DataFormatError, match=r"judges docno 'd1' twice \(lines 1 and 3\)"):
         evaluate_run(str(q), rp)
+
+
+def test_every_form_of_runs_and_qrels_evaluates_alike(tmp_path):
+    """Files, dicts, DataFrames (PyTerrier's columns), ranx objects and ir_datasets-like
+    records give trec_eval's values."""
+    pd = pytest.importorskip("pandas")
+    ranx = pytest.importorskip("ranx")
+    from collections import namedtuple
+
+    from tests.test_fusion import make_runs
+
+    qrels, runs = make_runs(seed=4)
+    run = runs["r1"]
+    run["q0"]["d1"], run["q1"]["d2"] = 1e-05, -2.5e-300   # exponents written exactly
+    measures = ["map", "ndcg_cut.10", "P.5", "recip_rank"]
+    ref = pytrec_eval.RelevanceEvaluator(qrels, set(measures)).evaluate(run)
+    want = {m: np.mean([v[m.replace(".", "_")] for v in ref.values()]) for m in measures}
+    qpath, rpath = write_files(tmp_path, qrels, run)
+    Rec = namedtuple("Rec", "query_id doc_id relevance iteration")
+    forms = {
+        "files": (qpath, rpath),
+        "dicts": (qrels, run),
+        "frames": (pd.DataFrame([(q, d, r) for q, x in qrels.items() for d, r in x.items()],
+                                columns=["qid", "docno", "label"]),
+                   pd.DataFrame([(q, d, s) for q, x in run.items() for d, s in x.items()],
+                                columns=["qid", "docno", "score"])),
+        "ranx": (ranx.Qrels(qrels), ranx.Run(run)),
+        "ir_datasets": ([Rec(q, d, r, "0") for q, x in qrels.items() for d, r in x.items()],
+                        run),
+    }
+    for form, (q, r) in forms.items():
+        got = evaluate_run(q, r, measures).all
+        for m in measures:
+            assert got[m.replace(".", "_")] == pytest.approx(want[m], abs=1e-15), (form, m)
+    with pytest.raises(DataFormatError, match="white space"):
+        evaluate_run({"q 1": {"d1": 1}}, {"q 1": {"d1": 0.5}}, ["map"])

@@ -98,8 +98,19 @@ def transpose_features(X):
 def features_T(data):
     """``data``'s transposed features, made once and kept with the data."""
     if data.derived.XT is None:
-        data.derived.XT = transpose_features(data.X)
+        data.derived.XT = read_only(transpose_features(data.X))
     return data.derived.XT
+
+
+def read_only(a):
+    """``a`` as a read-only array (a view when it is writable). The kernels take the
+    features read-only in every process: a worker gets them read-only (joblib maps large
+    arrays from a file) and a kernel compiled for one of the two kinds is compiled anew for
+    the other."""
+    if a.flags.writeable:
+        a = a.view()
+        a.setflags(write=False)
+    return a
 
 
 def nonzero_rows(data):

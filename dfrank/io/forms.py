@@ -17,7 +17,8 @@ import numpy as np
 from ..errors import DataFormatError
 from .trec import Qrels, Run
 
-__all__ = ["read_run", "read_qrels", "run_to_trec_lines", "run_to_dataframe"]
+__all__ = ["read_run", "read_qrels", "run_to_trec_lines", "run_to_dataframe", "as_qrels",
+           "as_run"]
 
 
 def _is_path(x):
@@ -170,3 +171,39 @@ def run_to_dataframe(run):
     rows = [(q, d, s, r) for q, docs in run.items()
             for r, (d, s) in enumerate(_ranked(docs))]
     return pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
+
+
+def _trec_text(mapping, what, line):
+    """The TREC lines of a checked mapping, refusing ids a TREC line cannot hold."""
+    out = []
+    for q, docs in mapping.items():
+        for d, v in docs.items():
+            for name, x in (("qid", q), ("docno", d)):
+                if not x or any(c.isspace() for c in x):
+                    raise DataFormatError(f"{what}: the {name} {x!r} is empty or holds "
+                                          "white space, which TREC files cannot hold")
+            out.append(line(q, d, v))
+    return "".join(out).encode("utf-8")
+
+
+def as_qrels(qrels):
+    """A :class:`~dfrank.io.trec.Qrels` from any form :func:`read_qrels` takes (a Qrels
+    or a path is read as it is)."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    if _is_path(qrels):
+        return Qrels(qrels)
+    text = _trec_text(read_qrels(qrels), "qrels", lambda q, d, r: f"{q} 0 {d} {r}\n")
+    return Qrels(f"<qrels {type(qrels).__name__}>", text=text)
+
+
+def as_run(run, name="run"):
+    """A :class:`~dfrank.io.trec.Run` from any form :func:`read_run` takes (scores written
+    exactly, ``repr`` of each float)."""
+    if isinstance(run, Run):
+        return run
+    if _is_path(run):
+        return Run(run)
+    text = _trec_text(read_run(run, name), f"run {name!r}",
+                      lambda q, d, s: f"{q} Q0 {d} 0 {s!r} {name}\n")
+    return Run(f"<run {type(run).__name__}>", text=text)

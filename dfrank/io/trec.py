@@ -41,10 +41,12 @@ class _TrecFile:
     what = None
     need = None
 
-    def __init__(self, path):
+    def __init__(self, path, *, text=None):
+        """Read ``path``; or parse ``text`` (bytes in the file's format), ``path`` then only
+        naming where it came from in messages."""
         path = os.fspath(path)
         self.path = path
-        buf = _read(path)
+        buf = _read(path) if text is None else np.frombuffer(text, dtype=np.uint8)
         self.buf = buf
         n_chunks = max(1, min(8 * numba.get_num_threads(), len(buf) // 65536 + 1))
         bounds = K.line_starts(buf, n_chunks)
@@ -142,8 +144,8 @@ class Qrels(_TrecFile):
     what = "qrels"
     need = "'qid iter docno rel'"
 
-    def __init__(self, path):
-        super().__init__(path)
+    def __init__(self, path, *, text=None):
+        super().__init__(path, text=text)
         self._check_unique()
 
     @property

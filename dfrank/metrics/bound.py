@@ -77,7 +77,6 @@ class BoundMetric:
         self._groups = {}
         self._group_docs = {}  # documents in the largest group
         self._scratch = PerThread()  # the kernels' per-chunk buffers, kept between calls
-        self._driver = None if m.is_custom else D.driver(m.code, self.tie_code)
 
     def query_order(self):
         """Query order balancing O(m^2) work over numba's threads: queries by decreasing
@@ -142,9 +141,12 @@ class BoundMetric:
         else:
             groups = self.groups(chunks)
             fscr, iscr = self._buffers(max(1, min(P * (len(groups) - 1), chunks)), chunks)
-            self._driver(XT, rows, W, self.qptr, groups, self.y, self.gains,
-                         self.disc, m.code, m.k, self.tie_code, float(m.rel_threshold),
-                         self.norm, self.c0, self.empty, self.empty_value, fscr, iscr, out)
+            # looked up at each call, never kept on the object: a dispatcher pickled to a
+            # worker process is rebuilt there without its disk cache and compiles anew
+            run = D.driver(m.code, self.tie_code)
+            run(XT, rows, W, self.qptr, groups, self.y, self.gains, self.disc, m.code, m.k,
+                self.tie_code, float(m.rel_threshold), self.norm, self.c0, self.empty,
+                self.empty_value, fscr, iscr, out)
         return out
 
     def _buffers(self, nc, chunks):

@@ -33,7 +33,7 @@ from numba import njit, prange
 from .._kernels.sort import sort_pairs
 from ..errors import DataFormatError
 from ..io import _trec_kernel as TK
-from ..io.trec import Qrels, Run
+from ..io.forms import as_qrels, as_run
 from . import _kernels as K
 from ._rank import STABLE, count_top
 
@@ -400,7 +400,9 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
 
     Parameters
     ----------
-    qrels, run : paths or :class:`~dfrank.io.trec.Qrels` / :class:`~dfrank.io.trec.Run`
+    qrels, run : TREC files, or any form of :mod:`dfrank.io.forms`: dicts ``{qid: {docno:
+        value}}``, pandas DataFrames (``qid, docno, label`` / ``qid, docno, score``), ranx
+        ``Qrels`` / ``Run``, ir_datasets qrels records
     measures : list of trec_eval measure specs
         ``"official"`` (trec_eval's default set), ``"map"``, ``"P.5,10"``,
         ``"ndcg_cut.10"``, ``"recall"``, ``"map_cut"``, ``"success"``, ...
@@ -423,10 +425,7 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
     -------
     TrecEval
     """
-    if not isinstance(qrels, Qrels):
-        qrels = Qrels(qrels)
-    if not isinstance(run, Run):
-        run = Run(run)
+    qrels, run = as_qrels(qrels), as_run(run)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ValueError(f"max_docs must be a positive integer, got {max_docs!r}")
     if int(rel_level) != rel_level:
