@@ -152,10 +152,19 @@ def _step_values(trace, key, grid):
     return out
 
 
+def seconds_scale(cmp, ratio=30.0):
+    """"log" when the strategies' median run times differ by ``ratio`` or more (one slow
+    strategy would squash the others against x = 0 on a linear axis), else "linear"."""
+    medians = [np.median([r.seconds for r in cmp.runs_of(s)]) for s in cmp.strategies]
+    medians = [m for m in medians if m > 0]
+    return "log" if medians and max(medians) >= ratio * min(medians) else "linear"
+
+
 def comparison(cmp, path=None, title=None, points=200):
     """Anytime curves of a :class:`dfrank.compare.Comparison`: the best training value
-    against evaluations (log scale) and against seconds, per strategy the median over
-    seeds with the band between the first and third quartiles."""
+    against evaluations (log scale) and against seconds (log scale too when the strategies'
+    run times differ by orders of magnitude: :func:`seconds_scale`), per strategy the
+    median over seeds with the band between the first and third quartiles."""
     plt = _plt()
     runs = [r for r in cmp.runs if r.trace is not None]
     if not runs:
@@ -165,8 +174,11 @@ def comparison(cmp, path=None, title=None, points=200):
     styles = ["-", "--", "-.", ":"]
     max_evals = max(max(int(r.trace["evals"][-1]), r.n_evals, 1) for r in runs)
     max_secs = max(max(float(r.trace["seconds"][-1]), r.seconds, 1e-3) for r in runs)
+    log_secs = seconds_scale(cmp) == "log"
+    first = min((float(t) for r in runs for t in r.trace["seconds"] if t > 0), default=1e-3)
     grids = {"evals": np.unique(np.geomspace(1, max_evals, points).round()),
-             "seconds": np.linspace(0.0, max_secs, points)}
+             "seconds": (np.geomspace(min(first, max_secs / 10), max_secs, points)
+                         if log_secs else np.linspace(0.0, max_secs, points))}
     for i, s in enumerate(cmp.strategies):
         rs = [r for r in cmp.runs_of(s) if r.trace is not None]
         if not rs:        # no run of this strategy evaluated anything in its allowance
@@ -185,7 +197,9 @@ def comparison(cmp, path=None, title=None, points=200):
             ax.fill_between(g, q1, q3, color=color, alpha=0.18, lw=0)
     axes[0].set_xscale("log")
     axes[0].set_xlabel("evaluations")
-    axes[1].set_xlabel("seconds")
+    if log_secs:
+        axes[1].set_xscale("log")
+    axes[1].set_xlabel("seconds" + (" (log scale)" if log_secs else ""))
     for ax in axes:
         ax.set_ylabel(f"best train {cmp.metric}")
         ax.grid(alpha=0.3)

@@ -47,3 +47,29 @@ def test_per_query_differences(tmp_path):
     assert "2 better, 1 worse, 1 tied" in title  # the NaN query is left out
     heights = [p.get_height() for p in fig.axes[0].patches]
     assert heights == sorted(heights)
+
+
+def test_comparison_seconds_on_a_log_axis_when_times_differ_by_orders(tmp_path):
+    from dfrank.compare import Comparison, Run
+    from dfrank.plot import comparison, seconds_scale
+
+    def run(strategy, seed, secs):
+        t = np.array([0.0, secs / 100, secs / 3, secs])
+        return Run(strategy, seed, train=0.5 + 0.01 * seed, n_evals=40, seconds=secs,
+                   trace={"evals": np.array([0, 10, 20, 40]), "seconds": t,
+                          "values": np.array([0.3, 0.4, 0.45, 0.5 + 0.01 * seed])})
+
+    fast = [run("ca", s, 0.5) for s in range(3)]
+    slow = [run("optuna:tpe", s, 100.0) for s in range(3)]
+    near = [run("pso", s, 2.0) for s in range(3)]
+    assert seconds_scale(Comparison(fast + near, "map")) == "linear"
+    cmp = Comparison(fast + slow, "map")
+    assert seconds_scale(cmp) == "log"
+    fig = comparison(cmp, tmp_path / "c.png")
+    assert fig.axes[1].get_xscale() == "log"
+    assert fig.axes[1].get_xlabel() == "seconds (log scale)"
+    # the fast strategy's curve is drawn over more than a sliver of the axis
+    lo, hi = fig.axes[1].get_xlim()
+    xs = fig.axes[1].lines[0].get_xdata()
+    xs = xs[np.isfinite(fig.axes[1].lines[0].get_ydata())]
+    assert np.log(xs.max() / xs.min()) > 0.3 * np.log(hi / lo)
