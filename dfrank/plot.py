@@ -199,7 +199,7 @@ def comparison(cmp, path=None, title=None, points=200):
     axes[0].set_xlabel("evaluations")
     if log_secs:
         axes[1].set_xscale("log")
-    axes[1].set_xlabel("seconds" + (" (log scale)" if log_secs else ""))
+    axes[1].set_xlabel("seconds")
     for ax in axes:
         ax.set_ylabel(f"best train {cmp.metric}")
         ax.grid(alpha=0.3)
