@@ -29,7 +29,8 @@ import numpy as np
 from ._kernels.scoring import features_T, linear_scores
 from .api import maximize
 from .data import RankingData
-from .io.forms import read_qrels, read_run, run_to_dataframe, run_to_trec_lines
+from .io.forms import (DocnoDesc, ranked, read_qrels, read_run, run_as_data, run_to_dataframe,
+                       run_to_trec_lines)
 from .linesearch import choose, line_profile
 from .metrics.evaluation import bind_metric
 from .objective import LinearObjective
@@ -81,17 +82,6 @@ def _borda_missing(n_results, n_candidates):
     return 0.5 - (n_results - 1) / (2.0 * n_candidates)
 
 
-class _Desc(str):
-    """A docno that sorts descending (trec_eval's tie order)."""
-
-    def __lt__(self, other):
-        return str.__gt__(self, other)
-
-
-def _ranked(docs):
-    return sorted(docs.items(), key=lambda kv: (-kv[1], _Desc(kv[0])))
-
-
 # ---------------------------------------------------------------- the data
 @dataclass
 class _Fusion:
@@ -124,8 +114,8 @@ def _build(qrels, runs, norm, missing, complete):
                          f"qrels: {sorted(judged_q)[:5]})")
     X, y, sizes, docids, uptr, ulab = [], [], [], [], [0], []
     for q in qids:
-        per_run = [_ranked(runs[n].get(q, {})) for n in names]
-        cands = sorted({d for pr in per_run for d, _ in pr}, key=_Desc)
+        per_run = [ranked(runs[n].get(q, {})) for n in names]
+        cands = sorted({d for pr in per_run for d, _ in pr}, key=DocnoDesc)
         index = {d: i for i, d in enumerate(cands)}
         m = len(cands)
         block = np.empty((m, len(names)))
@@ -322,7 +312,7 @@ def _rrf(runs, qids, k=60):
     for q in qids:
         acc = {}
         for r in runs.values():
-            for rank, (d, _) in enumerate(_ranked(r.get(q, {})), 1):
+            for rank, (d, _) in enumerate(ranked(r.get(q, {})), 1):
                 acc[d] = acc.get(d, 0.0) + 1.0 / (k + rank)
         out[q] = acc
     return out
@@ -452,27 +442,7 @@ def _fused_run(fu, w):
 def _values_of_run(run, fu, qrels, metric):
     """Per-query values (``fu.qids`` order) of a run ``{qid: {docno: score}}`` under the
     same conventions as the fused run; a query the run lacks scores 0."""
-    X, y, sizes, docids, uptr, ulab = [], [], [], [], [0], []
-    for q in fu.qids:
-        docs = run.get(q, {})
-        cands = sorted(docs, key=_Desc)
-        judged = qrels[q]
-        if not cands:       # a placeholder row that is not judged: the query scores 0
-            cands_rows, scores = ["\0"], [0.0]
-        else:
-            cands_rows, scores = cands, [docs[d] for d in cands]
-        X.extend(scores)
-        y.extend(max(judged.get(d, 0), 0) for d in cands_rows)
-        sizes.append(len(cands_rows))
-        docids.extend(cands_rows)
-        extra = [max(r, 0) for d, r in judged.items() if d not in docs]
-        ulab.extend(extra)
-        uptr.append(uptr[-1] + len(extra))
-    data = RankingData(np.asarray(X)[:, None], np.asarray(y, dtype=np.float64),
-                       np.concatenate([[0], np.cumsum(sizes)]),
-                       np.asarray(fu.qids, dtype=object),
-                       unranked=(np.asarray(uptr), np.asarray(ulab, dtype=np.float64)))
-    return _values(data, metric, np.ones(1))
+    return _values(run_as_data(run, qrels, fu.qids), metric, np.ones(1))
 
 
 def _cross_validate(res, fu, folds, ss, learn, metric, n_extra):

@@ -313,11 +313,14 @@ class Box:
         Coordinates searched on a log scale (need ``lower > 0``), e.g. Dirichlet mu.
     names : list of str, optional
         Parameter names, used in results and plots.
+    integer : bool or array-like of bool, optional
+        Coordinates that take whole numbers (RM3's feedback terms): the search moves
+        continuously and :meth:`rounded` gives the point evaluated.
     """
 
     kind = "box"
 
-    def __init__(self, lower, upper, log=None, names=None):
+    def __init__(self, lower, upper, log=None, names=None, integer=None):
         lower = np.atleast_1d(np.asarray(lower, dtype=np.float64))
         upper = np.atleast_1d(np.asarray(upper, dtype=np.float64))
         if lower.shape != upper.shape or lower.ndim != 1:
@@ -338,19 +341,37 @@ class Box:
             names = [str(n) for n in names]
             if len(names) != len(lower):
                 raise ValueError(f"{len(names)} names for {len(lower)} coordinates")
+        integer = np.zeros(len(lower), bool) if integer is None else \
+            np.broadcast_to(np.asarray(integer, dtype=bool), lower.shape).copy()
+        if np.any(integer & (np.ceil(lower) > np.floor(upper))):
+            i = int(np.flatnonzero(integer & (np.ceil(lower) > np.floor(upper)))[0])
+            raise ValueError(f"integer coordinate {i} has no whole number in "
+                             f"[{lower[i]}, {upper[i]}]")
         self.lower, self.upper, self.log, self.names = lower, upper, log, names
+        self.integer = integer
         self.dim = len(lower)
+
+    def rounded(self, x):
+        """``x`` with its integer coordinates rounded to the nearest whole number in the
+        box."""
+        x = np.array(x, dtype=np.float64)
+        if self.integer.any():
+            r = np.clip(np.round(x), np.ceil(self.lower), np.floor(self.upper))
+            x = np.where(self.integer, r, x)
+        return x
 
     def __repr__(self):
         names = self.names or [f"x{i}" for i in range(self.dim)]
-        parts = [f"{n} in [{lo:g}, {hi:g}]{' (log)' if lg else ''}"
-                 for n, lo, hi, lg in zip(names, self.lower, self.upper, self.log)]
+        parts = [f"{n} in [{lo:g}, {hi:g}]{' (log)' if lg else ''}{' (integer)' if it else ''}"
+                 for n, lo, hi, lg, it in zip(names, self.lower, self.upper, self.log,
+                                              self.integer)]
         return f"Box({', '.join(parts)})"
 
     def __eq__(self, other):
         return (isinstance(other, Box) and np.array_equal(self.lower, other.lower)
                 and np.array_equal(self.upper, other.upper)
-                and np.array_equal(self.log, other.log))
+                and np.array_equal(self.log, other.log)
+                and np.array_equal(self.integer, other.integer))
 
     def __hash__(self):
         return hash(("box", self.lower.tobytes(), self.upper.tobytes(), self.log.tobytes()))

@@ -14,6 +14,7 @@ from dfrank.registry import (FunctionStrategy, Strategy, available, get, registe
 
 from .coordinate_ascent import CoordinateAscent
 from .grid import GridSearch
+from .pattern import PatternSearch
 from .pso import ParticleSwarm
 from .random_search import RandomSearch
 from .smoothed import ApproxAP, ApproxNDCG, SmoothAP, SmoothNDCG
@@ -22,4 +23,4 @@ from .steepest_ascent import SteepestAscent
 
 __all__ = ["Strategy", "FunctionStrategy", "register", "get", "available", "resolve",
            "CoordinateAscent", "SteepestAscent", "ParticleSwarm", "RandomSearch",
-           "GridSearch", "ApproxNDCG", "ApproxAP", "SmoothNDCG", "SmoothAP"]
+           "GridSearch", "PatternSearch", "ApproxNDCG", "ApproxAP", "SmoothNDCG", "SmoothAP"]

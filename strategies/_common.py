@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from dfrank.spaces import Box
+from dfrank.spaces import Box, Simplex
 
 
 def start_point(objective, rng, restart):
@@ -41,3 +41,13 @@ def check_choice(owner, name, value, choices):
 
 def is_box(space):
     return isinstance(space, Box)
+
+
+def cube_to_space(space, Z):
+    """Points of ``space`` from rows of unit-cube coordinates ``Z`` (P, D): a box's own
+    scaling (log coordinates included), or lambda = z / sum(z) onto the simplex."""
+    Z = np.clip(np.atleast_2d(np.asarray(Z, dtype=np.float64)), 0.0, 1.0)
+    if isinstance(space, Simplex):
+        s = Z.sum(axis=1, keepdims=True)
+        return np.where(s > 0, Z / np.where(s > 0, s, 1.0), 1.0 / space.dim)
+    return space.from_unit(Z)

@@ -21,9 +21,8 @@ import warnings
 import numpy as np
 
 from dfrank.registry import Strategy, register, register_family
-from dfrank.spaces import Simplex
 
-from ._common import check_float, check_int
+from ._common import check_float, check_int, cube_to_space
 
 _MAX_EVALS_DEFAULT = 1000
 
@@ -41,15 +40,7 @@ class _External(Strategy):
     def _seed(self, rng):
         return int(rng.integers(0, 2 ** 31 - 1))
 
-    @staticmethod
-    def to_points(space, Z):
-        """Points of ``space`` from rows of unit-cube coordinates ``Z`` (P, D)."""
-        Z = np.clip(np.atleast_2d(np.asarray(Z, dtype=np.float64)), 0.0, 1.0)
-        if isinstance(space, Simplex):
-            s = Z.sum(axis=1, keepdims=True)
-            out = np.where(s > 0, Z / np.where(s > 0, s, 1.0), 1.0 / space.dim)
-            return out
-        return space.from_unit(Z)
+    to_points = staticmethod(cube_to_space)
 
     def loss(self, objective, z):
         """Minus the metric at one cube point (the only sign flip)."""

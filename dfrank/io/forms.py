@@ -14,11 +14,12 @@ import os
 
 import numpy as np
 
+from ..data import RankingData
 from ..errors import DataFormatError
 from .trec import Qrels, Run
 
 __all__ = ["read_run", "read_qrels", "run_to_trec_lines", "run_to_dataframe", "as_qrels",
-           "as_run"]
+           "as_run", "run_as_data", "ranked", "DocnoDesc"]
 
 
 def _is_path(x):
@@ -137,20 +138,42 @@ def read_qrels(qrels):
                     f"Qrels or ir_datasets qrels records; got {type(qrels).__name__}")
 
 
-def _ranked(docs):
+def ranked(docs):
     """A query's (docno, score) pairs best first, ties by docno descending (trec_eval)."""
-    return sorted(docs.items(), key=lambda kv: (-kv[1], _Desc(kv[0])))
+    return sorted(docs.items(), key=lambda kv: (-kv[1], DocnoDesc(kv[0])))
 
 
-class _Desc:
-    """A str that sorts descending."""
-    __slots__ = ("s",)
-
-    def __init__(self, s):
-        self.s = s
+class DocnoDesc(str):
+    """A docno that sorts descending (trec_eval's order among equal scores)."""
 
     def __lt__(self, other):
-        return self.s > other.s
+        return str.__gt__(self, other)
+
+
+def run_as_data(run, qrels, qids):
+    """The :class:`~dfrank.RankingData` of ``run`` (``{qid: {docno: score}}``) judged by
+    ``qrels``, laid out so that dfrank's metrics with ``ties="stable"`` and linear gains
+    give trec_eval's values: one feature (the score); each query's rows in docno-descending
+    order (trec_eval's order among equal scores); labels the judgments (negative ones as
+    0); judged documents the run lacks kept in ``unranked`` (they count in R and the ideal
+    DCG). A query of ``qids`` that the run lacks gets one unjudged row, so it scores 0 (as
+    ``trec_eval -c``)."""
+    X, y, sizes, docids, uptr, ulab = [], [], [], [], [0], []
+    for q in qids:
+        docs = run.get(q, {})
+        judged = qrels.get(q, {})
+        cands = sorted(docs, key=DocnoDesc) or ["\0"]
+        X.extend(docs.get(d, 0.0) for d in cands)
+        y.extend(max(judged.get(d, 0), 0) for d in cands)
+        sizes.append(len(cands))
+        docids.extend(cands)
+        extra = [max(r, 0) for d, r in judged.items() if d not in docs]
+        ulab.extend(extra)
+        uptr.append(uptr[-1] + len(extra))
+    return RankingData(np.asarray(X, dtype=np.float64)[:, None],
+                       np.asarray(y, dtype=np.float64), np.concatenate([[0], np.cumsum(sizes)]),
+                       np.asarray(qids, dtype=object), docids=np.asarray(docids, dtype=object),
+                       unranked=(np.asarray(uptr), np.asarray(ulab, dtype=np.float64)))
 
 
 def run_to_trec_lines(run, tag="dfrank"):
@@ -158,7 +181,7 @@ def run_to_trec_lines(run, tag="dfrank"):
     it (scores written exactly: ``repr`` of the float)."""
     lines = []
     for q, docs in run.items():
-        for rank, (d, s) in enumerate(_ranked(docs), 1):
+        for rank, (d, s) in enumerate(ranked(docs), 1):
             lines.append(f"{q} Q0 {d} {rank} {float(s)!r} {tag}\n")
     return lines
 
@@ -169,7 +192,7 @@ def run_to_dataframe(run):
 
     pd = need("pandas", "to_dataframe")
     rows = [(q, d, s, r) for q, docs in run.items()
-            for r, (d, s) in enumerate(_ranked(docs))]
+            for r, (d, s) in enumerate(ranked(docs))]
     return pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
 
 

@@ -1,0 +1,483 @@
+"""Tuning a retrieval system's parameters directly on a metric: :func:`tune`.
+
+Each evaluation is one run of the system at one parameter point, scored as trec_eval
+scores it (linear gains, ties by docno, judged documents the run lacks counted in R, a
+query the run lacks scoring 0: ``trec_eval -c``). The parameters live in a :class:`Box`
+(names, log scales, whole numbers); any strategy of the registry searches it, and the runs
+of a batch go through joblib (``joblib.parallel_config(backend="dask")`` sends them to a
+cluster).
+
+Every point evaluated is kept: in the result's history and, with ``cache=``, appended to a
+JSON-lines file, so an interrupted or extended tune never repeats a run. Cross-validation
+needs no further run: a run covers every query, so each fold's parameters are chosen on
+the other folds' queries among the points already evaluated.
+"""
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .api import maximize
+from .errors import DataFormatError
+from .io.forms import read_qrels, read_run, run_as_data
+from .metrics.evaluation import bind_metric
+from .objective import Objective
+from .parallel import effective_n_jobs, seed_sequence
+from .result import VERSION, _jsonable, write_json_atomic
+from .spaces import Box
+from .stats import significance
+
+__all__ = ["tune", "TuneResult", "TuneError", "space_of", "DEFAULT_STRATEGY",
+           "DEFAULT_BUDGET"]
+
+CACHE_FORMAT = "dfrank.tune_cache"
+RESULT_FORMAT = "dfrank.tune"
+DEFAULT_STRATEGY = "pattern"
+DEFAULT_BUDGET = 40
+FAILED = -1.0        # what a strategy sees for a failed run: below any metric value
+
+
+class TuneError(RuntimeError):
+    """A run of the system failed (or gave no usable run) at a parameter point."""
+
+
+# ---------------------------------------------------------------- the space
+def space_of(spec):
+    """A :class:`Box` from ``{name: (low, high[, "log" | "int"])}`` (a Box as it is)."""
+    if isinstance(spec, Box):
+        if spec.names is None:
+            raise ValueError("the Box needs names= (the parameters' names)")
+        return spec
+    if not isinstance(spec, dict) or not spec:
+        raise TypeError("space must be a named Box or a dict {name: (low, high[, 'log' | "
+                        "'int'])}")
+    lo, hi, log, integer = [], [], [], []
+    for name, bounds in spec.items():
+        kinds = [b for b in bounds[2:]]
+        bad = [k for k in kinds if k not in ("log", "int")]
+        if len(bounds) < 2 or bad:
+            raise ValueError(f"parameter {name!r}: expected (low, high[, 'log' | 'int']), "
+                             f"got {bounds!r}")
+        lo.append(float(bounds[0]))
+        hi.append(float(bounds[1]))
+        log.append("log" in kinds)
+        integer.append("int" in kinds)
+    return Box(lo, hi, log=log, names=list(spec), integer=integer)
+
+
+def _params(space, x):
+    """The named parameters of point ``x`` (whole numbers as int)."""
+    x = space.rounded(x)
+    return {n: (int(v) if it else float(v)) for n, v, it in zip(space.names, x,
+                                                                  space.integer)}
+
+
+def _key(params):
+    return json.dumps(params, sort_keys=True)
+
+
+# ---------------------------------------------------------------- evaluators
+class RunEvaluator:
+    """Per-query values of the run ``run_fn(params)`` returns (any form
+    :func:`dfrank.io.forms.read_run` takes), over the judged queries of ``qrels``."""
+
+    def __init__(self, run_fn, qrels, metric):
+        if not callable(run_fn):
+            raise TypeError("run_fn must be callable: params (a dict) -> a run")
+        self.run_fn = run_fn
+        self.qrels = read_qrels(qrels)
+        self.qids = [q for q, j in self.qrels.items() if j]
+        if not self.qids:
+            raise DataFormatError("the qrels judge no document")
+        self.metric = metric
+        bind_metric(run_as_data({}, self.qrels, self.qids[:1]), metric, "stable",
+                    gain="linear")   # an unknown metric fails now, not at the first run
+
+    def __call__(self, params):
+        run = read_run(self.run_fn(dict(params)), name=f"at {params}")
+        data = run_as_data(run, self.qrels, self.qids)
+        bound = bind_metric(data, self.metric, "stable", gain="linear")
+        return bound.per_query(np.ascontiguousarray(data.X[:, 0]))
+
+    def fingerprint(self):
+        return _digest(self.qrels)
+
+
+class EngineEvaluator:
+    """Per-query values of a model of :class:`dfrank.ir.Engine` (no run is written)."""
+
+    def __init__(self, engine, model, metric):
+        engine.params_of(model, {})
+        if engine.qrels is None:
+            raise ValueError("the engine was built without qrels")
+        self.engine, self.model, self.metric = engine, model, metric
+        self.qids = list(engine.qids)
+        engine.bound(metric)
+
+    def __call__(self, params):
+        return self.engine.per_query(self.model, params, self.metric)
+
+    def fingerprint(self):
+        return _digest({"model": self.model, "qrels": self.engine.qrels,
+                        "docs": len(self.engine.docnos), "terms": len(self.engine.vocab)})
+
+
+def _digest(obj):
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _evaluate_point(evaluator, params):
+    """(per-query values or None, seconds, error text) of one point; never raises."""
+    t0 = time.perf_counter()
+    try:
+        values = np.asarray(evaluator(params), dtype=np.float64)
+        if values.shape != (len(evaluator.qids),) or not np.all(np.isfinite(values)):
+            raise ValueError(f"expected {len(evaluator.qids)} finite per-query values")
+        return values, time.perf_counter() - t0, None
+    except Exception as e:   # recorded as a failed point, with the reason
+        return None, time.perf_counter() - t0, f"{type(e).__name__}: {e}"
+
+
+# ---------------------------------------------------------------- the cache
+class _Cache:
+    """Evaluated points as JSON lines after a header naming what they belong to."""
+
+    def __init__(self, path, header):
+        self.path, self.header, self.entries = path, header, {}
+        if path is None:
+            return
+        path = os.fspath(path)
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            self._read(path)
+        else:
+            from .result import check_writable
+
+            check_writable(path, "cache file")
+            with open(path, "w") as f:
+                f.write(json.dumps(header) + "\n")
+
+    def _read(self, path):
+        with open(path) as f:
+            lines = f.read().split("\n")
+        try:
+            head = json.loads(lines[0])
+        except json.JSONDecodeError:
+            raise DataFormatError("not a dfrank tune cache (its first line is not JSON)",
+                                  path=path, line=1) from None
+        if head.get("format") != CACHE_FORMAT:
+            raise DataFormatError("not a dfrank tune cache", path=path, line=1)
+        for k in ("space", "metric", "queries", "system"):
+            if head.get(k) != self.header[k]:
+                raise DataFormatError(
+                    f"the cache holds runs of another {k} ({head.get(k)!r}, this tune has "
+                    f"{self.header[k]!r}); use another cache file or the same settings",
+                    path=path)
+        body = [ln for ln in lines[1:] if ln.strip()]
+        for i, line in enumerate(body):
+            try:
+                e = json.loads(line)
+            except json.JSONDecodeError:
+                if i == len(body) - 1:   # a run cut short while writing its line
+                    warnings.warn(f"{path}: its last line is incomplete and is ignored",
+                                  stacklevel=4)
+                    continue
+                raise DataFormatError("a cache line is not JSON", path=path,
+                                      line=i + 2) from None
+            self.entries[_key(e["params"])] = e
+
+    def add(self, entry):
+        self.entries[_key(entry["params"])] = entry
+        if self.path is not None:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(_jsonable(entry)) + "\n")
+                f.flush()
+
+
+# ---------------------------------------------------------------- the objective
+class TuneObjective(Objective):
+    """Mean metric over the training queries of the run at a point of the Box; every point
+    is evaluated once (history and cache)."""
+
+    def __init__(self, evaluator, space, cache, n_jobs=1, train=None):
+        self.evaluator, self.cache, self.n_jobs = evaluator, cache, n_jobs
+        self.train = train          # query positions the value averages (None: all)
+        self.history = []           # every point asked, in order, with its outcome
+        self.ran = set()            # keys of the points run by this objective
+        super().__init__(space)
+
+    def _entry(self, key):
+        return self.cache.entries.get(key)
+
+    def _values(self, pts):
+        params = [_params(self.space, x) for x in pts]
+        todo = []
+        for p in params:
+            k = _key(p)
+            if self._entry(k) is None and k not in {_key(t) for t in todo}:
+                todo.append(p)
+        if todo:
+            if effective_n_jobs(self.n_jobs) == 1 or len(todo) == 1:
+                outs = [_evaluate_point(self.evaluator, p) for p in todo]
+            else:
+                from joblib import Parallel, delayed
+
+                outs = Parallel(n_jobs=self.n_jobs)(
+                    delayed(_evaluate_point)(self.evaluator, p) for p in todo)
+            for p, (values, secs, err) in zip(todo, outs):
+                self._settle(p, values, secs, err)
+        out = np.empty(len(params))
+        for i, p in enumerate(params):
+            e = self._entry(_key(p))
+            self.history.append(e)
+            if e["status"] != "ok":
+                out[i] = FAILED
+            else:
+                v = np.asarray(e["per_query"])
+                out[i] = float(np.mean(v if self.train is None else v[self.train]))
+        return out
+
+    def _settle(self, params, values, secs, err):
+        self.ran.add(_key(params))
+        entry = {"params": params, "status": "ok" if err is None else "failed",
+                 "per_query": None if values is None else values.tolist(),
+                 "seconds": secs, "error": err}
+        if err is not None:
+            if not any(e["status"] == "ok" for e in self.cache.entries.values()):
+                self.cache.add(entry)
+                raise TuneError(f"the run at {params} failed, before any run succeeded "
+                                f"(so the system or its command is likely broken):\n{err}")
+            warnings.warn(f"the run at {params} failed; it is recorded as failed and the "
+                          f"search goes on:\n{err}", stacklevel=6)
+        self.cache.add(entry)
+
+
+# ---------------------------------------------------------------- the result
+@dataclass
+class TuneResult:
+    """The outcome of :func:`tune`.
+
+    Attributes
+    ----------
+    best_params : dict
+        The parameters with the highest mean metric over the queries.
+    value : float
+        That mean (the training value).
+    per_query : ndarray
+        The best point's value on each query (``qids`` order).
+    n_runs : int
+        Runs made by this call (cached points are not run again); ``n_cached`` were read
+        from the cache, ``n_failed`` failed.
+    default_params, default_value, default_per_query
+        The given default point and its values (None without ``default``).
+    folds : list of dict or None
+        With ``folds``: per fold the held-out queries, the parameters chosen on the other
+        folds' queries, their training and held-out values.
+    cv_value : float or None
+        Mean over all queries of the held-out values (each query scored by parameters
+        chosen without it); ``cv_default`` the default's mean over the same queries, and
+        ``cv_test`` the paired significance test of the two.
+    history : list of dict
+        Every point evaluated: params, status, per_query, seconds, error.
+    """
+
+    best_params: dict
+    value: float
+    per_query: np.ndarray
+    qids: list
+    metric: str
+    strategy: str
+    n_runs: int
+    n_cached: int
+    n_failed: int
+    seconds: float
+    history: list
+    default_params: dict = None
+    default_value: float = None
+    default_per_query: np.ndarray = None
+    folds: list = None
+    cv_value: float = None
+    cv_default: float = None
+    cv_test: object = None
+    interrupted: bool = False
+    space: Box = field(default=None, repr=False)
+
+    def to_dict(self):
+        d = {"format": RESULT_FORMAT, "version": VERSION, "metric": self.metric,
+             "strategy": self.strategy, "best_params": self.best_params,
+             "value": self.value, "n_runs": self.n_runs, "n_cached": self.n_cached,
+             "n_failed": self.n_failed, "seconds": self.seconds,
+             "interrupted": self.interrupted, "qids": self.qids,
+             "per_query": self.per_query,
+             "default_params": self.default_params, "default_value": self.default_value,
+             "history": [{k: e[k] for k in ("params", "status", "seconds", "error")} |
+                         {"value": None if e["per_query"] is None
+                          else float(np.mean(e["per_query"]))} for e in self.history]}
+        if self.folds is not None:
+            d.update({"folds": self.folds, "cv_value": self.cv_value,
+                      "cv_default": self.cv_default,
+                      "cv_p_value": None if self.cv_test is None else self.cv_test.p_value})
+        return _jsonable(d)
+
+    def to_json(self, path=None):
+        d = self.to_dict()
+        if path is not None:
+            write_json_atomic(path, d)
+        return json.dumps(d)
+
+    def summary_rows(self):
+        """(setting, parameters, value) rows: the best point, the default, and with folds
+        the cross-validated values."""
+        fmt = ", ".join
+        rows = [["tuned (all queries)", fmt(f"{k}={v:g}" for k, v in self.best_params.items()),
+                 f"{self.value:.4f}"]]
+        if self.default_params is not None:
+            rows.append(["default", fmt(f"{k}={v:g}" for k, v in self.default_params.items()),
+                         f"{self.default_value:.4f}"])
+        if self.folds is not None:
+            rows.append([f"tuned, {len(self.folds)}-fold held out", "chosen per fold",
+                         f"{self.cv_value:.4f}"])
+            if self.cv_test is not None:
+                rows.append(["  vs default", f"p = {self.cv_test.p_value:.3g} "
+                             f"({self.cv_test.test})",
+                             f"{self.cv_value - self.cv_default:+.4f}"])
+        return rows
+
+    def summary(self):
+        from .text import format_table
+
+        head = (f"{self.strategy}: {self.n_runs} runs ({self.n_cached} from the cache, "
+                f"{self.n_failed} failed) in {self.seconds:.1f} s, {len(self.qids)} queries")
+        return head + "\n" + format_table(self.summary_rows(), ["", "parameters",
+                                                                  self.metric])
+
+
+# ---------------------------------------------------------------- tune
+def tune(run_fn, space, qrels=None, metric="map", *, strategy=None, budget=DEFAULT_BUDGET,
+         folds=None, n_jobs=1, cache=None, seed=0, default=None, test="randomization",
+         progress=False, system=None, **options):
+    """Tune the parameters of a retrieval system to maximize ``metric``.
+
+    Parameters
+    ----------
+    run_fn : callable or (Engine, model)
+        ``run_fn(params)`` (params a dict name -> value) returns the system's run at that
+        point in any form dfrank reads (a TREC run file path, ``{qid: {docno: score}}``, a
+        pandas DataFrame ``qid, docno, score``, a ranx Run). Or a pair ``(engine, model)``
+        of :class:`dfrank.ir.Engine` and one of its models (no run is written: a point
+        costs milliseconds).
+    space : Box with names, or dict ``{name: (low, high[, "log" | "int"])}``
+    qrels : judgments in any form dfrank reads (not with an engine, which has its own).
+        The queries evaluated are those with some judgment.
+    metric : dfrank's metric name (map, ndcg@10, p@10, recall@100, mrr, rprec, ...),
+        computed as trec_eval computes it.
+    strategy : a registered strategy (default ``DEFAULT_STRATEGY``); ``**options`` its
+        options.
+    budget : int
+        Evaluations (runs) in all, including those the cache answers.
+    folds : int, optional
+        Cross-validate: queries split in ``folds`` (seeded), each fold's parameters chosen
+        on the other folds among the evaluated points, and the held-out values compared
+        with ``default`` by the paired ``test``.
+    n_jobs : int
+        Runs of one batch in parallel (joblib).
+    cache : path, optional
+        JSON-lines file of evaluated points, read first and appended to.
+    default : dict, optional
+        A reference point (e.g. ``{"k1": 1.2, "b": 0.75}``), evaluated and reported.
+    system : str, optional
+        What makes the runs (e.g. the command line), stored in the cache's header so that
+        a cache of another system is refused.
+
+    Returns
+    -------
+    TuneResult
+    """
+    space = space_of(space)
+    if isinstance(run_fn, tuple):
+        engine, model = run_fn
+        if qrels is not None:
+            raise ValueError("an engine evaluates with its own qrels; leave qrels out")
+        evaluator = EngineEvaluator(engine, model, metric)
+        system = system or f"dfrank.ir.Engine:{model}"
+    else:
+        if qrels is None:
+            raise ValueError("qrels are needed to evaluate the runs")
+        evaluator = RunEvaluator(run_fn, qrels, metric)
+    if folds is not None and (int(folds) != folds or not 2 <= folds <= len(evaluator.qids)):
+        raise ValueError(f"folds must be an integer from 2 to the {len(evaluator.qids)} "
+                         f"queries, got {folds!r}")
+    if default is not None:
+        unknown = set(default) - set(space.names)
+        if unknown or set(default) != set(space.names):
+            raise ValueError(f"default must give every parameter ({', '.join(space.names)}),"
+                             f" got {sorted(default)}")
+    header = {"format": CACHE_FORMAT, "version": VERSION,
+              "space": repr(space), "metric": metric, "system": system,
+              "queries": evaluator.fingerprint()}
+    store = _Cache(cache, header)
+    n_before = len(store.entries)
+    obj = TuneObjective(evaluator, space, store, n_jobs=n_jobs)
+    strategy = strategy or DEFAULT_STRATEGY
+    t0 = time.perf_counter()
+    res = maximize(obj, strategy=strategy, seed=seed, budget=budget, progress=progress,
+                   **options)
+    default_params = None
+    if default is not None:   # evaluated like any point (and a candidate for the best)
+        x = space.rounded([default[n] for n in space.names])
+        default_params = _params(space, x)
+        obj._values(x[None, :])
+        e = store.entries[_key(default_params)]
+        if e["status"] != "ok":
+            raise TuneError(f"the run at the default {default_params} failed:\n{e['error']}")
+    seen = {}
+    for e in obj.history:
+        seen.setdefault(_key(e["params"]), e)
+    evaluated = list(seen.values())
+    ok = [e for e in evaluated if e["status"] == "ok"]
+    if not ok:
+        raise TuneError("no run succeeded")
+    best = max(ok, key=lambda e: (float(np.mean(e["per_query"])), _key(e["params"])))
+    out = TuneResult(
+        best_params=dict(best["params"]), value=float(np.mean(best["per_query"])),
+        per_query=np.asarray(best["per_query"]), qids=list(evaluator.qids), metric=metric,
+        strategy=res.strategy, n_runs=len(obj.ran),
+        n_cached=sum(1 for k in seen if k not in obj.ran),
+        n_failed=sum(1 for e in evaluated if e["status"] != "ok"),
+        seconds=time.perf_counter() - t0, history=evaluated,
+        interrupted=res.interrupted, space=space)
+    if default_params is not None:
+        e = store.entries[_key(default_params)]
+        out.default_params = default_params
+        out.default_per_query = np.asarray(e["per_query"])
+        out.default_value = float(np.mean(e["per_query"]))
+    if folds is not None:
+        _cross_validate(out, ok, int(folds), seed, test)
+    return out
+
+
+def _cross_validate(out, ok, k, seed, test):
+    """Each fold's parameters: the evaluated point best on the other folds' queries."""
+    n = len(out.qids)
+    rng = np.random.default_rng(seed_sequence(seed).spawn(1)[0])
+    fold_of = np.empty(n, np.int64)
+    fold_of[rng.permutation(n)] = np.arange(n) % k
+    P = np.array([e["per_query"] for e in ok])
+    held = np.empty(n)
+    out.folds = []
+    for f in range(k):
+        test_q, train_q = fold_of == f, fold_of != f
+        i = max(range(len(ok)), key=lambda j: (P[j, train_q].mean(), _key(ok[j]["params"])))
+        held[test_q] = P[i, test_q]
+        out.folds.append({"queries": [q for q, t in zip(out.qids, test_q) if t],
+                          "params": dict(ok[i]["params"]),
+                          "train_value": float(P[i, train_q].mean()),
+                          "held_out_value": float(P[i, test_q].mean())})
+    out.cv_value = float(held.mean())
+    if out.default_per_query is not None:
+        out.cv_default = float(out.default_per_query.mean())
+        out.cv_test = significance(held, out.default_per_query, test=test, seed=seed)
