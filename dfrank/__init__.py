@@ -13,8 +13,9 @@ from . import callbacks, datasets, metrics  # noqa: E402
 from .api import evaluate, maximize  # noqa: E402
 from .compare import Comparison, compare  # noqa: E402
 from .data import RankingData  # noqa: E402
-from .errors import DataFormatError  # noqa: E402
+from .errors import DataFormatError, TuneError  # noqa: E402
 from .fusion import FusionResult, fuse  # noqa: E402
+from .tuning import TuneResult, tune  # noqa: E402
 from .io import load_qrels, load_run, load_svmlight  # noqa: E402
 from .metrics.trec import evaluate_run  # noqa: E402
 from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # noqa: E402
@@ -35,7 +36,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'dfrank' has no attribute {name!r}")
 
 __all__ = ["evaluate", "maximize", "compare", "Comparison", "significance", "fuse",
-           "FusionResult",
+           "FusionResult", "tune", "TuneResult", "TuneError",
            "metrics", "datasets", "callbacks", "LinearRanker", "Result", "RankingData",
            "DataFormatError", "load_svmlight", "load_qrels", "load_run", "evaluate_run",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",

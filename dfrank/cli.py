@@ -432,6 +432,122 @@ def _names_arg(value):
     return [n.strip() for n in value.split(",")]
 
 
+def _param_specs(args, model):
+    """The space {name: (low, high[, kind])} of --param/--int (the model's ranges when
+    neither is given) and the --default point."""
+    spec = {}
+    for kind, items in (("real", args.param or []), ("int", args.int or [])):
+        for item in items:
+            name, sep, rng = item.partition("=")
+            parts = rng.split(":")
+            ok = sep and name.isidentifier() and len(parts) in (2, 3) and \
+                (len(parts) == 2 or (kind == "real" and parts[2] == "log"))
+            try:
+                lo, hi = float(parts[0]), float(parts[1])
+            except (ValueError, IndexError):
+                ok = False
+            if not ok:
+                form = "NAME=LOW:HIGH" + ("[:log]" if kind == "real" else "")
+                raise UsageError(f"--{'param' if kind == 'real' else 'int'} expects {form}, "
+                                 f"got {item!r}")
+            if name in spec:
+                raise UsageError(f"parameter {name!r} is given twice")
+            spec[name] = (lo, hi) + (("log",) if len(parts) == 3 else ()) + \
+                (("int",) if kind == "int" else ())
+    default = {}
+    for item in args.default or []:
+        name, sep, val = item.partition("=")
+        try:
+            default[name] = float(val)
+        except ValueError:
+            raise UsageError(f"--default expects NAME=VALUE, got {item!r}") from None
+    if not spec and model is not None:
+        from .ir import MODELS
+
+        spec = {k: (lo, hi) + (("log",) if lg else ()) for k, (_, lo, hi, lg) in
+                MODELS[model].items()}
+        default = default or {k: v[0] for k, v in MODELS[model].items()}
+    if not spec:
+        raise UsageError("give the parameters to tune: --param NAME=LOW:HIGH[:log] or --int "
+                         "NAME=LOW:HIGH")
+    if default and set(default) != set(spec):
+        raise UsageError(f"--default must give every parameter ({', '.join(spec)})")
+    return spec, default or None
+
+
+def _engine(args):
+    """The built-in engine on --collection (a file, or a Cranfield / CISI folder)."""
+    from . import ir
+    from .io.forms import read_qrels
+
+    path = args.collection
+    if os.path.isdir(path):
+        if os.path.exists(os.path.join(path, "cran.all.1400.gz")):
+            docs, topics, qrels = ir.load_cranfield(path)
+        elif os.path.exists(os.path.join(path, "CISI.ALL.gz")):
+            docs, topics, qrels = ir.load_cisi(path)
+        else:
+            raise UsageError(f"{path}: a folder is read as Cranfield or CISI (their SMART "
+                             "files); give a TSV or JSON-lines collection file otherwise")
+    else:
+        if not args.topics:
+            raise UsageError("--collection FILE needs --topics (TREC topics, TSV or "
+                             "JSON lines)")
+        docs, topics, qrels = ir.read_collection(path), ir.read_topics(args.topics), None
+    if args.topics and os.path.isdir(path):
+        topics = ir.read_topics(args.topics)
+    if args.qrels:
+        qrels = read_qrels(args.qrels)
+    if qrels is None:
+        raise UsageError("--qrels is needed to evaluate the runs")
+    return ir.Engine(docs, topics, qrels)
+
+
+def cmd_tune(args):
+    from .tuning import tune
+
+    command = list(args.command or [])
+    if command[:1] == ["--"]:
+        command = command[1:]
+    _outputs_writable(args, "json")
+    options = _parse_options(args.option)
+    if command:
+        from .command import CommandRun
+
+        if args.collection:
+            raise UsageError("give --collection (the built-in engine) or a command after "
+                             "--, not both")
+        if not args.qrels:
+            raise UsageError("--qrels is needed to evaluate the command's runs")
+        spec, default = _param_specs(args, None)
+        runner = CommandRun(command, list(spec), timeout=args.timeout)
+        target, qrels, system = runner, args.qrels, " ".join(command)
+    else:
+        if not args.collection:
+            raise UsageError("give a command after -- (e.g. -- ./search --k1 {k1} --b {b} "
+                             "--out {run}) or --collection for the built-in engine")
+        spec, default = _param_specs(args, args.model)
+        with _Compiling(args.quiet):
+            engine = _engine(args)
+        target, qrels, system = (engine, args.model), None, None
+    with _Compiling(args.quiet):
+        res = tune(target, spec, qrels, args.metric, strategy=args.strategy,
+                   budget=args.budget, folds=args.folds, n_jobs=args.jobs, cache=args.cache,
+                   seed=args.seed, default=default, progress=_show_progress(args),
+                   system=system, **options)
+    if args.json:
+        res.to_json(args.json)
+    print(res.summary())
+    if args.folds:
+        for i, f in enumerate(res.folds):
+            ps = ", ".join(f"{k}={v:g}" for k, v in f["params"].items())
+            print(f"  fold {i + 1}: {ps}  train {f['train_value']:.4f}  held out "
+                  f"{f['held_out_value']:.4f} ({len(f['queries'])} queries)")
+    if args.json:
+        print(f"result written to {args.json}")
+    return 0
+
+
 def cmd_fuse(args):
     from .fusion import fuse
 
@@ -747,6 +863,62 @@ def _parser():
     _common(u, ties=False)
     u.set_defaults(func=cmd_fuse)
 
+    t = sub.add_parser("tune", formatter_class=fmt,
+                       help="tune a retrieval system's parameters on a metric",
+                       description="Search the parameters of a retrieval system for the "
+                                   "highest metric, with fewer runs than a grid: the built-in "
+                                   "engine (--collection, a model: bm25, ql, sdm), or any "
+                                   "engine's command after --, run once per point without a "
+                                   "shell, in a fresh temporary folder, with {name} replaced "
+                                   "by a parameter's value, {run} by the TREC run file it must "
+                                   "write (without {run}, its standard output is the run) and "
+                                   "{cwd} by the folder you started dfrank in. The runs are "
+                                   "scored as trec_eval scores them, averaged over the judged "
+                                   "queries (trec_eval -c).",
+                       epilog="examples:\n  dfrank tune --collection data/cranfield --model "
+                              "bm25 --metric map --folds 5\n  dfrank tune --qrels "
+                              "qrels.txt --param k1=0.1:3 --param b=0:1 --default k1=1.2 "
+                              "--default b=0.75 \\\n      --budget 40 --cache tune.jsonl "
+                              "--json tune.json -- \\\n      python {cwd}/search.py --k1 "
+                              "{k1} --b {b} --out {run}\n\nA run that fails (non-zero "
+                              "exit, no run, a malformed run) is an error naming the point "
+                              "and\nthe command's last stderr lines when no run has "
+                              "succeeded yet; later, it is recorded\nas failed and the "
+                              "search goes on. --cache keeps every run: the same command "
+                              "again\n(or with a larger --budget) repeats none.")
+    t.add_argument("--qrels", help="judgments (TREC qrels); the queries tuned are those "
+                                   "with some")
+    t.add_argument("--collection", help="built-in engine: a TSV / JSON-lines collection, or "
+                                        "a Cranfield or CISI folder")
+    t.add_argument("--topics", help="built-in engine: TREC topics, TSV or JSON lines")
+    t.add_argument("--model", default="bm25", choices=["bm25", "ql", "sdm"],
+                   help="built-in engine's model (default bm25; its usual ranges when no "
+                        "--param is given)")
+    t.add_argument("--param", action="append", metavar="NAME=LOW:HIGH[:log]",
+                   help="a real parameter and its range (repeatable)")
+    t.add_argument("--int", action="append", metavar="NAME=LOW:HIGH",
+                   help="a whole-number parameter and its range (repeatable)")
+    t.add_argument("--default", action="append", metavar="NAME=VALUE",
+                   help="the reference point, reported beside the tuned one (repeatable)")
+    t.add_argument("--metric", default="map", help="metric (default map; computed as "
+                                                   "trec_eval does)")
+    t.add_argument("--strategy", help="search strategy (default pattern)")
+    t.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="a strategy option (repeatable)")
+    t.add_argument("--budget", type=_positive_int, default=40, help="runs in all (default 40)")
+    t.add_argument("--folds", type=int, help="cross-validate over this many query folds")
+    t.add_argument("--jobs", type=int, default=1, help="runs in parallel (default 1)")
+    t.add_argument("--cache", metavar="FILE", help="keep every run here (JSON lines) and "
+                                                   "reuse them")
+    t.add_argument("--json", metavar="FILE", help="write the result here")
+    t.add_argument("--timeout", type=_positive_float, default=3600.0,
+                   help="seconds one run of the command may take (default 3600)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("command", nargs=argparse.REMAINDER,
+                   help="-- COMMAND ARGS...: the engine's command")
+    _common(t, ties=False)
+    t.set_defaults(func=cmd_tune)
+
     x = sub.add_parser("export", formatter_class=fmt,
                        help="write a model in the format of RankLib or a search engine",
                        description="Write MODEL (JSON from 'dfrank fit') in the format of "
@@ -821,7 +993,7 @@ def _version():
 
 def main(argv=None):
     """Entry point of the ``dfrank`` console script; returns the exit code."""
-    from .errors import DataFormatError, NoEvaluationError
+    from .errors import DataFormatError, NoEvaluationError, TuneError
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -844,7 +1016,8 @@ def main(argv=None):
             raise
         print(f"dfrank: error: {e}", file=sys.stderr)
         return 2
-    except (DataFormatError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+    except (DataFormatError, FileNotFoundError, IsADirectoryError, PermissionError,
+            TuneError) as e:
         if debug:
             raise
         print(f"dfrank: error: {e}", file=sys.stderr)

@@ -3,7 +3,7 @@
 Every error names what the user gave and what would have been right.
 """
 
-__all__ = ["DataFormatError", "NoEvaluationError"]
+__all__ = ["DataFormatError", "NoEvaluationError", "TuneError"]
 
 
 class DataFormatError(ValueError):
@@ -38,3 +38,8 @@ class DataFormatError(ValueError):
 class NoEvaluationError(RuntimeError):
     """A run ended before it evaluated a single point (the budget or the time limit was
     too small for the strategy to start)."""
+
+
+class TuneError(RuntimeError):
+    """A run of the system being tuned failed (or gave no usable run) at a parameter
+    point, before any run had succeeded."""

@@ -392,7 +392,8 @@ class Box:
         lin = lo + u * (hi - lo)
         lg = np.exp(np.log(np.where(self.log, lo, 1.0)) +
                     u * (np.log(np.where(self.log, hi, 2.0)) - np.log(np.where(self.log, lo, 1.0))))
-        return np.where(self.log, lg, lin)
+        # exp(log(hi)) may round past hi: the bounds hold exactly
+        return np.clip(np.where(self.log, lg, lin), lo, hi)
 
     def project(self, x):
         """Clip to the box."""

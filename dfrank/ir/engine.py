@@ -104,7 +104,8 @@ class Engine:
                 d = d[order]
                 tf, tid, qq = (np.concatenate(x)[order] for x in (tfs, tids, qtfs))
             else:
-                d = tf = tid = qq = np.empty(0)
+                d, tid = np.empty(0, np.int64), np.empty(0, np.int64)
+                tf, qq = np.empty(0), np.empty(0)
             cand, first = np.unique(desc[d], return_index=True)
             if len(cand) == 0:   # no query term in the collection: one row scoring 0
                 row_doc.append(np.array([-1]))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .api import maximize
-from .errors import DataFormatError
+from .errors import DataFormatError, TuneError
 from .io.forms import read_qrels, read_run, run_as_data
 from .metrics.evaluation import bind_metric
 from .objective import Objective
@@ -40,10 +40,6 @@ RESULT_FORMAT = "dfrank.tune"
 DEFAULT_STRATEGY = "pattern"
 DEFAULT_BUDGET = 40
 FAILED = -1.0        # what a strategy sees for a failed run: below any metric value
-
-
-class TuneError(RuntimeError):
-    """A run of the system failed (or gave no usable run) at a parameter point."""
 
 
 # ---------------------------------------------------------------- the space
@@ -228,8 +224,7 @@ class TuneObjective(Objective):
 
                 outs = Parallel(n_jobs=self.n_jobs)(
                     delayed(_evaluate_point)(self.evaluator, p) for p in todo)
-            for p, (values, secs, err) in zip(todo, outs):
-                self._settle(p, values, secs, err)
+            self._settle(todo, outs)
         out = np.empty(len(params))
         for i, p in enumerate(params):
             e = self._entry(_key(p))
@@ -241,19 +236,29 @@ class TuneObjective(Objective):
                 out[i] = float(np.mean(v if self.train is None else v[self.train]))
         return out
 
-    def _settle(self, params, values, secs, err):
-        self.ran.add(_key(params))
-        entry = {"params": params, "status": "ok" if err is None else "failed",
-                 "per_query": None if values is None else values.tolist(),
-                 "seconds": secs, "error": err}
-        if err is not None:
-            if not any(e["status"] == "ok" for e in self.cache.entries.values()):
-                self.cache.add(entry)
-                raise TuneError(f"the run at {params} failed, before any run succeeded "
-                                f"(so the system or its command is likely broken):\n{err}")
-            warnings.warn(f"the run at {params} failed; it is recorded as failed and the "
-                          f"search goes on:\n{err}", stacklevel=6)
-        self.cache.add(entry)
+    def _settle(self, todo, outs):
+        """Record a batch's outcomes; a failure before any run has succeeded stops the
+        tune (the system is likely broken), a later one is recorded and the search goes
+        on."""
+        failed = []
+        for params, (values, secs, err) in zip(todo, outs):
+            self.ran.add(_key(params))
+            entry = {"params": params, "status": "ok" if err is None else "failed",
+                     "per_query": None if values is None else values.tolist(),
+                     "seconds": secs, "error": err}
+            self.cache.add(entry)
+            if err is not None:
+                failed.append(entry)
+        if not failed:
+            return
+        first = failed[0]
+        if not any(e["status"] == "ok" for e in self.cache.entries.values()):
+            raise TuneError(f"the run at {first['params']} failed, before any run succeeded "
+                            f"(so the system or its command is likely broken):\n"
+                            f"{first['error']}")
+        for e in failed:
+            warnings.warn(f"the run at {e['params']} failed; it is recorded as failed and "
+                          f"the search goes on:\n{e['error']}", stacklevel=6)
 
 
 # ---------------------------------------------------------------- the result

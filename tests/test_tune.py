@@ -1,0 +1,363 @@
+"""Tuning retrieval systems: the built-in engine's values are trec_eval's, tune finds the
+best evaluated point, caches, fails clearly, cross-validates from the runs it made, and
+drives a real external engine (bm25s) from Python and from its command line."""
+
+import json
+import os
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import dfrank
+from dfrank import DataFormatError, TuneError, cli, ir
+from dfrank.command import CommandRun
+from dfrank.tuning import space_of, tune
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.join(HERE, "..", "..", "shared", "data")
+CRANFIELD = os.path.join(SHARED, "cranfield")
+needs_cranfield = pytest.mark.skipif(not os.path.isdir(CRANFIELD), reason="../shared absent")
+
+
+def small_collection(seed=0, n_docs=120, n_q=15, vocab=40):
+    """Documents over a small vocabulary (some duplicated, so scores tie), topics of 1-4
+    words, graded judgments including judged documents that hold no query word."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}x" for i in range(vocab)]
+    docs = {}
+    for i in range(n_docs):
+        n = int(rng.integers(3, 30))
+        docs[f"d{i:03d}"] = " ".join(rng.choice(words, n, p=np.linspace(2, 1, vocab) /
+                                                np.linspace(2, 1, vocab).sum()))
+    for i in range(0, 10, 3):              # identical documents: ties broken by docno
+        docs[f"e{i:03d}"] = docs[f"d{i:03d}"]
+    topics = {f"q{j}": " ".join(rng.choice(words, int(rng.integers(1, 5))))
+              for j in range(n_q)}
+    topics["q_empty"] = "the of and"      # nothing the collection knows: scores 0
+    qrels = {}
+    ids = list(docs)
+    for q in topics:
+        judged = rng.choice(ids, 12, replace=False)
+        qrels[q] = {d: int(rng.integers(0, 3)) for d in judged}
+    return docs, topics, qrels
+
+
+@pytest.fixture(scope="module")
+def coll():
+    return small_collection()
+
+
+@pytest.fixture(scope="module")
+def engine(coll):
+    return ir.Engine(*coll)
+
+
+def reference(engine, run, measures=("map", "ndcg_cut.10", "P.5", "recip_rank")):
+    ev = pytrec_eval.RelevanceEvaluator({q: engine.qrels[q] for q in engine.qids},
+                                        set(measures))
+    res = ev.evaluate(run)
+    return {m: np.array([res.get(q, {}).get(m.replace(".", "_"), 0.0) for q in engine.qids])
+            for m in measures}
+
+
+@pytest.mark.parametrize("model,params", [("bm25", {"k1": 0.9, "b": 0.4}),
+                                          ("bm25", {"k1": 2.5, "b": 1.0}),
+                                          ("ql", {"mu": 50.0}), ("ql", {"mu": 3000.0}),
+                                          ("sdm", {"w_t": 0.8, "w_o": 0.15, "w_u": 0.05})])
+def test_engine_values_are_trec_evals(engine, model, params):
+    run = engine.run(model, params, depth=10 ** 9)
+    ref = reference(engine, run)
+    for ours, theirs in (("map", "map"), ("ndcg@10", "ndcg_cut.10"), ("p@5", "P.5"),
+                         ("mrr", "recip_rank")):
+        got = engine.per_query(model, params, ours)
+        np.testing.assert_allclose(got, ref[theirs], atol=1e-12, err_msg=ours)
+
+
+def test_engine_scores_follow_their_formulas(coll):
+    docs, topics, qrels = coll
+    e = ir.Engine(docs, {"q": "w1x w1x w3x"}, {"q": {"d001": 1}})
+    s = e.scores("bm25", {"k1": 1.2, "b": 0.75})
+    N = len(docs)
+    avgdl = np.mean([len(ir.tokenize(t)) for t in docs.values()])
+    for r in range(3):
+        d = e.docnos[e.row_doc[r]]
+        toks = ir.tokenize(docs[d])
+        want = 0.0
+        for t, qtf in (("w1x", 2), ("w3x", 1)):
+            df = sum(t in ir.tokenize(x) for x in docs.values())
+            tf = toks.count(t)
+            idf = np.log(1 + (N - df + 0.5) / (df + 0.5))
+            want += qtf * idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(toks) / avgdl))
+        assert s[r] == pytest.approx(want, rel=1e-12)
+    ql = e.scores("ql", {"mu": 100.0})
+    C = sum(len(ir.tokenize(x)) for x in docs.values())
+    d = e.docnos[e.row_doc[0]]
+    toks = ir.tokenize(docs[d])
+    want = sum(np.log((toks.count(t) + 100 * sum(ir.tokenize(x).count(t)
+                                                  for x in docs.values()) / C)
+                      / (len(toks) + 100)) for t in ("w1x", "w1x", "w3x"))
+    assert ql[0] == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="no parameter 'mu'"):
+        e.scores("bm25", {"mu": 1.0})
+    with pytest.raises(ValueError, match="unknown model 'bm26'"):
+        e.scores("bm26", {})
+
+
+def test_readers(tmp_path):
+    (tmp_path / "c.tsv").write_text("d1\tfirst doc\nd2\tsecond\tdoc\n")
+    assert ir.read_collection(tmp_path / "c.tsv") == {"d1": "first doc", "d2": "second doc"}
+    (tmp_path / "c.jsonl").write_text('{"_id": "a", "title": "T", "text": "body"}\n'
+                                      '{"id": "b", "contents": "pyserini"}\n')
+    assert ir.read_collection(tmp_path / "c.jsonl") == {"a": "T body", "b": "pyserini"}
+    (tmp_path / "t.txt").write_text(textwrap.dedent("""\
+        <top>
+        <num> Number: 301
+        <title> International Organized Crime
+        <desc> Description: ...
+        </top>
+        <top><num> 302 <title> poliomyelitis and post-polio </top>
+        """))
+    assert ir.read_topics(tmp_path / "t.txt") == {"301": "International Organized Crime",
+                                                  "302": "poliomyelitis and post-polio"}
+    (tmp_path / "dup.tsv").write_text("d1\ta\nd1\tb\n")
+    with pytest.raises(DataFormatError, match="'d1' appears twice.*line 2|line 2"):
+        ir.read_collection(tmp_path / "dup.tsv")
+    (tmp_path / "bad.jsonl").write_text('{"_id": "a", "text": "x"}\n{oops\n')
+    with pytest.raises(DataFormatError, match="line 2"):
+        ir.read_collection(tmp_path / "bad.jsonl")
+    with pytest.raises(DataFormatError, match="topics file is not a collection"):
+        ir.read_collection(tmp_path / "t.txt")
+    (tmp_path / "plain.txt").write_text("just some words\n")
+    with pytest.raises(DataFormatError, match="format="):
+        ir.read_collection(tmp_path / "plain.txt")
+
+
+SPACE = {"k1": (0.1, 3.0), "b": (0.0, 1.0)}
+
+
+def test_tune_finds_the_best_evaluated_point(engine):
+    res = tune((engine, "bm25"), SPACE, metric="map", budget=30, seed=1,
+               default={"k1": 1.2, "b": 0.75})
+    ok = [e for e in res.history if e["status"] == "ok"]
+    best = max(np.mean(e["per_query"]) for e in ok)
+    assert res.value == best >= res.default_value
+    assert res.value == pytest.approx(engine.evaluate("bm25", res.best_params, "map"),
+                                      abs=1e-15)
+    assert res.n_runs == len(ok) <= 31 and res.n_failed == 0
+    # the same search through a run function: the same values, the same best point
+    via_runs = tune(lambda p: engine.run("bm25", p, depth=10 ** 9), SPACE,
+                    {q: engine.qrels[q] for q in engine.qids}, "map", budget=30, seed=1)
+    assert via_runs.best_params == res.best_params
+    assert via_runs.value == pytest.approx(res.value, abs=1e-12)
+
+
+def test_same_result_for_any_n_jobs(engine):
+    run_fn = _EngineRun(engine)
+    qrels = {q: engine.qrels[q] for q in engine.qids}
+    a = tune(run_fn, SPACE, qrels, "ndcg@10", budget=16, seed=3, n_jobs=1)
+    b = tune(run_fn, SPACE, qrels, "ndcg@10", budget=16, seed=3, n_jobs=2)
+    assert a.best_params == b.best_params and a.value == b.value
+    assert [e["params"] for e in a.history] == [e["params"] for e in b.history]
+
+
+class _EngineRun:
+    """A picklable run function (for joblib's processes)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def __call__(self, params):
+        return self.engine.run("bm25", params)
+
+
+def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
+    path = tmp_path / "c.jsonl"
+    first = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
+    again = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
+    assert first.n_runs > 0 and again.n_runs == 0 and again.n_cached == first.n_runs
+    assert again.best_params == first.best_params and again.value == first.value
+    more = tune((engine, "bm25"), SPACE, metric="map", budget=30, seed=0, cache=path)
+    assert more.n_cached >= first.n_runs and more.value >= first.value
+    with pytest.raises(DataFormatError, match="another metric"):
+        tune((engine, "bm25"), SPACE, metric="ndcg@10", budget=5, cache=path)
+    with pytest.raises(DataFormatError, match="another space"):
+        tune((engine, "bm25"), {"k1": (0.1, 2.0), "b": (0, 1)}, metric="map", budget=5,
+             cache=path)
+    # a line cut short by a crash is ignored, with a warning
+    with open(path, "a") as f:
+        f.write('{"params": {"k1": 1.0, "b"')
+    with pytest.warns(UserWarning, match="incomplete"):
+        tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
+
+
+def test_failed_runs(engine):
+    qrels = {q: engine.qrels[q] for q in engine.qids}
+
+    def broken(p):
+        raise RuntimeError("index missing")
+
+    with pytest.raises(TuneError, match="(?s)before any run succeeded.*index missing"):
+        tune(broken, SPACE, qrels, budget=5)
+
+    def flaky(p):
+        if p["k1"] > 2.0:
+            return {"q0": {"d001": "not a number"}}
+        return engine.run("bm25", p)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = tune(flaky, SPACE, qrels, budget=20, seed=0, strategy="random")
+    failed = [e for e in res.history if e["status"] == "failed"]
+    assert res.n_failed == len(failed) > 0
+    assert all(e["params"]["k1"] > 2.0 and e["per_query"] is None for e in failed)
+    assert "not a number" in failed[0]["error"]
+    assert res.best_params["k1"] <= 2.0
+    assert any("recorded as failed" in str(w.message) for w in caught)
+
+
+def test_integer_and_log_parameters(engine):
+    seen = []
+
+    def run_fn(p):
+        seen.append(p)
+        return engine.run("ql", {"mu": p["mu"] * p["scale"] / 10})
+
+    res = tune(run_fn, {"mu": (50, 5000, "log"), "scale": (5, 15, "int")},
+               {q: engine.qrels[q] for q in engine.qids}, budget=15, seed=0)
+    assert all(isinstance(p["scale"], int) and 5 <= p["scale"] <= 15 for p in seen)
+    assert all(50 <= p["mu"] <= 5000 for p in seen)
+    assert isinstance(res.best_params["scale"], int)
+    with pytest.raises(ValueError, match="expected \\(low, high"):
+        space_of({"mu": (1, 2, "logg")})
+
+
+def test_cross_validation_chooses_on_other_folds(engine):
+    res = tune((engine, "bm25"), SPACE, metric="map", budget=25, seed=2, folds=4,
+               default={"k1": 1.2, "b": 0.75})
+    ok = [e for e in res.history if e["status"] == "ok"]
+    P = np.array([e["per_query"] for e in ok])
+    held = {}
+    for f in res.folds:
+        test_q = np.isin(res.qids, f["queries"])
+        i = int(np.argmax(P[:, ~test_q].mean(axis=1)))
+        assert f["params"] == ok[i]["params"]
+        assert f["held_out_value"] == pytest.approx(P[i, test_q].mean(), abs=1e-15)
+        held.update(zip(np.array(res.qids)[test_q], P[i, test_q]))
+    assert sorted(held) == sorted(res.qids)
+    assert res.cv_value == pytest.approx(np.mean(list(held.values())), abs=1e-15)
+    assert res.cv_default == pytest.approx(res.default_value, abs=1e-15)
+    assert 0 <= res.cv_test.p_value <= 1
+    d = json.loads(res.to_json())
+    assert d["format"] == "dfrank.tune" and d["cv_p_value"] == res.cv_test.p_value
+    assert "held out" in res.summary()
+
+
+SCRIPT = textwrap.dedent("""\
+    import json, sys
+    k1, b, out = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+    run = json.load(open(sys.argv[4]))   # precomputed scores for a grid of (k1, b)
+    key = f"{round(k1, 1)} {round(b, 1)}"
+    lines = [f"{q} Q0 {d} 0 {s} fake" for q, docs in run[key].items() for d, s in docs.items()]
+    text = "\\n".join(lines) + "\\n"
+    if out == "-":
+        sys.stdout.write(text)
+    else:
+        open(out, "w").write(text)
+    """)
+
+
+def test_command_line_engine(engine, tmp_path, capsys):
+    """dfrank tune -- COMMAND: a script that writes the run to {run}, or to its standard
+    output; the values as arguments; the result in --json."""
+    grid = {f"{k1} {b}": engine.run("bm25", {"k1": k1, "b": b})
+            for k1 in np.round(np.arange(0.1, 3.01, 0.1), 1)
+            for b in np.round(np.arange(0.0, 1.01, 0.1), 1)}
+    (tmp_path / "runs.json").write_text(json.dumps(grid))
+    (tmp_path / "engine.py").write_text(SCRIPT)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q in engine.qids
+                             for d, r in engine.qrels[q].items()))
+    base = ["tune", "--qrels", str(qrels), "--param", "k1=0.1:3", "--param", "b=0:1",
+            "--default", "k1=1.2", "--default", "b=0.75", "--budget", "10", "--quiet"]
+    cmd = [sys.executable, str(tmp_path / "engine.py"), "{k1}", "{b}"]
+    assert cli.main(base + ["--json", str(tmp_path / "t.json"), "--"] + cmd +
+                    ["{run}", str(tmp_path / "runs.json")]) == 0
+    out = capsys.readouterr().out
+    d = json.loads((tmp_path / "t.json").read_text())
+    assert set(d["best_params"]) == {"k1", "b"} and d["n_runs"] >= 10
+    k1, b = (round(d["best_params"][k], 1) for k in ("k1", "b"))
+    assert d["value"] == pytest.approx(engine.evaluate("bm25", {"k1": k1, "b": b}, "map"),
+                                       abs=1e-9)
+    assert d["default_value"] == pytest.approx(   # the script rounds as round() does
+        engine.evaluate("bm25", {"k1": round(1.2, 1), "b": round(0.75, 1)}, "map"), abs=1e-9)
+    assert "tuned (all queries)" in out and "default" in out
+    # the run on standard output instead of {run}
+    assert cli.main(base + ["--"] + cmd + ["-", str(tmp_path / "runs.json")]) == 0
+    assert f"{d['value']:.4f}" in capsys.readouterr().out
+    # a parameter the command never uses, a field that is no parameter
+    assert cli.main(base + ["--", sys.executable, "x.py", "{k1}"]) == 2
+    assert "'b' appears nowhere in the command" in capsys.readouterr().err
+    assert cli.main(base + ["--", "prog", "{k1}", "{b}", "{k2}"]) == 2
+    assert "{k2}" in capsys.readouterr().err
+    # a command that fails: the error names the point and its stderr
+    assert cli.main(base + ["--", sys.executable, "-c",
+                            "import sys; sys.exit('engine exploded')", "{k1}", "{b}"]) == 1
+    err = capsys.readouterr().err
+    assert "exited with status 1" in err and "engine exploded" in err and "k1" in err
+
+
+def test_command_values_never_pass_through_a_shell(tmp_path):
+    runner = CommandRun(["prog", "--k1={k1}", "{n}", "{run}"], ["k1", "n"])
+    args = runner.arguments({"k1": 0.1, "n": 7}, "/x/run.txt")
+    assert args == ["prog", "--k1=0.1", "7", "/x/run.txt"]
+    assert "shell" not in CommandRun.__call__.__code__.co_names
+
+
+@needs_cranfield
+def test_cli_builtin_engine_on_cranfield(tmp_path, capsys):
+    assert cli.main(["tune", "--collection", CRANFIELD, "--budget", "12", "--folds", "3",
+                     "--json", str(tmp_path / "t.json"), "--quiet"]) == 0
+    d = json.loads((tmp_path / "t.json").read_text())
+    assert d["default_params"] == {"k1": 1.2, "b": 0.75}
+    assert d["value"] >= d["default_value"] > 0.25
+    assert len(d["folds"]) == 3 and 0 <= d["cv_p_value"] <= 1
+
+
+@needs_cranfield
+def test_bm25s_tuned_from_python_and_from_its_command_line(tmp_path, capsys):
+    pytest.importorskip("bm25s")
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+    try:
+        import bm25s_search
+    finally:
+        sys.path.pop(0)
+    docs, topics, qrels = ir.load_cranfield(CRANFIELD)
+    res = tune(lambda p: bm25s_search.search(docs, topics, p["k1"], p["b"]), SPACE, qrels,
+               "map", budget=4, seed=0)
+    default = bm25s_search.search(docs, topics, 1.2, 0.75)
+    assert res.n_runs == 4 and res.value > 0.2
+    qpath = tmp_path / "cran.qrels"
+    qpath.write_text("".join(f"{q} 0 {d} {r}\n" for q, j in qrels.items()
+                             for d, r in j.items()))
+    script = os.path.join(HERE, "..", "examples", "bm25s_search.py")
+    assert cli.main(["tune", "--qrels", str(qpath), "--param", "k1=0.1:3", "--param",
+                     "b=0:1", "--budget", "4", "--seed", "0", "--json",
+                     str(tmp_path / "t.json"), "--quiet", "--", sys.executable, script,
+                     "--collection", CRANFIELD, "--k1", "{k1}", "--b", "{b}",
+                     "--out", "{run}"]) == 0
+    d = json.loads((tmp_path / "t.json").read_text())
+    # the same points, the same runs (written exactly), the same values
+    assert d["best_params"] == res.best_params
+    assert d["value"] == pytest.approx(res.value, abs=1e-12)
+    # and the value is trec_eval's
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {"map"})
+    best_run = bm25s_search.search(docs, topics, **res.best_params)
+    per = ev.evaluate(best_run)
+    assert res.value == pytest.approx(np.mean([per.get(q, {"map": 0})["map"]
+                                               for q in qrels if qrels[q]]), abs=1e-12)
+    assert dfrank.evaluate_run(qrels, default, ["map"], complete=True).all["map"] > 0.2
