@@ -475,7 +475,7 @@ def _param_specs(args, model):
     return spec, default or None
 
 
-def _engine(args):
+def _engine(args, need_qrels=True):
     """The built-in engine on --collection (a file, or a Cranfield / CISI folder)."""
     from . import ir
     from .io.forms import read_qrels
@@ -496,11 +496,35 @@ def _engine(args):
         docs, topics, qrels = ir.read_collection(path), ir.read_topics(args.topics), None
     if args.topics and os.path.isdir(path):
         topics = ir.read_topics(args.topics)
-    if args.qrels:
+    if getattr(args, "qrels", None):
         qrels = read_qrels(args.qrels)
-    if qrels is None:
+    if qrels is None and need_qrels:
         raise UsageError("--qrels is needed to evaluate the runs")
-    return ir.Engine(docs, topics, qrels)
+    return ir.Engine(docs, topics, qrels if need_qrels else None)
+
+
+def cmd_search(args):
+    from .io.forms import run_to_trec_lines
+
+    _outputs_writable(args, "out")
+    params = {}
+    for item in args.set or []:
+        name, sep, val = item.partition("=")
+        try:
+            params[name] = float(val)
+        except ValueError:
+            raise UsageError(f"--set expects NAME=VALUE, got {item!r}") from None
+    with _Compiling(args.quiet):
+        engine = _engine(args, need_qrels=False)
+        run = engine.run(args.model, params, depth=args.depth)
+    lines = run_to_trec_lines(run, tag=f"dfrank-{args.model}")
+    if args.out:
+        from .result import write_text_atomic
+
+        write_text_atomic(args.out, "".join(lines))
+    else:
+        sys.stdout.writelines(lines)
+    return 0
 
 
 def cmd_tune(args):
@@ -918,6 +942,27 @@ def _parser():
                    help="-- COMMAND ARGS...: the engine's command")
     _common(t, ties=False)
     t.set_defaults(func=cmd_tune)
+
+    r = sub.add_parser("search", formatter_class=fmt,
+                       help="rank a collection with the built-in engine, as a TREC run",
+                       description="Rank every topic's documents with the built-in engine "
+                                   "(bm25: k1, b; ql: mu; sdm: w_t, w_o, w_u) and write the "
+                                   "TREC run (standard output by default).",
+                       epilog="example:\n  dfrank search --collection docs.tsv --topics "
+                              "topics.tsv --model bm25 --set k1=0.9 --set b=0.4 --out "
+                              "run.txt")
+    r.add_argument("--collection", required=True,
+                   help="a TSV / JSON-lines collection, or a Cranfield or CISI folder")
+    r.add_argument("--topics", help="TREC topics, TSV or JSON lines")
+    r.add_argument("--model", default="bm25", choices=["bm25", "ql", "sdm"])
+    r.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="a parameter of the model (repeatable; the others keep their "
+                        "defaults)")
+    r.add_argument("--depth", type=_positive_int, default=1000,
+                   help="documents per topic (default 1000)")
+    r.add_argument("--out", help="the run file (default: standard output)")
+    _common(r, ties=False)
+    r.set_defaults(func=cmd_search)
 
     x = sub.add_parser("export", formatter_class=fmt,
                        help="write a model in the format of RankLib or a search engine",

@@ -48,3 +48,31 @@ def test_readme_shows_install_and_test_commands():
     assert 'pip install -e ".[dev]"' in text and "python -m pytest" in text
     ci = open(os.path.join(os.path.dirname(__file__), "..", ".ci", "run")).read()
     assert 'pip install -e ".[dev]"' in ci and "python -m pytest" in ci
+
+
+def test_readme_tuning_commands_run_as_written(tmp_path, monkeypatch):
+    """The command lines of "Tuning a retrieval system" run on the files its Python block
+    writes (the second one runs 'dfrank search' once per point, as an external engine)."""
+    import shlex
+
+    from dfrank import cli
+
+    text = open(README).read()
+    section = text[text.index("## Tuning a retrieval system"):]
+    section = section[:section.index("\n## ", 3)]
+    python = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    commands = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    assert python and commands
+    monkeypatch.chdir(tmp_path)
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(python[0], "README.md", "exec"), {"__name__": "__main__"})
+    lines = " ".join(commands).replace("\\\n", " ").splitlines()
+    ran = 0
+    for line in lines:
+        if line.startswith("dfrank "):
+            with contextlib.redirect_stdout(io.StringIO()):
+                argv = shlex.split(line)[1:]
+                assert cli.main(argv[:1] + ["--quiet"] + argv[1:]) == 0, line
+            ran += 1
+    assert ran == 2
+    assert os.path.exists("tune.json") and os.path.exists("tune.jsonl")
