@@ -21,14 +21,12 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _ir  # noqa: E402
-
-import dfrank  # noqa: E402
+import dfrank
+from dfrank import ir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
-LOADERS = {"Cranfield": ("cranfield", _ir.load_cranfield), "CISI": ("cisi", _ir.load_cisi)}
+LOADERS = {"Cranfield": ("cranfield", ir.load_cranfield), "CISI": ("cisi", ir.load_cisi)}
 NAMES = ["term", "ordered #1", "unordered #uw8"]
 
 
@@ -58,26 +56,25 @@ def main():
             print(f"{label}: skipped (no {folder}; pass --data)")
             continue
         t0 = time.perf_counter()
-        coll = _ir.Collection(*loader(folder))
-        X = _ir.proximity_features(coll, mu=args.mu)
-        data = dfrank.RankingData.from_arrays(X, coll.data.y,
-                                              np.repeat(coll.data.qids, coll.data.query_sizes))
+        engine = ir.Engine(*loader(folder), sdm_mu=args.mu)
+        data = engine.sdm_data()      # each query's candidates, the three features
         rng = np.random.default_rng(args.seed)
         perm = rng.permutation(data.n_queries)
         train = data.subset(np.sort(perm[: len(perm) // 2]))
         test = data.subset(np.sort(perm[len(perm) // 2:]))
-        print(f"\n# {label}: {coll.n_docs} documents, {data.n_queries} judged queries "
+        print(f"\n# {label}: {len(engine.docnos)} documents, {data.n_queries} judged queries "
               f"({train.n_queries} train / {test.n_queries} test); features in "
               f"{time.perf_counter() - t0:.1f} s; metric {args.metric}")
-        obj = dfrank.LinearObjective(train, args.metric)
+        trec = dict(ties="stable", gain="linear")   # trec_eval's conventions
+        obj = dfrank.LinearObjective(train, args.metric, **trec)
         rows = []
 
         def report(name, lam, evals="", secs=""):
             w = dfrank.Simplex(3).to_weights(lam)
             r = dfrank.LinearRanker(w)
             rows.append([name, " ".join(f"{x:+.3f}" for x in w / np.abs(w).sum()),
-                         f"{r.evaluate(train, args.metric):.4f}",
-                         f"{r.evaluate(test, args.metric):.4f}", str(evals), secs])
+                         f"{r.evaluate(train, args.metric, **trec):.4f}",
+                         f"{r.evaluate(test, args.metric, **trec):.4f}", str(evals), secs])
 
         report("term only (query likelihood)", np.array([1.0, 0, 0, 0]))
         report("SDM weights 0.85/0.10/0.05", np.array([0.85, 0.10, 0.05, 0]))
@@ -88,7 +85,7 @@ def main():
         report(f"grid, non-negative face, K={args.resolution}", best, len(pts),
                f"{time.perf_counter() - t:.2f} s")
         t = time.perf_counter()
-        r = dfrank.maximize(train, args.metric, "ca", restarts=args.restarts, seed=args.seed)
+        r = dfrank.maximize(obj, strategy="ca", restarts=args.restarts, seed=args.seed)
         report("coordinate ascent, whole simplex", r.point, r.n_evals,
                f"{time.perf_counter() - t:.2f} s")
         head = ["weights", "term / ordered / unordered", "train", "test", "evals", "time"]

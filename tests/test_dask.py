@@ -55,3 +55,21 @@ def test_dask_sees_the_real_size_of_objectives():
     obj = LinearObjective(data, "ndcg@10")
     assert sizeof(data) >= data.X.nbytes
     assert sizeof(obj) >= data.X.nbytes
+
+
+@pytest.mark.slow
+def test_tune_runs_a_batch_on_the_cluster(client):
+    """dfrank.tune's runs of a batch go through joblib: on the cluster, the same tune."""
+    import joblib
+
+    from dfrank import ir
+    from tests.test_tune import _EngineRun, small_collection
+
+    engine = ir.Engine(*small_collection())
+    qrels = {q: engine.qrels[q] for q in engine.qids}
+    space = {"k1": (0.1, 3.0), "b": (0.0, 1.0)}
+    local = dfrank.tune(_EngineRun(engine), space, qrels, budget=16, seed=2)
+    with joblib.parallel_config(backend="dask"), distributed.get_task_stream(client) as ts:
+        remote = dfrank.tune(_EngineRun(engine), space, qrels, budget=16, seed=2, n_jobs=-1)
+    assert remote.best_params == local.best_params and remote.value == local.value
+    assert len(ts.data) >= 8

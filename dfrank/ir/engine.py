@@ -219,6 +219,15 @@ class Engine:
             self._sdm = f
         return self._sdm
 
+    def sdm_data(self):
+        """The evaluated queries' candidate rows as learning-to-rank data with the three
+        sequential dependence features (term, ordered window, unordered window): their
+        weights are a linear ranker that :func:`dfrank.maximize` learns with the exact line
+        search. Maximize it with ``ties="stable", gain="linear"`` for trec_eval's values."""
+        d = self.data
+        return RankingData(self.sdm_features(), d.y, d.qptr, d.qids, docids=d.docids,
+                           unranked=d.unranked, source=d.source)
+
     def _pair_cf(self, a, b, j):
         key = (a, b)
         if key not in self._pairs:
