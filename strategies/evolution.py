@@ -1,0 +1,169 @@
+"""CMA-ES with increasing populations (IPOP), written for dfrank's batched objective.
+
+The covariance matrix adaptation evolution strategy samples lambda points around a mean
+m from N(m, sigma^2 C), moves m toward the best half (weighted recombination), and adapts
+C (rank-one update along the evolution path p_c, rank-mu update from the selected steps)
+and sigma (cumulative step-size adaptation along p_sigma); the formulas and default
+constants are those of Hansen, "The CMA Evolution Strategy: A Tutorial" (2016), Table 1
+and Eqs. 39-47. When the best value of a generation has not changed for
+``10 + 30 n / lambda`` generations (a metric of rankings is piecewise constant, so a
+converged search stalls exactly), the search restarts with twice the population (Auger and
+Hansen 2005, IPOP), keeping the best point found.
+
+A linear ranker is searched in standardized weight space v (w = v / feature_scale),
+which the rankings see only through its direction, starting from the relevance-balanced
+ridge regression (the smoothed baselines' start) and from random directions at the
+restarts; each generation is one batch of the objective (one matrix product). A box is
+searched in its unit cube (clipped), any other simplex objective through z / sum(z).
+"""
+
+import numpy as np
+
+from dfrank.registry import Strategy, register
+from dfrank.spaces import Simplex
+
+from ._common import check_choice, check_float, check_int, cube_to_space
+
+
+class _Codec:
+    """Search coordinates -> points of the objective's space, and the start."""
+
+    def __init__(self, objective, start):
+        self.space = objective.space
+        data = getattr(objective, "data", None)
+        self.linear = isinstance(self.space, Simplex) and getattr(objective, "is_linear",
+                                                                  False)
+        if self.linear:
+            from dfrank.smoothed import feature_scale, ridge_start
+
+            self.scale = feature_scale(data)
+            self.n = data.n_features
+            if start == "ridge":
+                v = ridge_start(data)
+                self.m0 = v / max(np.linalg.norm(v), 1e-300)
+            else:
+                self.m0 = np.full(self.n, 1.0 / np.sqrt(self.n))
+            self.sigma0 = 0.3
+        else:
+            self.n = self.space.dim
+            self.m0 = np.full(self.n, 0.5)
+            self.sigma0 = 0.3
+
+    def points(self, X):
+        if not self.linear:
+            return cube_to_space(self.space, X)
+        W = X / self.scale
+        zero = ~np.any(W != 0, axis=1)
+        W[zero, 0] = 1.0            # all-zero weights rank nothing: any other point
+        return self.space.from_weights(W)
+
+    def random_mean(self, rng):
+        if self.linear:
+            v = rng.standard_normal(self.n)
+            return v / np.linalg.norm(v)
+        return rng.random(self.n)
+
+
+@register("ipop_cmaes", aliases=("cmaes", "es"))
+class IPOPCMAES(Strategy):
+    """CMA-ES with restarts of increasing population, on batched evaluations.
+
+    Parameters
+    ----------
+    popsize : int or None
+        The first population lambda (default 4 + floor(3 ln n)); each restart doubles it.
+    sigma0 : float or None
+        The first step size (default 0.3: in standardized weights of unit norm, or the unit
+        cube).
+    start : {"ridge", "uniform"}
+        The first mean of a linear ranker: the ridge regression's direction, or equal
+        standardized weights.
+    stall : int or None
+        Generations without a change of the generation's best value before a restart
+        (default 10 + 30 n / lambda).
+    max_restarts : int, default 9
+        IPOP restarts within one run (each doubles the population).
+    restarts : int, default 1
+        Independent runs (the budget is split evenly).
+    """
+
+    def __init__(self, *, popsize=None, sigma0=None, start="ridge", stall=None,
+                 max_restarts=9, restarts=1):
+        self.popsize = popsize
+        self.sigma0 = sigma0
+        self.start = start
+        self.stall = stall
+        self.max_restarts = max_restarts
+        self.restarts = restarts
+
+    def check(self, objective):
+        super().check(objective)
+        name = self.label
+        if self.popsize is not None:
+            check_int(name, "popsize", self.popsize, 4)
+        if self.sigma0 is not None:
+            check_float(name, "sigma0", self.sigma0, 0.0, low_open=True)
+        check_choice(name, "start", self.start, ("ridge", "uniform"))
+        if self.stall is not None:
+            check_int(name, "stall", self.stall, 1)
+        check_int(name, "max_restarts", self.max_restarts, 0)
+
+    def run(self, objective, rng, *, restart=0):
+        self.check(objective)
+        codec = _Codec(objective, self.start)
+        n = codec.n
+        lam = self.popsize or 4 + int(3 * np.log(n))
+        m = codec.m0 if restart == 0 else codec.random_mean(rng)
+        sigma0 = self.sigma0 or codec.sigma0
+        generations, runs = 0, 0
+        while True:
+            g = self._one_run(objective, codec, rng, m, sigma0, lam)
+            generations += g
+            runs += 1
+            if runs > self.max_restarts:
+                break
+            lam *= 2
+            m = codec.random_mean(rng)
+        return {"generations": generations, "ipop_runs": runs, "last_popsize": lam}
+
+    def _one_run(self, objective, codec, rng, m, sigma, lam):
+        """One CMA-ES run until its best value stalls; returns its generations."""
+        n = len(m)
+        mu = lam // 2
+        w = np.log(mu + 0.5) - np.log(np.arange(1, mu + 1))
+        w /= w.sum()
+        mueff = 1.0 / np.sum(w ** 2)
+        cs = (mueff + 2) / (n + mueff + 5)
+        ds = 1 + 2 * max(0.0, np.sqrt((mueff - 1) / (n + 1)) - 1) + cs
+        cc = (4 + mueff / n) / (n + 4 + 2 * mueff / n)
+        c1 = 2 / ((n + 1.3) ** 2 + mueff)
+        cmu = min(1 - c1, 2 * (mueff - 2 + 1 / mueff) / ((n + 2) ** 2 + mueff))
+        chi = np.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))
+        stall = self.stall or int(10 + 30 * n / lam)
+        m = np.array(m, dtype=np.float64)
+        C, B, D = np.eye(n), np.eye(n), np.ones(n)
+        ps, pc = np.zeros(n), np.zeros(n)
+        bests = []
+        g = 0
+        while True:
+            Y = (rng.standard_normal((lam, n)) * D) @ B.T      # y ~ N(0, C)
+            f = objective.batch(codec.points(m + sigma * Y))
+            order = np.argsort(-f, kind="stable")
+            Ysel = Y[order[:mu]]
+            yw = w @ Ysel
+            m = m + sigma * yw
+            ps = (1 - cs) * ps + np.sqrt(cs * (2 - cs) * mueff) * (B @ ((B.T @ yw) / D))
+            hs = np.linalg.norm(ps) / np.sqrt(1 - (1 - cs) ** (2 * (g + 1))) < \
+                (1.4 + 2 / (n + 1)) * chi
+            pc = (1 - cc) * pc + hs * np.sqrt(cc * (2 - cc) * mueff) * yw
+            C = (1 - c1 - cmu) * C + c1 * (np.outer(pc, pc) + (1 - hs) * cc * (2 - cc) * C) \
+                + cmu * (Ysel.T * w) @ Ysel
+            sigma *= np.exp((cs / ds) * (np.linalg.norm(ps) / chi - 1))
+            d2, B = np.linalg.eigh((C + C.T) / 2)
+            D = np.sqrt(np.maximum(d2, 1e-300))
+            g += 1
+            bests.append(float(f[order[0]]))
+            if len(bests) > stall and bests[-1] == min(bests[-stall:]) == max(bests[-stall:]):
+                return g
+            if not np.isfinite(sigma) or sigma * D.max() < 1e-12:
+                return g
