@@ -26,7 +26,8 @@ import time
 import numpy as np
 
 from .errors import DataFormatError
-from .result import RestartResult, _jsonable, read_json, write_json_atomic
+from .files import jsonable, read_json, write_json_atomic
+from .result import RestartResult
 
 __all__ = ["CHECKPOINT_FORMAT", "fingerprint", "Checkpoint"]
 
@@ -65,13 +66,13 @@ def fingerprint(objective, strategy, root, budget, n_restarts):
     data = getattr(objective, "data", None)
     if data is not None:
         fp["data"] = _data_digest(data)
-    return _jsonable(fp)
+    return jsonable(fp)
 
 
 def _restart_to_dict(r):
     d = r.to_dict()
-    d["trace"] = _jsonable(r.trace)
-    d["info"] = _jsonable({k: v for k, v in (r.info or {}).items() if k != "values"})
+    d["trace"] = jsonable(r.trace)
+    d["info"] = jsonable({k: v for k, v in (r.info or {}).items() if k != "values"})
     return d
 
 
@@ -154,7 +155,7 @@ class Checkpoint:
         if time.monotonic() - self._last < self.every:
             return
         self.current = {"index": int(index), "objective": objective.get_state(),
-                        "strategy": _jsonable(state_fn())}
+                        "strategy": jsonable(state_fn())}
         self.write(done, force=True)
 
     def finished(self, index):

@@ -113,7 +113,7 @@ def _load_sets(args):
 
 def _outputs_writable(args, *names):
     """Check now that the output files named by ``args`` can be written (before any work)."""
-    from .result import check_writable
+    from .files import check_writable
 
     for name in names:
         path = getattr(args, name, None)
@@ -519,7 +519,7 @@ def cmd_search(args):
         run = engine.run(args.model, params, depth=args.depth)
     lines = run_to_trec_lines(run, tag=f"dfrank-{args.model}")
     if args.out:
-        from .result import write_text_atomic
+        from .files import write_text_atomic
 
         write_text_atomic(args.out, "".join(lines))
     else:

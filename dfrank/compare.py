@@ -23,7 +23,7 @@ from .errors import NoEvaluationError
 from .objective import check_budget, make_objective
 from .parallel import run_tasks
 from .registry import resolve
-from .result import VERSION, _jsonable, write_json_atomic
+from .files import VERSION, jsonable, write_json_atomic
 from .stats import significance
 from .text import format_table
 
@@ -49,7 +49,7 @@ class Run:
     test_per_query: np.ndarray = field(default=None, repr=False)
 
     def to_dict(self):
-        return _jsonable({"strategy": self.strategy, "seed": self.seed, "train": self.train,
+        return jsonable({"strategy": self.strategy, "seed": self.seed, "train": self.train,
                           "valid": self.valid, "test": self.test, "n_evals": self.n_evals,
                           "seconds": self.seconds, "status": self.status,
                           "point": self.point, "trace": self.trace})
@@ -164,7 +164,7 @@ class Comparison:
         return format_table(table, headers) + "\n" + note
 
     def to_dict(self):
-        return _jsonable({
+        return jsonable({
             "format": COMPARISON_FORMAT, "version": VERSION, "metric": self.metric,
             "budget": self.budget, "max_seconds": self.max_seconds,
             "best_value": self.best_value, "summary": self.summary_rows(),

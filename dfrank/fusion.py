@@ -35,7 +35,7 @@ from .linesearch import choose, line_profile
 from .metrics.evaluation import bind_metric
 from .objective import LinearObjective
 from .parallel import child, seed_sequence
-from .result import VERSION, _jsonable, write_json_atomic
+from .files import VERSION, jsonable, write_json_atomic
 from .stats import significance
 
 __all__ = ["fuse", "FusionResult", "NORMS", "FUSION_FORMAT", "normalize"]
@@ -279,7 +279,7 @@ class FusionResult:
     def to_json(self, path=None):
         """The result as a JSON-ready dict (``format``, ``version``, weights, values,
         baselines, folds), also written atomically to ``path``."""
-        d = _jsonable({
+        d = jsonable({
             "format": FUSION_FORMAT, "version": VERSION, "metric": self.metric,
             "norm": self.norm, "missing": self.missing, "signed": self.signed,
             "weights": self.weights, "value": self.value, "n_queries": self.n_queries,

@@ -6,9 +6,7 @@ version, written atomically (a temporary file in the same folder, then ``os.repl
 an interrupted write never leaves a half file; nothing is ever pickled.
 """
 
-import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +14,7 @@ import numpy as np
 from ._kernels.scoring import features_T, linear_scores, transpose_features
 from .data import RankingData
 from .errors import DataFormatError
+from .files import VERSION, jsonable, read_json, write_json_atomic, write_text_atomic
 from .metrics.evaluation import evaluate
 from .normalization import affine
 from .normalization import check as normalization_check
@@ -24,85 +23,6 @@ __all__ = ["Result", "RestartResult", "LinearRanker", "write_json_atomic", "read
 
 RANKER_FORMAT = "dfrank.linear_ranker"
 RESULT_FORMAT = "dfrank.result"
-VERSION = 1
-
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def check_writable(path, what="output"):
-    """Raise a clear error now if ``path`` cannot be written (its folder is missing or not
-    writable, or it is a folder), so a long run does not fail only at its end."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path}: the {what} path is a folder, not a file")
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"{path}: cannot write the {what} there: the folder "
-                                f"{folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise PermissionError(f"{path}: cannot write the {what} there: the folder {folder} "
-                              "is not writable")
-
-
-def write_json_atomic(path, obj):
-    """Write ``obj`` as JSON to ``path`` atomically (a temporary file in the same folder,
-    then renamed), with the permissions a plain ``open`` would give (the umask)."""
-    path = os.fspath(path)
-    check_writable(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".dfrank-", suffix=".json.tmp", dir=folder)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w") as f:
-            json.dump(obj, f, indent=1, allow_nan=True)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def read_json(path, fmt):
-    """Read a dfrank JSON file of format ``fmt``; a clear error for anything else."""
-    path = os.fspath(path)
-    try:
-        with open(path) as f:
-            obj = json.load(f)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise DataFormatError(f"not a {fmt} file (not valid JSON: {e})",
-                              path=path) from None
-    if not isinstance(obj, dict) or obj.get("format") != fmt:
-        found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
-        raise DataFormatError(f"not a {fmt} file (format tag {found!r})", path=path)
-    if not isinstance(obj.get("version"), int) or obj["version"] > VERSION:
-        raise DataFormatError(f"{fmt} version {obj.get('version')!r}; this dfrank reads "
-                              f"versions up to {VERSION} (upgrade dfrank)", path=path)
-    return obj
-
-
-def _jsonable(x):
-    if isinstance(x, np.ndarray):
-        return [_jsonable(v) for v in x.tolist()]
-    if isinstance(x, (np.floating, float)):
-        return float(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (np.bool_,)):
-        return bool(x)
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    return x
 
 
 class LinearRanker:
@@ -186,9 +106,9 @@ class LinearRanker:
     def to_dict(self):
         d = {"format": RANKER_FORMAT, "version": VERSION,
              "weights": self.weights.tolist(), "feature_ids": self.feature_ids.tolist(),
-             "meta": _jsonable(self.meta)}
+             "meta": jsonable(self.meta)}
         if self.normalization is not None:
-            d["normalization"] = _jsonable(self.normalization)
+            d["normalization"] = jsonable(self.normalization)
         return d
 
     def export(self, path=None, format="ranklib", names=None):
@@ -232,23 +152,6 @@ class LinearRanker:
                 from None
 
 
-def write_text_atomic(path, text):
-    """Write ``text`` to ``path`` atomically, with the permissions a plain open gives."""
-    path = os.fspath(path)
-    check_writable(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".dfrank-", suffix=".tmp", dir=folder)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _src(data):
     return f" ({data.source})" if getattr(data, "source", None) else ""
 
@@ -268,7 +171,7 @@ class RestartResult:
     info: dict = field(default_factory=dict)
 
     def to_dict(self):
-        return _jsonable({"index": self.index, "seed": self.seed, "value": self.value,
+        return jsonable({"index": self.index, "seed": self.seed, "value": self.value,
                           "valid_value": self.valid_value, "point": self.point,
                           "n_evals": self.n_evals, "elapsed": self.elapsed,
                           "status": self.status,
@@ -363,7 +266,7 @@ class Result:
         return "Result(\n" + "\n".join(lines) + "\n)"
 
     def to_dict(self):
-        return _jsonable({
+        return jsonable({
             "format": RESULT_FORMAT, "version": VERSION, "value": self.value,
             "valid_value": self.valid_value, "point": self.point, "weights": self.weights,
             "feature_ids": self.feature_ids, "n_evals": self.n_evals,

@@ -20,13 +20,13 @@ import numpy as np
 
 from ._kernels.scoring import features_T, linear_scores
 from .data import RankingData
-from .metrics import _smoothed as K
+from .metrics import _smoothed
 from .metrics.evaluation import bind_metric
 
 __all__ = ["SmoothedMetric", "KINDS", "feature_scale", "ridge_start"]
 
-KINDS = {"approx_ndcg": K.APPROX_NDCG, "approx_ap": K.APPROX_AP,
-         "smooth_ndcg": K.SMOOTH_NDCG, "smooth_ap": K.SMOOTH_AP}
+KINDS = {"approx_ndcg": _smoothed.APPROX_NDCG, "approx_ap": _smoothed.APPROX_AP,
+         "smooth_ndcg": _smoothed.SMOOTH_NDCG, "smooth_ap": _smoothed.SMOOTH_AP}
 
 
 class SmoothedMetric:
@@ -92,9 +92,9 @@ class SmoothedMetric:
         b = self.bound
         values = np.empty(b.n_queries)
         grad = np.empty(len(s))
-        K.value_and_grad(self.code, s, self.labels, b.qptr, b.query_order(), b.c0, b.empty,
-                         self.alpha, self.beta, self.sigma, 0 if self.k is None else self.k,
-                         b.disc, values, grad)
+        _smoothed.value_and_grad(self.code, s, self.labels, b.qptr, b.query_order(), b.c0,
+                                 b.empty, self.alpha, self.beta, self.sigma,
+                                 0 if self.k is None else self.k, b.disc, values, grad)
         return values, grad
 
     def value_and_grad(self, w):
@@ -102,7 +102,7 @@ class SmoothedMetric:
         values, gs = self.per_query_and_grad_scores(self.scores(w))
         n = max(self.n_live, 1)
         gw = np.empty(self.XT.shape[0])
-        K.features_dot(self.XT, gs, gw)
+        _smoothed.features_dot(self.XT, gs, gw)
         return float(values.sum()) / n, gw / n
 
     def value(self, w):
@@ -138,9 +138,9 @@ def ridge_start(data, ridge=1e-3):
     ybar = float(np.dot(omega, y))
     d = XT.shape[0]
     gram = np.empty((d, d))
-    K.weighted_gram(XT, mean, omega, gram)
+    _smoothed.weighted_gram(XT, mean, omega, gram)
     rhs = np.empty(d)
-    K.features_dot(XT, omega * (y - ybar), rhs)
+    _smoothed.features_dot(XT, omega * (y - ybar), rhs)
     scale = feature_scale(data)
     gram = gram / np.outer(scale, scale)
     rhs = rhs / scale

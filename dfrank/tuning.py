@@ -28,7 +28,7 @@ from .io.forms import read_qrels, read_run, run_as_data
 from .metrics.evaluation import bind_metric
 from .objective import Objective
 from .parallel import effective_n_jobs, seed_sequence
-from .result import VERSION, _jsonable, write_json_atomic
+from .files import VERSION, jsonable, write_json_atomic
 from .spaces import Box
 from .stats import significance
 
@@ -151,7 +151,7 @@ class _Cache:
         if os.path.exists(path) and os.path.getsize(path) > 0:
             self._read(path)
         else:
-            from .result import check_writable
+            from .files import check_writable
 
             check_writable(path, "cache file")
             with open(path, "w") as f:
@@ -190,7 +190,7 @@ class _Cache:
         self.entries[_key(entry["params"])] = entry
         if self.path is not None:
             with open(self.path, "a") as f:
-                f.write(json.dumps(_jsonable(entry)) + "\n")
+                f.write(json.dumps(jsonable(entry)) + "\n")
                 f.flush()
 
 
@@ -326,7 +326,7 @@ class TuneResult:
             d.update({"folds": self.folds, "cv_value": self.cv_value,
                       "cv_default": self.cv_default,
                       "cv_p_value": None if self.cv_test is None else self.cv_test.p_value})
-        return _jsonable(d)
+        return jsonable(d)
 
     def to_json(self, path=None):
         d = self.to_dict()
@@ -425,7 +425,6 @@ def tune(run_fn, space, qrels=None, metric="map", *, strategy=None, budget=DEFAU
               "space": repr(space), "metric": metric, "system": system,
               "queries": evaluator.fingerprint()}
     store = _Cache(cache, header)
-    n_before = len(store.entries)
     obj = TuneObjective(evaluator, space, store, n_jobs=n_jobs)
     strategy = strategy or DEFAULT_STRATEGY
     t0 = time.perf_counter()

@@ -17,25 +17,27 @@ import numpy as np
 
 from ..data import RankingData, group_runs
 from ..errors import DataFormatError
-from . import _svmlight_kernel as K
+from . import _svmlight_kernel
 from ._write_kernel import format_rows
 
 __all__ = ["load_svmlight", "save_svmlight", "read_query_file", "open_maybe_gzip",
            "sibling_query_file", "DataWarning", "MAX_FEATURES"]
 
 _MESSAGES = {
-    K.BAD_LABEL: "the label is not a number",
-    K.BAD_LABEL_VALUE: "the label must be a finite number >= 0",
-    K.QID_MISSING: "this line has no 'qid:' but earlier lines do (every line needs one)",
-    K.QID_UNEXPECTED: "this line has a 'qid:' but the file's first line has none "
-                      "(or a query file was given); use one or the other",
-    K.BAD_QID: "the qid is not an integer",
-    K.BAD_FEATURE_TOKEN: "expected 'feature_id:value'",
-    K.BAD_FEATURE_ID: "the feature id must be an integer >= 1",
-    K.BAD_VALUE: "the feature value is not a number",
-    K.NONFINITE_VALUE: "the feature value is NaN or infinite",
-    K.DUPLICATE_FEATURE: "the feature id appears twice on this line",
-    K.FEATURE_TOO_LARGE: "the feature id exceeds n_features",
+    _svmlight_kernel.BAD_LABEL: "the label is not a number",
+    _svmlight_kernel.BAD_LABEL_VALUE: "the label must be a finite number >= 0",
+    _svmlight_kernel.QID_MISSING:
+        "this line has no 'qid:' but earlier lines do (every line needs one)",
+    _svmlight_kernel.QID_UNEXPECTED:
+        "this line has a 'qid:' but the file's first line has none (or a query file was "
+        "given); use one or the other",
+    _svmlight_kernel.BAD_QID: "the qid is not an integer",
+    _svmlight_kernel.BAD_FEATURE_TOKEN: "expected 'feature_id:value'",
+    _svmlight_kernel.BAD_FEATURE_ID: "the feature id must be an integer >= 1",
+    _svmlight_kernel.BAD_VALUE: "the feature value is not a number",
+    _svmlight_kernel.NONFINITE_VALUE: "the feature value is NaN or infinite",
+    _svmlight_kernel.DUPLICATE_FEATURE: "the feature id appears twice on this line",
+    _svmlight_kernel.FEATURE_TOO_LARGE: "the feature id exceeds n_features",
 }
 
 
@@ -127,7 +129,7 @@ class _Segments:
                        0 if self.parts else self.rows_hint)
             seg = [np.zeros((rows, width), dtype=self.dtype), 0]
             self.parts.append(seg)
-        K.fill_dense(seg[0], seg[1], indptr, cols, vals, n_rows)
+        _svmlight_kernel.fill_dense(seg[0], seg[1], indptr, cols, vals, n_rows)
         seg[1] += n_rows
 
     def matrix(self, n, width):
@@ -207,8 +209,9 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
         for buf in _blocks(f, block_size):
             (n_rows, labels, qids, row_line, indptr, cols, vals, doc_start, doc_end,
              slow_idx, slow_start, slow_end, n_slow, expect_qid, n_lines,
-             err, err_line, err_s, err_e, max_fid) = K.parse_block(buf, expect_qid, cap)
-            if err != K.OK:
+             err, err_line, err_s, err_e, max_fid) = _svmlight_kernel.parse_block(
+                 buf, expect_qid, cap)
+            if err != _svmlight_kernel.OK:
                 token = bytes(buf[err_s:err_e]).decode("utf-8", "replace")
                 raise DataFormatError(_error_message(err, token, n_features, cap),
                                       path=path, line=line_offset + err_line + 1, token=token)
@@ -290,9 +293,9 @@ def _error_message(err, token, n_features, cap):
     """The message of a parse error; a feature id too large for the dense matrix says
     which bound it broke and how to raise it."""
     fid = token.split(":", 1)[0].lstrip("+")
-    if err == K.BAD_FEATURE_ID and fid.isdigit() and int(fid) > 0:
-        err = K.FEATURE_TOO_LARGE
-    if err == K.FEATURE_TOO_LARGE:
+    if err == _svmlight_kernel.BAD_FEATURE_ID and fid.isdigit() and int(fid) > 0:
+        err = _svmlight_kernel.FEATURE_TOO_LARGE
+    if err == _svmlight_kernel.FEATURE_TOO_LARGE:
         if n_features is not None:
             return (f"the feature id exceeds n_features={n_features} (the feature count "
                     "of the training data or model)")
@@ -308,7 +311,7 @@ def _docids_of(buf, start, end):
         return None
     width = int((end - start)[has].max())
     out = np.zeros((len(start), max(width, 1)), dtype=np.uint8)
-    K.gather_docids(buf, start, end, len(start), width, out, 0)
+    _svmlight_kernel.gather_docids(buf, start, end, len(start), width, out, 0)
     return out.view(f"S{max(width, 1)}").ravel()
 
 

@@ -15,15 +15,15 @@ import numpy as np
 
 from ..data import RankingData
 from ..errors import DataFormatError
-from . import _trec_kernel as K
+from . import _trec_kernel
 from .svmlight import open_maybe_gzip
 
 __all__ = ["Qrels", "Run", "load_qrels", "load_run", "write_run", "run_from_scores"]
 
-_MESSAGES = {K.TOO_FEW_COLUMNS: "too few columns",
-             K.BAD_NUMBER: "the score is not a number",
-             K.NONFINITE: "the score is NaN or infinite",
-             K.BAD_INTEGER: "the relevance is not an integer"}
+_MESSAGES = {_trec_kernel.TOO_FEW_COLUMNS: "too few columns",
+             _trec_kernel.BAD_NUMBER: "the score is not a number",
+             _trec_kernel.NONFINITE: "the score is NaN or infinite",
+             _trec_kernel.BAD_INTEGER: "the relevance is not an integer"}
 
 
 def _read(path):
@@ -49,10 +49,10 @@ class _TrecFile:
         buf = _read(path) if text is None else np.frombuffer(text, dtype=np.uint8)
         self.buf = buf
         n_chunks = max(1, min(8 * numba.get_num_threads(), len(buf) // 65536 + 1))
-        bounds = K.line_starts(buf, n_chunks)
+        bounds = _trec_kernel.line_starts(buf, n_chunks)
         counts = np.empty(n_chunks, np.int64)
         newlines = np.empty(n_chunks, np.int64)
-        K.count_lines(buf, bounds, counts, newlines)
+        _trec_kernel.count_lines(buf, bounds, counts, newlines)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         cap = int(offsets[-1])
         self.q_span = np.empty((cap, 2), np.int64)
@@ -63,17 +63,17 @@ class _TrecFile:
         self.line_no = np.empty(cap, np.int64)
         err = np.zeros((n_chunks, 4), np.int64)
         n_rows = np.zeros(n_chunks, np.int64)
-        K.parse_lines(buf, bounds, offsets, self.kind, self.q_span, self.d_span, self.q_hash,
-                      self.d_hash, value, self.line_no, err, n_rows)
+        _trec_kernel.parse_lines(buf, bounds, offsets, self.kind, self.q_span, self.d_span,
+                                 self.q_hash, self.d_hash, value, self.line_no, err, n_rows)
         line_base = np.concatenate([[0], np.cumsum(newlines)[:-1]])
-        bad = np.flatnonzero(err[:, 0] != K.OK)
+        bad = np.flatnonzero(err[:, 0] != _trec_kernel.OK)
         if bad.size:
             c = int(bad[0])
             code, row, a, b = (int(x) for x in err[c])
             line = int(line_base[c] + self.line_no[row])
             token = bytes(buf[a:b]).decode("utf-8", "replace")
             msg = _MESSAGES[code]
-            if code == K.TOO_FEW_COLUMNS:
+            if code == _trec_kernel.TOO_FEW_COLUMNS:
                 msg += f": a {self.what} line is {self.need}"
             raise DataFormatError(msg, path=path, line=line, token=token)
         n = int(n_rows.sum())
@@ -126,7 +126,7 @@ class _TrecFile:
             row_q = np.repeat(run_q, lengths)
             rep_row = starts[first[appear]]          # a representative row per query
             bad = np.empty(self.n, np.bool_)
-            K.check_same(self.buf, self.q_span, rep_row[row_q], bad)
+            _trec_kernel.check_same(self.buf, self.q_span, rep_row[row_q], bad)
             if bad.any():
                 r = int(np.flatnonzero(bad)[0])
                 raise DataFormatError(
@@ -213,11 +213,11 @@ def judge(run, qrels):
     key_q = np.empty(qrels.n, np.uint64)
     _keys(run.q_hash, run.d_hash, key_r)
     _keys(qrels.q_hash, qrels.d_hash, key_q)
-    table = K.build_table(key_q)
+    table = _trec_kernel.build_table(key_q)
     rel = np.empty(run.n, np.int64)
     judged = np.empty(run.n, np.bool_)
-    K.join(run.buf, run.q_span, run.d_span, key_r, qrels.buf, qrels.q_span, qrels.d_span,
-           key_q, table, qrels.rel, np.iinfo(np.int64).min, rel, judged)
+    _trec_kernel.join(run.buf, run.q_span, run.d_span, key_r, qrels.buf, qrels.q_span,
+                      qrels.d_span, key_q, table, qrels.rel, np.iinfo(np.int64).min, rel, judged)
     return rel, judged
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from ..data import RankingData
 from ..io.forms import DocnoDesc
 from ..metrics.evaluation import bind_metric
-from . import _kernels as K
+from . import _kernels
 from .text import tokenize
 
 __all__ = ["Engine", "MODELS"]
@@ -56,7 +56,8 @@ class Engine:
         self.vocab = vocab
         n_docs, n_terms = len(self.docnos), len(vocab)
         doc_of = np.repeat(np.arange(n_docs), self.doc_len.astype(np.int64))
-        self.term_ptr, self.post_doc, self.post_tf = K.postings(self.tokens, doc_of, n_terms)
+        self.term_ptr, self.post_doc, self.post_tf = _kernels.postings(self.tokens, doc_of,
+                                                                       n_terms)
         self.df = np.diff(self.term_ptr).astype(np.float64)
         self.cf = np.bincount(self.tokens, minlength=n_terms).astype(np.float64)
         self.idf = np.log(1.0 + (n_docs - self.df + 0.5) / (self.df + 0.5))
@@ -180,14 +181,16 @@ class Engine:
         if model == "bm25":
             if p["k1"] < 0 or not 0 <= p["b"] <= 1:
                 raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got {p}")
-            K.bm25(self.row_ptr, self.row_term, self.row_tf, self.row_qtf, self.row_doc,
-                   self.doc_len, self.idf, float(self.doc_len.mean()), p["k1"], p["b"], out)
+            _kernels.bm25(self.row_ptr, self.row_term, self.row_tf, self.row_qtf, self.row_doc,
+                          self.doc_len, self.idf, float(self.doc_len.mean()), p["k1"], p["b"],
+                          out)
         elif model == "ql":
             if p["mu"] <= 0:
                 raise ValueError(f"Dirichlet smoothing needs mu > 0, got {p['mu']}")
-            K.dirichlet(self.row_ptr, self.row_term, self.row_tf, self.row_qtf, self.row_doc,
-                        self.row_query, self.doc_len, self.p_coll, self.q_len, self.q_base,
-                        p["mu"], out)
+            _kernels.dirichlet(self.row_ptr, self.row_term, self.row_tf, self.row_qtf,
+                               self.row_doc, self.row_query, self.doc_len, self.p_coll,
+                               self.q_len, self.q_base,
+                               p["mu"], out)
         else:
             out[:] = self.sdm_features() @ np.array([p["w_t"], p["w_o"], p["w_u"]])
         out[self._placeholder] = 0.0
@@ -201,9 +204,10 @@ class Engine:
             mu, C = self.sdm_mu, max(self.tokens.size, 1)
             f = np.zeros((len(self.row_doc), 3))
             out = np.empty(len(self.row_doc))
-            K.dirichlet(self.row_ptr, self.row_term, self.row_tf, self.row_qtf, self.row_doc,
-                        self.row_query, self.doc_len, self.p_coll, self.q_len, self.q_base,
-                        mu, out)
+            _kernels.dirichlet(self.row_ptr, self.row_term, self.row_tf, self.row_qtf,
+                               self.row_doc, self.row_query, self.doc_len, self.p_coll,
+                               self.q_len, self.q_base,
+                               mu, out)
             f[:, 0] = out
             for qi, (q, (terms, _)) in enumerate(zip(self.qids, self.query_terms)):
                 lo, hi = self.qptr[qi], self.qptr[qi + 1]
@@ -212,7 +216,8 @@ class Engine:
                 seq = self.query_tokens[qi]
                 for a, b in zip(seq[:-1], seq[1:]):
                     o, w = np.empty(len(docs)), np.empty(len(docs))
-                    K.window_counts(self.tokens, self.doc_ptr, docs, a, b, self.window, o, w)
+                    _kernels.window_counts(self.tokens, self.doc_ptr, docs, a, b,
+                                           self.window, o, w)
                     for j, c in ((1, o), (2, w)):
                         cf = max(self._pair_cf(a, b, j), 0.5)   # unseen: half an occurrence
                         f[lo:hi, j] += np.log((c + mu * cf / C) / (dl + mu))
@@ -233,7 +238,7 @@ class Engine:
         if key not in self._pairs:
             docs = np.arange(len(self.docnos))
             o, w = np.empty(len(docs)), np.empty(len(docs))
-            K.window_counts(self.tokens, self.doc_ptr, docs, a, b, self.window, o, w)
+            _kernels.window_counts(self.tokens, self.doc_ptr, docs, a, b, self.window, o, w)
             self._pairs[key] = (o.sum(), w.sum())
         return self._pairs[key][j - 1]
 

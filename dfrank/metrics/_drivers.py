@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels.scoring import BLOCK, dot_block
-from . import _kernels as K
+from . import _kernels
 from ._rank import EXPECTED, count_top, top_k
 
 
@@ -71,22 +71,22 @@ def _drive(fn, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, 
 
 @njit(cache=True, inline="always")
 def _q_ndcg(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return K._dcg(s, y, g, disc, 0, m, K._cutoff(k, m), ties, ibuf, fbuf) / c0
+    return _kernels._dcg(s, y, g, disc, 0, m, _kernels._cutoff(k, m), ties, ibuf, fbuf) / c0
 
 
 @njit(cache=True, inline="always")
 def _q_dcg(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return K._dcg(s, y, g, disc, 0, m, K._cutoff(k, m), ties, ibuf, fbuf)
+    return _kernels._dcg(s, y, g, disc, 0, m, _kernels._cutoff(k, m), ties, ibuf, fbuf)
 
 
 @njit(cache=True, inline="always")
 def _q_prec(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return count_top(s, y, 0, m, K._cutoff(k, m), ties, thr, ibuf) / k
+    return count_top(s, y, 0, m, _kernels._cutoff(k, m), ties, thr, ibuf) / k
 
 
 @njit(cache=True, inline="always")
 def _q_recall(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return count_top(s, y, 0, m, K._cutoff(k, m), ties, thr, ibuf) / c0
+    return count_top(s, y, 0, m, _kernels._cutoff(k, m), ties, thr, ibuf) / c0
 
 
 @njit(cache=True, inline="always")
@@ -96,30 +96,30 @@ def _q_rprec(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
 
 @njit(cache=True, inline="always")
 def _q_rr(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return K._rr(s, y, 0, m, K._cutoff(k, m), ties, thr)
+    return _kernels._rr(s, y, 0, m, _kernels._cutoff(k, m), ties, thr)
 
 
 @njit(cache=True, inline="always")
 def _q_ap(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
     if k <= 0:
-        return K._ap_full(s, y, 0, m, ties, thr, c0, ibuf, jbuf, fbuf)
-    return K._ap_cut(s, y, 0, m, K._cutoff(k, m), ties, thr, c0, ibuf)
+        return _kernels._ap_full(s, y, 0, m, ties, thr, c0, ibuf, jbuf, fbuf)
+    return _kernels._ap_cut(s, y, 0, m, _kernels._cutoff(k, m), ties, thr, c0, ibuf)
 
 
 @njit(cache=True, inline="always")
 def _q_err(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return K._err(s, y, g, 0, m, K._cutoff(k, m), ties, norm, ibuf, fbuf)
+    return _kernels._err(s, y, g, 0, m, _kernels._cutoff(k, m), ties, norm, ibuf, fbuf)
 
 
 @njit(cache=True, inline="always")
 def _q_ktau(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return K._ktau(s, y, 0, m, ties, c0, ibuf, jbuf, fbuf)
+    return _kernels._ktau(s, y, 0, m, ties, c0, ibuf, jbuf, fbuf)
 
 
 @njit(cache=True, inline="always")
 def _q_expected(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    kk = min(int(c0), m) if code == K.RPREC else K._cutoff(k, m)
-    return K._expected(code, s, y, g, disc, 0, m, k, kk, thr, c0, ibuf, jbuf)
+    kk = min(int(c0), m) if code == _kernels.RPREC else _kernels._cutoff(k, m)
+    return _kernels._expected(code, s, y, g, disc, 0, m, k, kk, thr, c0, ibuf, jbuf)
 
 
 # ------------------------------------------------------------------ entry points
@@ -195,14 +195,14 @@ def batch_expected(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, no
            empty, empty_value, fscr, iscr, out)
 
 
-DRIVERS = {K.NDCG: batch_ndcg, K.DCG: batch_dcg, K.PREC: batch_prec,
-           K.RECALL: batch_recall, K.RPREC: batch_rprec, K.RR: batch_rr, K.AP: batch_ap,
-           K.ERR: batch_err, K.KTAU: batch_ktau}
+DRIVERS = {_kernels.NDCG: batch_ndcg, _kernels.DCG: batch_dcg, _kernels.PREC: batch_prec,
+           _kernels.RECALL: batch_recall, _kernels.RPREC: batch_rprec, _kernels.RR: batch_rr,
+           _kernels.AP: batch_ap, _kernels.ERR: batch_err, _kernels.KTAU: batch_ktau}
 
 
 def driver(code, ties_code):
     """The entry point for a metric family and tie policy."""
-    if ties_code == EXPECTED and code != K.KTAU:
+    if ties_code == EXPECTED and code != _kernels.KTAU:
         return batch_expected
     return DRIVERS[code]
 

@@ -10,7 +10,7 @@ import numpy as np
 from .._kernels.scoring import all_rows
 from .._kernels.scratch import PerThread
 from . import _drivers as D
-from . import _kernels as K
+from . import _kernels
 from .registry import GAINS, get, tie_code
 
 __all__ = ["BoundMetric"]
@@ -70,8 +70,8 @@ class BoundMetric:
         if not m.is_custom:
             uptr, ulab = unranked if unranked is not None else (np.zeros(nq + 1, np.int64),
                                                                  np.zeros(0))
-            K.query_constants(m.code, self.y, self.qptr, m.k, self.gain_code,
-                              float(m.rel_threshold), uptr, ulab, self.c0, self.empty)
+            _kernels.query_constants(m.code, self.y, self.qptr, m.k, self.gain_code,
+                                     float(m.rel_threshold), uptr, ulab, self.c0, self.empty)
 
         self._order = None
         self._groups = {}

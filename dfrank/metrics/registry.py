@@ -8,12 +8,12 @@ import difflib
 import re
 from dataclasses import dataclass, field, replace
 
-from . import _kernels as K
+from . import _kernels
 from ._rank import TIES
 
 __all__ = ["Metric", "get", "available", "register", "describe"]
 
-GAINS = {"exp": K.GAIN_EXP, "linear": K.GAIN_LINEAR}
+GAINS = {"exp": _kernels.GAIN_EXP, "linear": _kernels.GAIN_LINEAR}
 EMPTY = ("zero", "one", "skip")
 
 
@@ -100,31 +100,31 @@ def _add(name, fam, aliases=()):
         _ALIASES[a] = name
 
 
-_add("ndcg", _Family(K.NDCG, "optional", False, True,
+_add("ndcg", _Family(_kernels.NDCG, "optional", False, True,
      "NDCG@k = DCG@k / IDCG@k, DCG@k = sum_{r<=k} gain(l_r) / log2(1 + r), gain = 2^l - 1 "
      "(or l with gain='linear'); IDCG from the query's own labels (Jarvelin & Kekalainen "
      "2002; the LETOR/RankLib convention). 'ndcg' without @k uses the whole list."))
-_add("dcg", _Family(K.DCG, "optional", False, True,
+_add("dcg", _Family(_kernels.DCG, "optional", False, True,
      "DCG@k = sum_{r<=k} gain(l_r) / log2(1 + r), not normalized."))
-_add("map", _Family(K.AP, "optional", True, True,
+_add("map", _Family(_kernels.AP, "optional", True, True,
      "AP = (1/R) sum_{relevant d} P@rank(d), R = number of relevant documents of the query; "
      "the mean over queries is MAP. AP@k (map@k, ap@k) keeps the relevant documents ranked "
      "<= k and still divides by R, as trec_eval's map_cut."), aliases=("ap",))
-_add("p", _Family(K.PREC, "required", True, True,
+_add("p", _Family(_kernels.PREC, "required", True, True,
      "P@k = (relevant documents in the top k) / k; divides by k even when the list is "
      "shorter (trec_eval; RankLib divides by min(k, m))."), aliases=("precision", "prec"))
-_add("recall", _Family(K.RECALL, "required", True, True,
+_add("recall", _Family(_kernels.RECALL, "required", True, True,
      "recall@k = (relevant documents in the top k) / R."))
-_add("rr", _Family(K.RR, "optional", True, True,
+_add("rr", _Family(_kernels.RR, "optional", True, True,
      "RR@k = 1 / rank of the first relevant document if it is <= k, else 0; 'mrr' is RR "
      "over the whole list, averaged over queries (Voorhees 1999)."), aliases=("mrr",))
-_add("err", _Family(K.ERR, "optional", False, False,
+_add("err", _Family(_kernels.ERR, "optional", False, False,
      "ERR@k = sum_{r<=k} (R_r / r) prod_{i<r} (1 - R_i), R = (2^l - 1) / 2^g_max "
      "(Chapelle et al., CIKM 2009); g_max defaults to the largest label in the data."))
-_add("rprec", _Family(K.RPREC, "none", True, True,
+_add("rprec", _Family(_kernels.RPREC, "none", True, True,
      "R-precision = P@R, R = number of relevant documents of the query."),
      aliases=("r-precision",))
-_add("kendall_tau", _Family(K.KTAU, "none", False, True,
+_add("kendall_tau", _Family(_kernels.KTAU, "none", False, True,
      "Kendall's tau between the ranking and the labels over pairs with different labels: "
      "(concordant - discordant) / pairs; with ties='expected' a tied pair counts 0."),
      aliases=("tau", "ktau"))

@@ -34,7 +34,7 @@ from .._kernels.sort import sort_pairs
 from ..errors import DataFormatError
 from ..io import _trec_kernel as TK
 from ..io.forms import as_qrels, as_run
-from . import _kernels as K
+from . import _kernels
 from ._rank import STABLE, count_top
 
 __all__ = ["evaluate_run", "TrecEval", "parse_measures", "OFFICIAL", "format_trec"]
@@ -200,11 +200,11 @@ def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, idea
     # the measures dfrank's metrics define, by their kernels
     ap_val = 0.0
     if R > 0:
-        ap_val = K._ap_full(s, y, 0, n, stable, thr, R, ibuf, jbuf, fbuf)
+        ap_val = _kernels._ap_full(s, y, 0, n, stable, thr, R, ibuf, jbuf, fbuf)
         out[5] = count_top(s, y, 0, n, min(int(R), n), stable, thr, ibuf) / R
     out[3] = ap_val
     out[4] = np.log(max(ap_val, MIN_GEO))
-    out[7] = K._rr(s, y, 0, n, n, stable, thr)
+    out[7] = _kernels._rr(s, y, 0, n, n, stable, thr)
     for c in range(n_p):
         out[col_p + c] = count_top(s, y, 0, n, min(p_cuts[c], n), stable, thr, ibuf) / \
             p_cuts[c]
@@ -216,20 +216,20 @@ def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, idea
                                           ibuf) > 0 else 0.0
     for c in range(n_m):
         if R > 0:
-            out[col_m + c] = K._ap_cut(s, y, 0, n, min(m_cuts[c], n), stable, thr, R, ibuf)
+            out[col_m + c] = _kernels._ap_cut(s, y, 0, n, min(m_cuts[c], n), stable, thr, R, ibuf)
     # NDCG: linear gains, the ideal ranking of every judged document of the query
     idcg = 0.0
     for j in range(len(ideal)):
         idcg += ideal[j] / np.log2(j + 2.0)
     if idcg > 0:
-        out[col_ndcg] = K._dcg(s, y, g, disc, 0, n, n, stable, ibuf, fbuf) / idcg
+        out[col_ndcg] = _kernels._dcg(s, y, g, disc, 0, n, n, stable, ibuf, fbuf) / idcg
     for c in range(n_n):
         ic = 0.0
         for j in range(min(n_cuts[c], len(ideal))):
             ic += ideal[j] / np.log2(j + 2.0)
         if ic > 0:
-            out[col_n + c] = K._dcg(s, y, g, disc, 0, n, min(n_cuts[c], n), stable, ibuf,
-                                    fbuf) / ic
+            out[col_n + c] = _kernels._dcg(s, y, g, disc, 0, n, min(n_cuts[c], n), stable,
+                                           ibuf, fbuf) / ic
 
 
 @njit(cache=True)

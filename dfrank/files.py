@@ -1,0 +1,104 @@
+"""dfrank's files: written atomically, JSON with a format tag and a version.
+
+A file is written to a temporary file in the same folder and then renamed over the
+target (``os.replace``), so an interrupted write never leaves half a file; JSON files carry
+``{"format": ..., "version": ...}`` and a reader refuses any other format or a newer
+version with a clear error.
+"""
+
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from .errors import DataFormatError
+
+__all__ = ["VERSION", "check_writable", "write_text_atomic", "write_json_atomic",
+           "read_json", "jsonable"]
+
+VERSION = 1
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_writable(path, what="output"):
+    """Raise a clear error now if ``path`` cannot be written (its folder is missing or not
+    writable, or it is a folder), so a long run does not fail only at its end."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: the {what} path is a folder, not a file")
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"{path}: cannot write the {what} there: the folder "
+                                f"{folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"{path}: cannot write the {what} there: the folder {folder} "
+                              "is not writable")
+
+
+def write_text_atomic(path, text):
+    """Write ``text`` to ``path`` atomically (a temporary file in the same folder, synced,
+    then renamed), with the permissions a plain ``open`` would give (the umask)."""
+    path = os.fspath(path)
+    check_writable(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".dfrank-", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_json_atomic(path, obj):
+    """Write ``obj`` as JSON to ``path`` atomically (NaN allowed, as Python's json writes
+    it)."""
+    write_text_atomic(path, json.dumps(obj, indent=1, allow_nan=True) + "\n")
+
+
+def read_json(path, fmt):
+    """Read a dfrank JSON file of format ``fmt``; a clear error for anything else."""
+    path = os.fspath(path)
+    try:
+        with open(path) as f:
+            obj = json.load(f)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DataFormatError(f"not a {fmt} file (not valid JSON: {e})",
+                              path=path) from None
+    if not isinstance(obj, dict) or obj.get("format") != fmt:
+        found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
+        raise DataFormatError(f"not a {fmt} file (format tag {found!r})", path=path)
+    if not isinstance(obj.get("version"), int) or obj["version"] > VERSION:
+        raise DataFormatError(f"{fmt} version {obj.get('version')!r}; this dfrank reads "
+                              f"versions up to {VERSION} (upgrade dfrank)", path=path)
+    return obj
+
+
+def jsonable(x):
+    """``x`` with numpy arrays, scalars and tuples turned into JSON's lists and numbers."""
+    if isinstance(x, np.ndarray):
+        return [jsonable(v) for v in x.tolist()]
+    if isinstance(x, (np.floating, float)):
+        return float(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.bool_,)):
+        return bool(x)
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    return x
