@@ -58,8 +58,8 @@ def options_at(name, budget=None):
     """Settings of ``name`` at an evaluation budget (or at a time budget when None)."""
     if name in ("ca", "fdsa"):
         return {"restarts": UNBOUNDED if budget is None else max(10, budget // 250)}
-    if name == "es":   # its IPOP restarts are inside a run; at a time budget, more runs
-        return {"restarts": UNBOUNDED} if budget is None else {}
+    if name == "es":   # one IPOP run to its last restart; at a time budget, more runs
+        return {"restarts": UNBOUNDED if budget is None else 1, "evals": None}
     if name == "pso":
         return {"iterations": UNBOUNDED}
     if name == "random":

@@ -348,8 +348,8 @@ def cmd_demo(args):
     w = best.weights / np.abs(best.weights).max()
     print("  learned weights (coordinate ascent, scaled):" +
           "".join(f" {x:+.2f}" for x in w))
-    print(f"done in {time.perf_counter() - t_start:.1f} s. Next: dfrank fit --help (coordinate "
-          "ascent with the exact line search), or README.md for the Python API.")
+    print(f"done in {time.perf_counter() - t_start:.1f} s. Next: dfrank fit --help (your own "
+          "files), or README.md for the Python API.")
     return 0
 
 
@@ -703,8 +703,10 @@ def _parser():
                               "run.ckpt finishes it with the result of an uninterrupted run.")
     _data_arguments(f, "validation file (chooses among restarts)", "test file (only reported)")
     f.add_argument("--metric", default="ndcg@10", help="metric to maximize (default ndcg@10)")
-    f.add_argument("--strategy", default="coordinate_ascent",
-                   help="optimizer (default coordinate_ascent; see 'dfrank strategies')")
+    f.add_argument("--strategy", default="es",
+                   help="optimizer (default es: 10 CMA-ES runs of 4,000 evaluations, the "
+                        "best on --valid, else on TRAIN, wins; ca: coordinate ascent with "
+                        "the exact line search; see 'dfrank strategies')")
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--n-jobs", type=int, default=1, help="parallel restarts (-1: all cores)")
     f.add_argument("--restarts", type=int, help="restarts of the strategy")

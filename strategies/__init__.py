@@ -24,5 +24,5 @@ from .steepest_ascent import SteepestAscent
 
 __all__ = ["Strategy", "FunctionStrategy", "register", "get", "available", "resolve",
            "CoordinateAscent", "SteepestAscent", "ParticleSwarm", "RandomSearch",
-           "GridSearch", "PatternSearch", "IPOPCMAES", "ApproxNDCG", "ApproxAP", "SmoothNDCG",
-           "SmoothAP"]
+           "GridSearch", "PatternSearch", "IPOPCMAES", "ApproxNDCG", "ApproxAP",
+           "SmoothNDCG", "SmoothAP"]

@@ -83,17 +83,25 @@ class IPOPCMAES(Strategy):
         (default 10 + 30 n / lambda).
     max_restarts : int, default 9
         IPOP restarts within one run (each doubles the population).
-    restarts : int, default 1
-        Independent runs (the budget is split evenly).
+    evals : int or None, default 4000
+        Evaluations of one run (a generation that crosses it is its last); None: until
+        the IPOP restarts are spent or a budget given to ``maximize`` stops it.
+    restarts : int, default 10
+        Independent runs (the budget is split evenly); the first starts from the ridge
+        direction, the others from random directions. With ``valid=`` the run with the
+        best validation value is kept.
     """
 
+    default_restarts = 10
+
     def __init__(self, *, popsize=None, sigma0=None, start="ridge", stall=None,
-                 max_restarts=9, restarts=1):
+                 max_restarts=9, evals=4000, restarts=10):
         self.popsize = popsize
         self.sigma0 = sigma0
         self.start = start
         self.stall = stall
         self.max_restarts = max_restarts
+        self.evals = evals
         self.restarts = restarts
 
     def check(self, objective):
@@ -107,6 +115,8 @@ class IPOPCMAES(Strategy):
         if self.stall is not None:
             check_int(name, "stall", self.stall, 1)
         check_int(name, "max_restarts", self.max_restarts, 0)
+        if self.evals is not None:
+            check_int(name, "evals", self.evals, 1)
 
     def run(self, objective, rng, *, restart=0):
         self.check(objective)
@@ -115,19 +125,21 @@ class IPOPCMAES(Strategy):
         lam = self.popsize or 4 + int(3 * np.log(n))
         m = codec.m0 if restart == 0 else codec.random_mean(rng)
         sigma0 = self.sigma0 or codec.sigma0
+        end = np.inf if self.evals is None else objective.n_evals + self.evals
         generations, runs = 0, 0
         while True:
-            g = self._one_run(objective, codec, rng, m, sigma0, lam)
+            g = self._one_run(objective, codec, rng, m, sigma0, lam, end)
             generations += g
             runs += 1
-            if runs > self.max_restarts:
+            if runs > self.max_restarts or objective.n_evals >= end:
                 break
             lam *= 2
             m = codec.random_mean(rng)
         return {"generations": generations, "ipop_runs": runs, "last_popsize": lam}
 
-    def _one_run(self, objective, codec, rng, m, sigma, lam):
-        """One CMA-ES run until its best value stalls; returns its generations."""
+    def _one_run(self, objective, codec, rng, m, sigma, lam, end):
+        """One CMA-ES run until its best value stalls or the objective has counted ``end``
+        evaluations; returns its generations."""
         n = len(m)
         mu = lam // 2
         w = np.log(mu + 0.5) - np.log(np.arange(1, mu + 1))
@@ -165,5 +177,5 @@ class IPOPCMAES(Strategy):
             bests.append(float(f[order[0]]))
             if len(bests) > stall and bests[-1] == min(bests[-stall:]) == max(bests[-stall:]):
                 return g
-            if not np.isfinite(sigma) or sigma * D.max() < 1e-12:
+            if not np.isfinite(sigma) or sigma * D.max() < 1e-12 or objective.n_evals >= end:
                 return g

@@ -91,6 +91,19 @@ def test_steepest_ascent_reports_zero_gradient():
     assert "gradient was exactly zero" in r.message
 
 
+def test_es_stops_a_run_after_its_evaluations(data):
+    # a run ends with the generation that crosses `evals`; IPOP's later runs do not start
+    r = dfrank.maximize(data, "ndcg@10", "es", restarts=2, evals=300, seed=1)
+    for rr in r.restarts:
+        lam = 4 + int(3 * np.log(data.n_features))
+        assert 300 <= rr.n_evals < 300 + lam * 2 ** rr.info["ipop_runs"]
+    full = dfrank.maximize(data, "ndcg@10", "es", restarts=1, evals=None, max_restarts=1,
+                           seed=1)
+    assert full.n_evals > 300 and full.best_restart.info["ipop_runs"] == 2
+    with pytest.raises(ValueError, match="evals"):
+        dfrank.maximize(data, "ndcg@10", "es", evals=0)
+
+
 def test_box_objective_strategies():
     def fn(x):
         return -float(((x - np.array([0.3, 0.7])) ** 2).sum())
