@@ -63,16 +63,21 @@ class _Compiling:
         return False
 
 
-def _warm_up(metric, ties="pessimistic", exact=True):
-    """Load (or compile) the kernels a run needs, on a tiny problem."""
+def _warm_up(metric, ties="pessimistic", exact=True, strategy="ca"):
+    """Load (or compile) the kernels a run of ``strategy`` needs, on a tiny problem: the
+    line search's only for a strategy that makes line searches."""
     from .api import maximize
     from .data import RankingData
+    from .registry import resolve
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 2))
     tiny = RankingData.from_arrays(X, np.arange(12) % 3, np.repeat([0, 1], 6))
-    maximize(tiny, metric, "ca", restarts=1, max_sweeps=1, ties=ties,
-             line_search="auto" if exact else "steps")
+    if resolve(strategy).makes_line_searches:
+        maximize(tiny, metric, "ca", restarts=1, max_sweeps=1, ties=ties,
+                 line_search="auto" if exact else "steps")
+    else:
+        maximize(tiny, metric, strategy, budget=4, ties=ties)
 
 
 def _show_progress(args):
@@ -185,7 +190,7 @@ def cmd_fit(args):
         train, valid, test = (normalization.apply(d, norm) if d is not None else None
                               for d in (train, valid, test))
     with _Compiling(args.quiet):
-        _warm_up(metric, args.ties)
+        _warm_up(metric, args.ties, strategy=args.strategy)
     t0 = time.perf_counter()
     result = maximize(train, metric, args.strategy, seed=args.seed, n_jobs=args.n_jobs,
                       budget=args.budget, max_seconds=args.max_seconds, valid=valid,

@@ -291,7 +291,8 @@ class LinearObjective(Objective):
         flat = self.data.derived.flat_coordinates
         if flat is None:
             qptr = self.data.qptr
-            flat = np.array([flat_within_queries(self.XT[j], qptr)
+            # writable rows, as the line search's directions are: one compiled kernel
+            flat = np.array([flat_within_queries(np.array(self.XT[j]), qptr)
                              for j in range(self.XT.shape[0])] +
                             [flat_within_queries(self.XT.sum(axis=0), qptr)])
             self.data.derived.flat_coordinates = flat

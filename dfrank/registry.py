@@ -39,6 +39,7 @@ class Strategy:
     needs_linear_objective = False   # needs a LinearObjective (data, simplex)
     linear_reason = "for its exact line search"
     supports_box = True              # can search a Box
+    makes_line_searches = False      # calls objective.line (the line search's kernels)
     default_restarts = 1
 
     def get_params(self):

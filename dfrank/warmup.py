@@ -2,7 +2,8 @@
 
 dfrank's kernels are compiled on their first use and cached on disk (``cache=True``), so
 a new install's first commands spend most of their time compiling (about 12 s for
-``dfrank demo``, 40 s more for the exact line search of ``dfrank fit``, on one core). A
+``dfrank demo``, 40 s more for the exact line search of ``dfrank fit --strategy ca``, on
+one core). A
 warm-up compiles them all at once, split over several processes (compiling holds one core
 per process): every later run, in any process, loads them from the cache in a fraction of
 a second. Each task runs a small piece of the public API on tiny data, so it compiles
@@ -83,6 +84,7 @@ def _strategies():
     data = _tiny(n_queries=4, size=8)
     for name, opts in (("ca", {"restarts": 1, "line_search": "steps", "max_sweeps": 1}),
                        ("pso", {"iterations": 2, "swarm_size": 4}), ("random", {}),
+                       ("es", {"restarts": 1, "evals": 20}),
                        ("grid", {"resolution": 3}), ("fdsa", {"restarts": 1, "max_iter": 1}),
                        ("approx_ndcg", {"restarts": 1, "max_iter": 2}),
                        ("approx_ap", {"restarts": 1, "max_iter": 2}),
@@ -131,7 +133,8 @@ TASKS = {
     "evaluate": (1, 10.0, _evaluations, METRICS),
     "strategies": (1, 8.0, _strategies, ()),
 }
-GROUPS = {"demo": ["demo"], "fit": ["line search ndcg", "files", "demo", "line search map"],
+GROUPS = {"demo": ["demo"],
+          "fit": ["line search ndcg", "files", "demo", "strategies", "line search map"],
           "all": list(TASKS)}
 
 

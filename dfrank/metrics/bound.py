@@ -7,7 +7,7 @@ every call is one parallel kernel over (point, query) pairs (:mod:`._drivers`).
 import numba
 import numpy as np
 
-from .._kernels.scoring import all_rows
+from .._kernels.scoring import all_rows, read_only
 from .._kernels.scratch import PerThread
 from . import _drivers as D
 from . import _kernels
@@ -116,7 +116,8 @@ class BoundMetric:
     def per_query(self, scores):
         """Per-query values for one score vector (NaN marks a skipped query)."""
         s = np.ascontiguousarray(scores, dtype=np.float64)
-        return self.per_query_linear(s[None, :], _ONE)[0]
+        # read-only, as the features are: one compiled driver serves scores and features
+        return self.per_query_linear(read_only(s[None, :]), _ONE)[0]
 
     def per_query_batch(self, S):
         """Per-query values for P score vectors ``S[P, n_docs]`` → ``[P, n_queries]``."""
