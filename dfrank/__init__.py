@@ -17,7 +17,7 @@ from .errors import DataFormatError, TuneError  # noqa: E402
 from .fusion import FusionResult, fuse  # noqa: E402
 from .tuning import TuneResult, tune  # noqa: E402
 from .io import load_qrels, load_run, load_svmlight  # noqa: E402
-from .metrics.trec import evaluate_run  # noqa: E402
+from .metrics.trec_eval import evaluate_run  # noqa: E402
 from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # noqa: E402
                         ScoringObjective)
 from .result import LinearRanker, Result  # noqa: E402

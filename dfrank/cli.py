@@ -403,7 +403,7 @@ def cmd_compare(args):
 
 
 def cmd_trec_eval(args):
-    from .metrics.trec import evaluate_run
+    from .metrics.trec_eval import evaluate_run
 
     with _Compiling(args.quiet):
         res = evaluate_run(args.qrels, args.run, args.measure or ["official"],

@@ -72,7 +72,7 @@ def _files():
         data.docids = np.arange(data.n_docs).astype(str)
         run = os.path.join(tmp, "run.txt")
         write_run(run, data, np.arange(data.n_docs, dtype=float))
-        from .metrics.trec import evaluate_run
+        from .metrics.trec_eval import evaluate_run
 
         evaluate_run(qrels, run, ["official", "ndcg_cut", "recall", "map_cut", "success",
                                   "ndcg"])

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dfrank import DataFormatError, cli
-from dfrank.metrics.trec import evaluate_run, parse_measures
+from dfrank.metrics.trec_eval import evaluate_run, parse_measures
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -25,8 +25,9 @@ import numpy as np
 from .._kernels.scratch import Scratch
 from ..metrics._rank import EXPECTED, STABLE
 from ..metrics.bound import _chunks
-from . import assemble as A
-from . import sweep as S
+from .assemble import BIN_SHIFT, N_BINS, best_interval, bin_sums
+from .assemble import assemble as assemble_profile   # the module keeps its name
+from .sweep import SWEEPS, sweep_dcg
 from .candidates import PRUNABLE, candidates, direction_kind, flat_within_queries, rows_by_u
 from .choice import RULES, TOL, choose
 from .classes import LineClasses, unsupported
@@ -70,11 +71,11 @@ def _sweep(bound, classes, s0, u, u_order, ws):
     m = bound.metric
     code = m.code
     ties = bound.tie_code
-    sweep = S.SWEEPS[code]
+    sweep = SWEEPS[code]
     if ties == EXPECTED:  # mean-gain classes: every order of a tied group is equal
         classes = classes.for_line(bound, s0, u)
         ties = STABLE
-        sweep = S.sweep_dcg
+        sweep = sweep_dcg
     nq = bound.n_queries
     L = classes.n_classes
     threads = numba.get_num_threads()
@@ -90,8 +91,8 @@ def _sweep(bound, classes, s0, u, u_order, ws):
             ws.get("n_out", nq, np.int64), ws.get("n_runs", nq, np.int64),
             bound.query_order(), max(1, min(nq, _chunks())),
             min(nq, threads),  # workers: query_order deals to as many
-            (ws.get("bin_S", A.N_BINS), ws.get("bin_P", A.N_BINS),
-             ws.get("bin_C", A.N_BINS, np.int64), ws.get("bin_pref", A.N_BINS + 1)))
+            (ws.get("bin_S", N_BINS), ws.get("bin_P", N_BINS),
+             ws.get("bin_C", N_BINS, np.int64), ws.get("bin_pref", N_BINS + 1)))
     _, cand, n_cand, n_events, offsets, base, n_out, n_runs, qorder, n_chunks, n_workers, \
         bins = fixed
     total, max_n, max_ev = candidates(
@@ -119,9 +120,9 @@ def _sweep(bound, classes, s0, u, u_order, ws):
             ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
             ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64))
     sweep(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
-                   offsets, m.k, ties, classes.gain, classes.err_r, classes.rel,
-                   classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
-                   sw, base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs, A.BIN_SHIFT)
+          offsets, m.k, ties, classes.gain, classes.err_r, classes.rel,
+          classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
+          sw, base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs, BIN_SHIFT)
     if m.empty == "skip":
         live = ~bound.empty
         n_eff = int(live.sum())
@@ -129,7 +130,7 @@ def _sweep(bound, classes, s0, u, u_order, ws):
     else:
         n_eff = nq
         base_sum = float(base.sum())
-    A.bin_sums(runs, run_sp, offsets, n_runs, *bins)
+    bin_sums(runs, run_sp, offsets, n_runs, *bins)
     return _Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, total, bins)
 
 
@@ -137,11 +138,11 @@ def _assembled(bp, ws):
     """The whole :class:`LineProfile` of a line's :class:`_Breakpoints`."""
     S, P, C, pref = bp.bins
     total = bp.total
-    edges, values, hazards = A.assemble(
+    edges, values, hazards = assemble_profile(
         bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base, float(bp.n_eff),
         C, pref, ws.get("cut", (numba.get_num_threads() + 1, len(bp.n_out)), np.int64),
         ws.get("keys", total, np.uint64), ws.get("keys2", total, np.uint64),
-        ws.get("hazards", total), A.BIN_SHIFT)
+        ws.get("hazards", total), BIN_SHIFT)
     return LineProfile(edges[:-1], edges[1:], values, hazards)
 
 
@@ -180,9 +181,9 @@ def line_search(bound, classes, s0, u, *, rule="best", window=None, floor=-np.in
     ws = Scratch() if scratch is None else scratch
     bp = _sweep(bound, classes, s0, u, u_order, ws)
     if rule == "best" and bp.n_eff > 0:
-        found, value, lo, hi, hazards = A.best_interval(
+        found, value, lo, hi, hazards = best_interval(
             bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
-            float(bp.n_eff), *bp.bins, MIN_WIDTH, TOL, A.BIN_SHIFT)
+            float(bp.n_eff), *bp.bins, MIN_WIDTH, TOL, BIN_SHIFT)
         if found:
             t = safe_point(hazards, lo, hi, 0.5 * (lo + hi))
             s0c, uc = s0.copy(), u.copy()

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics import _kernels as M
+from ..metrics import _kernels
 
 __all__ = ["LineClasses", "unsupported", "EXPECTED_OK"]
 
@@ -32,7 +32,7 @@ class LineClasses:
         if m.binary:
             c = (y >= m.rel_threshold).astype(np.int64)
             table = bound.disc
-            if m.code == M.AP:
+            if m.code == _kernels.AP:
                 p = np.arange(1.0, bound.max_m + 2.0)
                 table = np.concatenate([[np.inf], 1.0 / p - 1.0 / (p + 1.0)])  # as 1/p - ...
             return cls(c, 2, np.zeros(2), np.zeros(2), np.array([0, 1], dtype=np.int64), table)
@@ -73,7 +73,8 @@ class LineClasses:
                            table)
 
 
-EXPECTED_OK = (M.NDCG, M.DCG, M.PREC, M.RECALL, M.RPREC)  # sums over positions
+# sums over positions
+EXPECTED_OK = (_kernels.NDCG, _kernels.DCG, _kernels.PREC, _kernels.RECALL, _kernels.RPREC)
 
 
 def unsupported(metric, ties):

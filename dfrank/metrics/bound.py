@@ -9,7 +9,7 @@ import numpy as np
 
 from .._kernels.scoring import all_rows, read_only
 from .._kernels.scratch import PerThread
-from . import _drivers as D
+from . import _drivers
 from . import _kernels
 from .registry import GAINS, get, tie_code
 
@@ -138,13 +138,14 @@ class BoundMetric:
         m = self.metric
         chunks = _chunks()
         if m.is_custom:
-            D.batch_custom(m.fn, XT, rows, W, self.qptr, self.y, m.k, self.tie_code, chunks, out)
+            _drivers.batch_custom(m.fn, XT, rows, W, self.qptr, self.y, m.k, self.tie_code,
+                                  chunks, out)
         else:
             groups = self.groups(chunks)
             fscr, iscr = self._buffers(max(1, min(P * (len(groups) - 1), chunks)), chunks)
             # looked up at each call, never kept on the object: a dispatcher pickled to a
             # worker process is rebuilt there without its disk cache and compiles anew
-            run = D.driver(m.code, self.tie_code)
+            run = _drivers.driver(m.code, self.tie_code)
             run(XT, rows, W, self.qptr, groups, self.y, self.gains, self.disc, m.code, m.k,
                 self.tie_code, float(m.rel_threshold), self.norm, self.c0, self.empty,
                 self.empty_value, fscr, iscr, out)
