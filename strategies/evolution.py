@@ -20,6 +20,7 @@ searched in its unit cube (clipped), any other simplex objective through z / sum
 import numpy as np
 
 from dfrank.registry import Strategy, register
+from dfrank.smoothed import feature_scale, ridge_start
 from dfrank.spaces import Simplex
 
 from ._common import check_choice, check_float, check_int, cube_to_space
@@ -34,8 +35,6 @@ class _Codec:
         self.linear = isinstance(self.space, Simplex) and getattr(objective, "is_linear",
                                                                   False)
         if self.linear:
-            from dfrank.smoothed import feature_scale, ridge_start
-
             self.scale = feature_scale(data)
             self.n = data.n_features
             if start == "ridge":
