@@ -30,6 +30,8 @@ RUNS = {   # name: (strategy, options)
     "es, 5 runs of 1,000": ("es", dict(restarts=5, evals=1000)),
     "es, 10 runs of 1,000": ("es", dict(restarts=10, evals=1000)),
     "es, 10 runs of 4,000 (the default)": ("es", dict(restarts=10, evals=4000)),
+    "es, 20 runs of 4,000": ("es", dict(restarts=20, evals=4000)),
+    "es, 10 runs of 8,000": ("es", dict(restarts=10, evals=8000)),
 }
 PORTFOLIOS = {"portfolio: ca 10 + es 5": ("ca, 10 restarts", "es, 5 runs of 1,000"),
               "portfolio: ca 10 + es 10 of 1,000": ("ca, 10 restarts",
