@@ -700,8 +700,9 @@ def _parser():
                                    "directly, and write it as JSON.",
                        epilog="example:\n  dfrank fit Fold1/train.txt.gz --valid "
                               "Fold1/vali.txt.gz --test Fold1/test.txt.gz \\\n"
-                              "      --metric ndcg@10 --strategy ca --restarts 5 -o "
-                              "model.json\n\nWith --valid, the restart with the best "
+                              "      --metric ndcg@10 -o model.json\n"
+                              "  dfrank fit Fold1/train.txt.gz --strategy ca --restarts 5 "
+                              "-o model.json\n\nWith --valid, the restart with the best "
                               "validation metric is kept.\nCtrl-C stops the run and keeps "
                               "the best point found so far.\nLong runs: add --checkpoint "
                               "run.ckpt; after a crash, the same command with\n--resume "
@@ -719,7 +720,8 @@ def _parser():
                    help="objective evaluations in all (an exact line search counts one)")
     f.add_argument("--max-seconds", type=_positive_float, help="wall-clock limit")
     f.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="a strategy option, e.g. --option rule=plateau (repeatable)")
+                   help="a strategy option, e.g. --option evals=8000 (es), --option "
+                        "rule=best (ca) (repeatable)")
     f.add_argument("--checkpoint", metavar="FILE",
                    help="save finished restarts here (JSON, atomically, every few seconds)")
     f.add_argument("--resume", metavar="FILE",
