@@ -115,7 +115,8 @@ def same_result(a, b):
 
 
 @pytest.mark.parametrize("strategy,opts", [("ca", {"restarts": 5}),
-                                           ("pso", {"restarts": 4, "iterations": 20})])
+                                           ("pso", {"restarts": 4, "iterations": 20}),
+                                           ("es", {"restarts": 4})])
 def test_callback_stop_then_resume_equals_uninterrupted(strategy, opts, tmp_path):
     data = testing.planted_data()
     full = dfrank.maximize(data, "ndcg@10", strategy, seed=4, budget=600, **opts)
