@@ -26,6 +26,23 @@ def shared_path(*parts):
     return p if os.path.exists(p) else None
 
 
+LETOR_FOLDS = {"OHSUMED": "ohsumed-letor3/QueryLevelNorm/Fold{f}/{p}.txt.gz",
+               "MQ2008": "mq2008-letor4/Fold{f}/{p}.txt.gz"}
+
+
+def letor_folds(name, parts=("train", "vali")):
+    """``[(fold, [RankingData of each part]), ...]`` for the 5 folds of a LETOR set under
+    ../shared/data (``name`` in LETOR_FOLDS); folds with a part missing are left out."""
+    import dfrank
+
+    folds = []
+    for f in range(1, 6):
+        paths = [shared_path(LETOR_FOLDS[name].format(f=f, p=p)) for p in parts]
+        if None not in paths:
+            folds.append((f, [dfrank.load_svmlight(p) for p in paths]))
+    return folds
+
+
 def _runnable_elsewhere():
     """Tasks of other processes ready to run now: /proc/stat's procs_running less this
     process's running threads (None where /proc is missing)."""

@@ -16,7 +16,6 @@ and five-fold cross-validated MAP against k1 = 1.2, b = 0.75. Side by side in on
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -27,7 +26,6 @@ from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_warning,  # noqa: E
                      median_of, ratio, shared_path, table, timed)
 
 from dfrank import ir  # noqa: E402
-from dfrank.io.forms import run_to_trec_lines  # noqa: E402
 from dfrank.tuning import DEFAULT_STRATEGY, tune  # noqa: E402
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")

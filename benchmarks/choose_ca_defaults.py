@@ -14,13 +14,11 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_warning,  # noqa: E402
-                     measure, shared_path, table)
+from _common import (LETOR_FOLDS, LOAD_HEADER, LOAD_NOTE, letor_folds,  # noqa: E402
+                     load_cell, load_warning, measure, table)
 
 import dfrank  # noqa: E402
 
-SETS = {"OHSUMED": "ohsumed-letor3/QueryLevelNorm/Fold{f}/{p}.txt.gz",
-        "MQ2008": "mq2008-letor4/Fold{f}/{p}.txt.gz"}
 CONFIGS = {
     "best, tol 1e-3": dict(rule="best", tol=1e-3),
     "best, tol 1e-4": dict(rule="best", tol=1e-4),
@@ -36,12 +34,8 @@ def main():
     ap.add_argument("--metric", default="ndcg@10")
     args = ap.parse_args()
     print(load_warning())
-    for name, pattern in SETS.items():
-        folds = []
-        for f in range(1, 6):
-            tr, va = (shared_path(pattern.format(f=f, p=p)) for p in ("train", "vali"))
-            if tr and va:
-                folds.append((f, dfrank.load_svmlight(tr), dfrank.load_svmlight(va)))
+    for name in LETOR_FOLDS:
+        folds = [(f, train, valid) for f, (train, valid) in letor_folds(name)]
         if not folds:
             print(f"{name}: skipped (../shared/data absent)")
             continue

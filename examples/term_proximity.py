@@ -16,7 +16,6 @@ non-negative face is written as a ternary plot per collection.
 
 import argparse
 import os
-import sys
 import time
 
 import numpy as np
