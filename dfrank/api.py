@@ -5,11 +5,10 @@ import functools
 
 import numpy as np
 
-from ._kernels.scoring import features_T, linear_scores
 from .checkpoint import Checkpoint, fingerprint
 from .data import RankingData
 from .errors import NoEvaluationError
-from .metrics.evaluation import bind_metric, evaluate
+from .metrics.evaluation import bind_metric, evaluate, evaluate_linear
 from .normalization import query_level_source
 from .objective import BudgetExhausted, check_budget, make_objective
 from .parallel import child, describe_seed, effective_n_jobs, run_tasks, seed_sequence
@@ -195,8 +194,8 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
 
     def snapshot(current=None):
         rs = done + ([current] if current is not None else [])
-        return _result_of(objective, strat, rs, valid, seed, time.perf_counter() - t_start,
-                         Result, ties)
+        return _result_of(objective, strat, rs, valid, seed,
+                          time.perf_counter() - t_start, Result, ties)
 
     last_valid = {}  # the running restart's best point -> its validation value
 
@@ -274,10 +273,8 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
     if valid is not None:
         for r in with_point:
             if r.valid_value is None:
-                w = objective.space.to_weights(r.point)
-                bound = bind_metric(valid, objective.metric, objective.ties)
-                s = linear_scores(features_T(valid), w)
-                r.valid_value = float(bound.mean(bound.per_query(s)))
+                r.valid_value = evaluate_linear(objective.space.to_weights(r.point), valid,
+                                                objective.metric, ties=objective.ties)
     if with_point:
         def key(r):
             primary = r.valid_value if valid is not None else r.value

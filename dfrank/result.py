@@ -15,7 +15,7 @@ from ._kernels.scoring import features_T, linear_scores, transpose_features
 from .data import RankingData
 from .errors import DataFormatError
 from .files import VERSION, jsonable, read_json, write_json_atomic, write_text_atomic
-from .metrics.evaluation import evaluate
+from .metrics.evaluation import evaluate, evaluate_linear
 from .normalization import affine
 from .normalization import check as normalization_check
 
@@ -78,14 +78,17 @@ class LinearRanker:
     def __repr__(self):
         return f"LinearRanker(n_features={self.n_features}, meta={self.meta})"
 
+    def _check_features(self, data):
+        if data.n_features != self.n_features:
+            raise ValueError(f"the model has {self.n_features} features but the data "
+                             f"has {data.n_features}{_src(data)}; load it with "
+                             f"n_features={self.n_features}")
+
     def predict(self, X):
         """Scores of the rows of ``X`` (an array, or a RankingData)."""
         if isinstance(X, RankingData):
+            self._check_features(X)
             XT = features_T(X)
-            if X.n_features != self.n_features:
-                raise ValueError(f"the model has {self.n_features} features but the data "
-                                 f"has {X.n_features}{_src(X)}; load it with "
-                                 f"n_features={self.n_features}")
         else:
             X = np.asarray(X)
             if X.ndim != 2 or X.shape[1] != self.n_features:
@@ -101,6 +104,10 @@ class LinearRanker:
 
     def evaluate(self, data, metrics="ndcg@10", **kwargs):
         """``dfrank.evaluate`` of this model's scores on ``data``."""
+        plain = self.normalization is None or self.normalization["kind"] == "query"
+        if plain and isinstance(data, RankingData):
+            self._check_features(data)
+            return evaluate_linear(self.weights, data, metrics, **kwargs)
         return evaluate(self.predict(data), data, metrics, **kwargs)
 
     def to_dict(self):
@@ -172,10 +179,10 @@ class RestartResult:
 
     def to_dict(self):
         return jsonable({"index": self.index, "seed": self.seed, "value": self.value,
-                          "valid_value": self.valid_value, "point": self.point,
-                          "n_evals": self.n_evals, "elapsed": self.elapsed,
-                          "status": self.status,
-                          "info": {k: v for k, v in self.info.items() if k != "values"}})
+                         "valid_value": self.valid_value, "point": self.point,
+                         "n_evals": self.n_evals, "elapsed": self.elapsed,
+                         "status": self.status,
+                         "info": {k: v for k, v in self.info.items() if k != "values"}})
 
 
 @dataclass

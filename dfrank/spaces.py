@@ -103,28 +103,26 @@ def _pairwise_sum(z):
     its halves are done)."""
     if len(z) <= 128:
         return _block_sum(z, 0, len(z))
-    f_lo = np.empty(128, np.int64)
-    f_n = np.empty(128, np.int64)
-    f_done = np.empty(128, np.bool_)
+    frames = np.empty((128, 3), np.int64)  # start, length, halves done (0 or 1)
     vals = np.empty(128)
     nf = 1
     nv = 0
-    f_lo[0], f_n[0], f_done[0] = 0, len(z), False
+    frames[0, 0], frames[0, 1], frames[0, 2] = 0, len(z), 0
     while nf:
         nf -= 1
-        lo, n, done = f_lo[nf], f_n[nf], f_done[nf]
+        lo, n = frames[nf, 0], frames[nf, 1]
         if n <= 128:
             vals[nv] = _block_sum(z, lo, n)
             nv += 1
-        elif done:  # both halves summed: left, right on top of the stack
+        elif frames[nf, 2]:  # both halves summed: left, right on top of the stack
             nv -= 1
             vals[nv - 1] = vals[nv - 1] + vals[nv]
         else:
             h = n // 2
             h -= h % 8
-            f_lo[nf], f_n[nf], f_done[nf] = lo, n, True
-            f_lo[nf + 1], f_n[nf + 1], f_done[nf + 1] = lo + h, n - h, False
-            f_lo[nf + 2], f_n[nf + 2], f_done[nf + 2] = lo, h, False  # popped first
+            frames[nf, 2] = 1
+            frames[nf + 1, 0], frames[nf + 1, 1], frames[nf + 1, 2] = lo + h, n - h, 0
+            frames[nf + 2, 0], frames[nf + 2, 1], frames[nf + 2, 2] = lo, h, 0  # popped first
             nf += 3
     return vals[0]
 

@@ -100,6 +100,32 @@ def test_batch_equals_single(case):
             assert np.array_equal(batch[p], bound.per_query(S[p]))
 
 
+@settings(max_examples=30, deadline=None)
+@given(case=ranking_data(max_docs=30, score_values=3), seed=st.integers(0, 2**32 - 1))
+def test_evaluate_linear_equals_evaluate_of_scores(case, seed):
+    """Scoring and ranking in one pass gives the values of the scores it stands for (tied
+    scores from features on a coarse grid), for every tie rule and per query."""
+    from dfrank._kernels.scoring import features_T, linear_scores
+    from dfrank.metrics.evaluation import evaluate_linear
+
+    base, _ = case
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(base.n_docs, 3)).astype(float)
+    data = dfrank.RankingData.from_arrays(X, base.y, np.repeat(base.qids, base.query_sizes))
+    w = np.round(rng.normal(size=3), 1)
+    for ties in ("pessimistic", "optimistic", "expected"):
+        names = ["ndcg@3", "map", "p@2"] + (["err@5"] if ties != "expected" else [])
+        want = dfrank.evaluate(linear_scores(features_T(data), w), data, names, ties=ties,
+                               per_query=True)
+        got = evaluate_linear(w, data, names, ties=ties, per_query=True)
+        for n in want:
+            np.testing.assert_array_equal(got[n], want[n])
+    with pytest.raises(ValueError, match="one per feature"):
+        evaluate_linear(np.ones(2), data)
+    with pytest.raises(ValueError, match="finite"):
+        evaluate_linear(np.array([1.0, np.nan, 0.0]), data)
+
+
 @pytest.mark.parametrize("rel_share", [0.8, 0.04])
 def test_long_lists_against_reference(rel_share):
     # longer queries exercise every top-k path (counting up to 32 rows, the score buffer,

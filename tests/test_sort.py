@@ -95,3 +95,16 @@ def test_scratch_is_per_thread_and_pickles_empty():
     mine.get("x", 10)
     copy = pickle.loads(pickle.dumps(holder))
     assert copy.get()._buffers == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys)
+def test_heapsort_sorts_like_numpy(k):
+    """The small heap sort of per-query constants (ties, signed zeros, infinities): the
+    values of numpy's sort (signed zeros compare equal, so only their count is checked)."""
+    k = np.array(k, dtype=np.float64)
+    got = k.copy()
+    _sort.heapsort(got)
+    assert np.array_equal(got, np.sort(k))
+    assert np.count_nonzero(np.signbit(got) & (got == 0)) == \
+        np.count_nonzero(np.signbit(k) & (k == 0))

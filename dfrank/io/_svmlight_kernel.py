@@ -214,7 +214,10 @@ def parse_block(buf, expect_qid, n_features_cap):
     slow_idx, slow_start, slow_end, n_slow, qid_mode, n_lines,
     err_code, err_line, err_start, err_end, max_fid)
     ``slow_idx`` is the position in ``vals`` (or ``-1 - row`` for a label) of each value
-    that needs Python's float. Line numbers are 0-based within the block.
+    that needs Python's float. Line numbers are 0-based within the block. Parsing stops
+    at the first error (``err_code != OK``), and the other values are then partial. Every
+    error leaves the loops by ``break`` to the one ``return``: a return per error made
+    numba infer the result tuple's type a dozen times (seconds of compiling).
     """
     n = len(buf)
     n_nl = 0
@@ -270,12 +273,15 @@ def parse_block(buf, expect_qid, n_features_cap):
             i += 1
         st, v = _parse_float(buf, ts, i)
         if st == F_BAD:
-            return _fail(np.int64(BAD_LABEL), line, ts, i, qid_mode)
+            err_code, err_line, err_start, err_end = BAD_LABEL, line, ts, i
+            break
         if st == F_NONFINITE or (st == F_OK and v < 0):
-            return _fail(np.int64(BAD_LABEL_VALUE), line, ts, i, qid_mode)
+            err_code, err_line, err_start, err_end = BAD_LABEL_VALUE, line, ts, i
+            break
         if st == F_SLOW:
             if buf[ts] == 45:
-                return _fail(np.int64(BAD_LABEL_VALUE), line, ts, i, qid_mode)
+                err_code, err_line, err_start, err_end = BAD_LABEL_VALUE, line, ts, i
+                break
             if n_slow == len(slow_idx):
                 slow_idx = _grow(slow_idx)
                 slow_start = _grow(slow_start)
@@ -297,9 +303,11 @@ def parse_block(buf, expect_qid, n_features_cap):
             ts = i
             while i < de and not _is_space(buf[i]):
                 i += 1
-            return _fail(np.int64(QID_UNEXPECTED), line, ts, i, qid_mode)
+            err_code, err_line, err_start, err_end = QID_UNEXPECTED, line, ts, i
+            break
         if not has_qid and qid_mode == 1:
-            return _fail(np.int64(QID_MISSING), line, pos, de, qid_mode)
+            err_code, err_line, err_start, err_end = QID_MISSING, line, pos, de
+            break
         if has_qid:
             ts = i + 4
             i = ts
@@ -307,7 +315,8 @@ def parse_block(buf, expect_qid, n_features_cap):
                 i += 1
             ok, q = _parse_int(buf, ts, i)
             if not ok:
-                return _fail(np.int64(BAD_QID), line, ts - 4, i, qid_mode)
+                err_code, err_line, err_start, err_end = BAD_QID, line, ts - 4, i
+                break
             qids[row] = q
         else:
             qids[row] = 0
@@ -324,24 +333,31 @@ def parse_block(buf, expect_qid, n_features_cap):
                     colon = i
                 i += 1
             if colon < 0:
-                return _fail(np.int64(BAD_FEATURE_TOKEN), line, ts, i, qid_mode)
+                err_code, err_line, err_start, err_end = BAD_FEATURE_TOKEN, line, ts, i
+                break
             ok, fid = _parse_int(buf, ts, colon)
             if not ok or fid <= 0:
-                return _fail(np.int64(BAD_FEATURE_ID), line, ts, i, qid_mode)
+                err_code, err_line, err_start, err_end = BAD_FEATURE_ID, line, ts, i
+                break
             if n_features_cap > 0 and fid > n_features_cap:
-                return _fail(np.int64(FEATURE_TOO_LARGE), line, ts, i, qid_mode)
+                err_code, err_line, err_start, err_end = FEATURE_TOO_LARGE, line, ts, i
+                break
             if fid >= len(seen):
                 bigger = np.zeros(max(2 * len(seen), fid + 1), np.int64)
-                bigger[:len(seen)] = seen
+                for f in range(len(seen)):
+                    bigger[f] = seen[f]
                 seen = bigger
             if seen[fid] == row + 1:
-                return _fail(np.int64(DUPLICATE_FEATURE), line, ts, i, qid_mode)
+                err_code, err_line, err_start, err_end = DUPLICATE_FEATURE, line, ts, i
+                break
             seen[fid] = row + 1
             st, v = _parse_float(buf, colon + 1, i)
             if st == F_BAD:
-                return _fail(np.int64(BAD_VALUE), line, ts, i, qid_mode)
+                err_code, err_line, err_start, err_end = BAD_VALUE, line, ts, i
+                break
             if st == F_NONFINITE:
-                return _fail(np.int64(NONFINITE_VALUE), line, ts, i, qid_mode)
+                err_code, err_line, err_start, err_end = NONFINITE_VALUE, line, ts, i
+                break
             if st == F_SLOW:
                 if n_slow == len(slow_idx):
                     slow_idx = _grow(slow_idx)
@@ -357,6 +373,8 @@ def parse_block(buf, expect_qid, n_features_cap):
             cols[nnz] = fid - 1
             vals[nnz] = v
             nnz += 1
+        if err_code != OK:
+            break
         indptr[row + 1] = nnz
         if de < le:
             a, b = _docid_span(buf, de + 1, le)
@@ -372,21 +390,12 @@ def parse_block(buf, expect_qid, n_features_cap):
 
 @njit(cache=True)
 def _grow(a):
+    """``a`` in an array twice as long (an element loop: a slice assignment would compile
+    numba's shape-error path, about a second)."""
     b = np.empty(2 * len(a), a.dtype)
-    b[:len(a)] = a
+    for i in range(len(a)):
+        b[i] = a[i]
     return b
-
-
-@njit(cache=True)
-def _fail(code, line, s, e, qid_mode):
-    """The result of a block that stops at an error: its code, line and token span.
-    Called with the code as ``np.int64(CODE)``: a bare constant is a literal type, and
-    each literal would compile a function of its own."""
-    z = np.zeros(1, np.int64)
-    zf = np.zeros(1, np.float64)
-    zi = np.zeros(1, np.int32)
-    return (0, zf, z, z, z, zi, zf, z, z, z, z, z, 0, qid_mode, line,
-            code, line, s, e, 0)
 
 
 @njit(cache=True)

@@ -8,7 +8,7 @@ The parallel drivers that call them live in :mod:`dfrank.metrics._drivers`.
 import numpy as np
 from numba import njit
 
-from .._kernels.sort import sorted_copy
+from .._kernels.sort import heapsort, sorted_copy
 from ._rank import (EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows,
                     top_gains, top_k)
 
@@ -400,12 +400,14 @@ def query_constants(code, y, qptr, k, gain_type, thr, uptr, ulab, c0, empty):
         m = hi - lo
         ua, ub = uptr[q], uptr[q + 1]
         if code == NDCG or code == DCG or code == ERR:
-            every = np.empty(m + (ub - ua if code != ERR else 0))
-            every[:m] = y[lo:hi]
-            if code != ERR:
-                every[m:] = ulab[ua:ub]
-            asc = sorted_copy(every)
-            lab = asc[::-1]
+            # element loops, not slice assignments: those compile numba's shape-error path
+            lab = np.empty(m + (ub - ua if code != ERR else 0))
+            for d in range(m):
+                lab[d] = y[lo + d]
+            for d in range(m, len(lab)):
+                lab[d] = ulab[ua + d - m]
+            heapsort(lab)
+            lab = lab[::-1]
             kk = _cutoff(k, len(lab))
             ideal = 0.0
             for p in range(kk):
@@ -413,7 +415,8 @@ def query_constants(code, y, qptr, k, gain_type, thr, uptr, ulab, c0, empty):
             c0[q] = ideal if code == NDCG else 1.0
             empty[q] = lab[0] <= 0.0
         elif code == KTAU:
-            lab = sorted_copy(y[lo:hi])
+            lab = y[lo:hi].copy()
+            heapsort(lab)
             same = 0.0
             a = 0
             while a < m:

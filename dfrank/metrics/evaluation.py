@@ -3,12 +3,13 @@ metric bound to a dataset's labels and queries (kept with the data)."""
 
 import numpy as np
 
+from .._kernels.scoring import features_T
 from ..data import RankingData
 from .bound import BoundMetric
 from .registry import get as get_metric
 from .registry import with_options
 
-__all__ = ["evaluate", "bind_metric", "check_scores"]
+__all__ = ["evaluate", "evaluate_linear", "bind_metric", "check_scores"]
 
 
 def bind_metric(data, metric, ties="pessimistic", **options):
@@ -63,14 +64,44 @@ def evaluate(scores, data, metrics="ndcg@10", *, ties="pessimistic", per_query=F
     float, ndarray, or dict
         A float (or array with ``per_query``) for one metric; a dict name → value for a list.
     """
+    _check_data(data)
+    s = check_scores(scores, data)
+    return _each_metric(data, metrics, ties, per_query, options, lambda b: b.per_query(s))
+
+
+def evaluate_linear(weights, data, metrics="ndcg@10", *, ties="pessimistic", per_query=False,
+                    **options):
+    """:func:`evaluate` of the linear scorer ``weights`` (one per feature of ``data``).
+
+    The same values as ``evaluate`` of the scores ``X @ weights`` summed in dfrank's order
+    (:func:`dfrank._kernels.scoring.linear_scores`), computed in one pass that scores and
+    ranks, without a score vector.
+    """
+    _check_data(data)
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    if w.shape != (data.n_features,):
+        raise ValueError(f"weights must have shape ({data.n_features},) (one per feature), "
+                         f"got {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"weights must be finite, got {w}")
+    XT = features_T(data)
+    return _each_metric(data, metrics, ties, per_query, options,
+                        lambda b: b.per_query_linear(XT, w[None, :])[0])
+
+
+def _check_data(data):
     if not isinstance(data, RankingData):
         raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
-    s = check_scores(scores, data)
+
+
+def _each_metric(data, metrics, ties, per_query, options, per_query_values):
+    """Each metric's mean (or per-query values) of ``per_query_values(bound metric)``: a
+    float for one metric, a dict name -> value for a list."""
     single = not isinstance(metrics, (list, tuple))
     names = [metrics] if single else list(metrics)
     out = {}
     for name in names:
         bound = bind_metric(data, name, ties, **options)
-        values = bound.per_query(s)
+        values = per_query_values(bound)
         out[bound.name] = values if per_query else float(bound.mean(values))
     return next(iter(out.values())) if single else out
