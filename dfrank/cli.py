@@ -80,6 +80,18 @@ def _warm_up(metric, ties="pessimistic", exact=True, strategy="ca"):
         maximize(tiny, metric, strategy, budget=4, ties=ties)
 
 
+def _prefetch(metric, ties="pessimistic"):
+    """Start compiling the metric's parallel kernel in the background if it is not cached
+    (see :mod:`dfrank.metrics._background`); a bad metric name is reported later, where
+    it is used."""
+    from .metrics import _background
+
+    try:
+        _background.prefetch(metric, ties)
+    except (ValueError, TypeError):
+        pass
+
+
 def _show_progress(args):
     return not args.quiet and sys.stderr.isatty()
 
@@ -182,6 +194,7 @@ def cmd_fit(args):
     if args.restarts is not None:
         options["restarts"] = args.restarts
     _outputs_writable(args, "output", "result", "checkpoint")
+    _prefetch(metric, args.ties)
     train, valid, test = _load_sets(args)
     norm = _normalize_sets(args.normalize, train, args.train)
     if norm is not None:
@@ -323,8 +336,9 @@ def cmd_demo(args):
     from .datasets import load_demo
 
     t_start = time.perf_counter()
-    train, valid, test = load_demo()
     metric = "ndcg@10"
+    _prefetch(metric)
+    train, valid, test = load_demo()
     print("dfrank demo: learn a linear ranker that maximizes NDCG@10 directly")
     print(f"  data: synthetic LETOR-like set bundled with dfrank, {train.n_features} "
           f"features, graded labels 0-4 from a planted linear model plus noise")

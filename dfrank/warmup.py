@@ -91,6 +91,7 @@ def _strategies():
                        ("smooth_ndcg", {"restarts": 1, "max_iter": 2}),
                        ("smooth_ap", {"restarts": 1, "max_iter": 2})):
         maximize(data, "ndcg@3", name, budget=20, seed=0, **opts)
+    _serial("ndcg@3", "map")  # what joblib workers of dfrank fit --n-jobs run
 
 
 def _demo():
@@ -114,6 +115,20 @@ def _evaluations(*metrics):
     for m in metrics:
         _evaluate(m)
     _evaluate("ndcg@3", "expected")
+    _serial(*metrics)
+
+
+def _serial(*metrics):
+    """The serial twins, which a process with one numba thread runs (a joblib worker)."""
+    import numba
+
+    n = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        for m in metrics:
+            _evaluate(m)
+    finally:
+        numba.set_num_threads(n)
 
 
 # name -> (phase, estimated seconds to compile on one core, function, arguments). Phase 0
@@ -139,10 +154,21 @@ GROUPS = {"demo": ["demo"],
 
 
 def run_task(name):
-    """Compile (or load) the kernels of one task; returns its wall time."""
+    """Compile (or load) the kernels of one task, the parallel entry points in this
+    process (not in the background); returns its wall time."""
+    from .metrics._background import ENV
+
     _, _, fn, args = TASKS[name]
     t = time.perf_counter()
-    fn(*args)
+    before = os.environ.get(ENV)
+    os.environ[ENV] = "0"
+    try:
+        fn(*args)
+    finally:
+        if before is None:
+            del os.environ[ENV]
+        else:
+            os.environ[ENV] = before
     return time.perf_counter() - t
 
 

@@ -126,6 +126,37 @@ def test_evaluate_linear_equals_evaluate_of_scores(case, seed):
         evaluate_linear(np.array([1.0, np.nan, 0.0]), data)
 
 
+@settings(max_examples=25, deadline=None)
+@given(case=ranking_data(max_docs=30, score_values=4))
+def test_serial_twins_equal_the_parallel_entry_points(case):
+    """The serial twin of each family's entry point (run while the parallel one compiles,
+    and with one numba thread) gives the parallel one's values bit for bit."""
+    from dfrank._kernels.scoring import read_only
+    from dfrank.metrics import _background, _drivers
+
+    data, scores = case
+    rng = np.random.default_rng(0)
+    XT = read_only(np.vstack([scores, rng.permutation(scores), rng.normal(size=len(scores))]))
+    W = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, -1.0, 2.0]])
+    chosen = _background.entry_point
+    try:
+        for name in ["ndcg@3", "dcg@3", "map", "map@2", "p@2", "recall@2", "rprec", "mrr",
+                     "err@3", "kendall_tau"]:
+            for ties in ("pessimistic", "optimistic", "expected"):
+                bound = dfrank.api.bind_metric(data, name)
+                if not bound.metric.supports_ties(ties):
+                    continue
+                bound = dfrank.api.bind_metric(data, name, ties)
+                values = []
+                for parallel in (True, False):
+                    _background.entry_point = (
+                        lambda c, t, d, p=parallel: _drivers.driver(c, t, parallel=p))
+                    values.append(bound.per_query_linear(XT, W))
+                np.testing.assert_array_equal(values[0], values[1])
+    finally:
+        _background.entry_point = chosen
+
+
 @pytest.mark.parametrize("rel_share", [0.8, 0.04])
 def test_long_lists_against_reference(rel_share):
     # longer queries exercise every top-k path (counting up to 32 rows, the score buffer,

@@ -1,7 +1,8 @@
 """A metric bound to the labels and query offsets of one dataset.
 
 Binding computes the per-query constants (ideal DCG, relevant counts) once; afterwards
-every call is one parallel kernel over (point, query) pairs (:mod:`._drivers`).
+every call is one parallel kernel over (point, query) pairs (:mod:`._drivers`; its serial
+twin while the parallel one compiles, :mod:`._background`).
 """
 
 import numba
@@ -9,8 +10,7 @@ import numpy as np
 
 from .._kernels.scoring import all_rows, read_only
 from .._kernels.scratch import PerThread
-from . import _drivers
-from . import _kernels
+from . import _background, _drivers, _kernels
 from .registry import GAINS, get, tie_code
 
 __all__ = ["BoundMetric"]
@@ -145,7 +145,7 @@ class BoundMetric:
             fscr, iscr = self._buffers(max(1, min(P * (len(groups) - 1), chunks)), chunks)
             # looked up at each call, never kept on the object: a dispatcher pickled to a
             # worker process is rebuilt there without its disk cache and compiles anew
-            run = _drivers.driver(m.code, self.tie_code)
+            run = _background.entry_point(m.code, self.tie_code, XT.dtype)
             run(XT, rows, W, self.qptr, groups, self.y, self.gains, self.disc, m.code, m.k,
                 self.tie_code, float(m.rel_threshold), self.norm, self.c0, self.empty,
                 self.empty_value, fscr, iscr, out)

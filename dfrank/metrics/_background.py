@@ -1,0 +1,110 @@
+"""Which entry point scores a call while numba's cache is cold: the serial twin at once,
+the parallel entry point as soon as a background process has compiled it.
+
+A metric family's parallel entry point takes about 5 s to compile on its first use (most
+of it numba's lowering of the parallel loop), its serial twin about 2.5 s, and both give
+the same values bit for bit. So:
+
+* a process with one numba thread (a joblib worker of a run with as many jobs as cores)
+  runs the serial twin;
+* otherwise the parallel entry point runs when it is loaded in this process or its cache
+  index is on disk;
+* otherwise the call runs the serial twin, and the first such call of an entry point
+  starts ``python -m dfrank.metrics._background`` to compile the parallel one into the
+  disk cache, using the core this process leaves idle while it compiles; the calls made
+  after that process has ended run the parallel entry point.
+
+``DFRANK_BACKGROUND_COMPILE=0`` compiles the parallel entry point in this process
+instead (``dfrank warmup`` does, to fill the cache ahead).
+"""
+
+import os
+import subprocess
+import sys
+
+import numba
+import numpy as np
+
+from .._kernels.scoring import read_only
+from . import _drivers
+from .registry import get, tie_code
+
+__all__ = ["entry_point", "prefetch", "compile_parallel"]
+
+ENV = "DFRANK_BACKGROUND_COMPILE"
+_READY = "ready"
+_helpers = {}  # (code, ties code, features dtype) -> _READY or the compiling process
+
+
+def entry_point(code, ties_code, dtype):
+    """The compiled entry point to call now for this family, tie rule and features dtype."""
+    if numba.get_num_threads() == 1:
+        return _drivers.driver(code, ties_code, parallel=False)
+    state = _state(code, ties_code, dtype)
+    if state is not _READY:
+        if state.poll() is None:
+            return _drivers.driver(code, ties_code, parallel=False)
+        # ended; had it failed, the call below compiles in this process
+        _helpers[code, ties_code, np.dtype(dtype).str] = _READY
+    return _drivers.driver(code, ties_code)
+
+
+def prefetch(metric, ties="pessimistic", dtype=np.float64):
+    """Start compiling the parallel entry point of ``metric`` in the background now, if it
+    is not cached (a command calls this before it loads its data)."""
+    m = get(metric)
+    if not m.is_custom and numba.get_num_threads() > 1:
+        _state(m.code, tie_code(ties), dtype)
+
+
+def _state(code, ties_code, dtype):
+    """_READY, or the process compiling the parallel entry point (started on first ask)."""
+    key = (code, ties_code, np.dtype(dtype).str)
+    state = _helpers.get(key)
+    if state is None:
+        fast = _drivers.driver(code, ties_code)
+        if fast.signatures or os.environ.get(ENV, "1") == "0" or _on_disk(fast):
+            state = _helpers[key] = _READY
+        else:
+            state = _helpers[key] = _start(key) or _READY
+    return state
+
+
+def _on_disk(dispatcher):
+    """Whether numba's cache index of ``dispatcher`` exists (its private layout; where it
+    differs, the entry point is taken as cached and compiles on its call if it is not)."""
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:
+        return True
+
+
+def _start(key):
+    code, ties_code, dtype = key
+    env = dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"})
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "dfrank.metrics._background", str(code), str(ties_code),
+             dtype], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None
+
+
+def compile_parallel(code, ties_code, dtype):
+    """Compile (or load) the parallel entry point with the argument types
+    :meth:`BoundMetric.per_query_linear` passes, on one query of two documents with the
+    relevant one first; returns the query's value (cut-off 1)."""
+    XT = read_only(np.array([[1.0, 0.0]], dtype=dtype))
+    two = np.array([0, 2], dtype=np.int64)
+    out = np.empty((1, 1))
+    _drivers.driver(code, ties_code)(
+        XT, np.zeros(1, np.int64), np.ones((1, 1)), two, np.array([0, 1], np.int64),
+        np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([1.0, 1.0 / np.log2(3.0)]),
+        int(code), 1, int(ties_code), 1.0, 2.0, np.ones(1), np.zeros(1, np.bool_), 0.0,
+        np.zeros((1, 6)), np.zeros((1, 5), np.int64), out)
+    return out[0, 0]
+
+
+if __name__ == "__main__":
+    compile_parallel(int(sys.argv[1]), int(sys.argv[2]), np.dtype(sys.argv[3]))

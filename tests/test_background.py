@@ -1,0 +1,97 @@
+"""The serial twin runs while the parallel entry point compiles in the background."""
+
+import os
+import subprocess
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+from dfrank.metrics import _background
+
+
+class _Dispatcher:
+    def __init__(self, name, signatures=()):
+        self.name = name
+        self.signatures = list(signatures)
+
+
+class _Compiling:
+    """A background process that ends after ``running`` polls."""
+
+    def __init__(self, running):
+        self.running = running
+        self.polls = 0
+
+    def poll(self):
+        self.polls += 1
+        return None if self.polls <= self.running else 0
+
+
+@pytest.fixture
+def cold(monkeypatch):
+    """Two threads, no entry point loaded or on disk, background compiling allowed."""
+    fast, slow = _Dispatcher("parallel"), _Dispatcher("serial")
+    monkeypatch.setattr(_background._drivers, "driver",
+                        lambda code, ties, parallel=True: fast if parallel else slow)
+    monkeypatch.setattr(_background.numba, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(_background, "_on_disk", lambda d: False)
+    monkeypatch.setattr(_background, "_helpers", {})
+    monkeypatch.setenv(_background.ENV, "1")
+    started = []
+    proc = _Compiling(running=2)
+    monkeypatch.setattr(_background, "_start", lambda key: started.append(key) or proc)
+    return fast, slow, started, proc
+
+
+def test_serial_until_the_background_process_ends_then_parallel(cold):
+    fast, slow, started, proc = cold
+    got = [_background.entry_point(0, 0, np.float64).name for _ in range(5)]
+    assert got == ["serial", "serial", "parallel", "parallel", "parallel"]
+    assert started == [(0, 0, "<f8")]  # one process per entry point
+    assert proc.polls == 3             # no polling once it has ended
+    _background.entry_point(0, 0, np.float32)
+    assert started[-1] == (0, 0, "<f4")  # float32 features are another signature
+
+
+def test_no_background_process_when_cached_loaded_disabled_or_one_thread(cold, monkeypatch):
+    fast, slow, started, _ = cold
+    monkeypatch.setenv(_background.ENV, "0")
+    assert _background.entry_point(0, 0, np.float64) is fast
+    monkeypatch.setenv(_background.ENV, "1")
+    fast.signatures.append("loaded")
+    assert _background.entry_point(1, 0, np.float64) is fast
+    fast.signatures.clear()
+    monkeypatch.setattr(_background, "_on_disk", lambda d: True)
+    assert _background.entry_point(2, 0, np.float64) is fast
+    monkeypatch.setattr(_background.numba, "get_num_threads", lambda: 1)
+    assert _background.entry_point(3, 0, np.float64) is slow
+    assert started == []
+
+
+def test_prefetch_starts_the_process_before_the_first_call(cold):
+    fast, slow, started, _ = cold
+    _background.prefetch("ndcg@10")
+    _background.prefetch("map", "optimistic")
+    assert started == [(0, 0, "<f8"), (2, 1, "<f8")]
+    _background.prefetch(numba.njit(lambda labels, k: 0.0))  # a user metric: no parallel kernel
+    assert len(started) == 2
+
+
+@pytest.mark.slow
+def test_the_background_process_fills_the_cache(tmp_path):
+    """``python -m dfrank.metrics._background`` compiles the parallel entry point into an
+    empty cache, where a fresh process finds it on disk and loads it."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    subprocess.run([sys.executable, "-m", "dfrank.metrics._background", "0", "0", "<f8"],
+                   env=env, check=True, timeout=600)
+    code = ("from dfrank.metrics import _background, _drivers; "
+            "print(_background._on_disk(_drivers.batch_ndcg), "
+            "_background.compile_parallel(0, 0, 'float64'), "
+            "sum(_drivers.batch_ndcg.stats.cache_hits.values()))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[0] == "True"
+    assert float(out[1]) == 1.0  # NDCG of one query ranked right
+    assert out[2] == "1"         # loaded from the cache, not compiled
