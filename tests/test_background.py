@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 
 import numba
 import numpy as np
@@ -18,15 +19,23 @@ class _Dispatcher:
 
 
 class _Compiling:
-    """A background process that ends after ``running`` polls."""
+    """A background process started ``age`` seconds ago that ends after ``running`` polls
+    (or when waited for)."""
 
-    def __init__(self, running):
+    def __init__(self, running, age=0.0):
         self.running = running
         self.polls = 0
+        self.waited = 0
+        self.started = time.monotonic() - age
 
     def poll(self):
         self.polls += 1
         return None if self.polls <= self.running else 0
+
+    def wait(self, timeout=None):
+        self.waited += 1
+        self.running = 0
+        return 0
 
 
 @pytest.fixture
@@ -53,6 +62,21 @@ def test_serial_until_the_background_process_ends_then_parallel(cold):
     assert proc.polls == 3             # no polling once it has ended
     _background.entry_point(0, 0, np.float32)
     assert started[-1] == (0, 0, "<f4")  # float32 features are another signature
+
+
+def test_waits_for_a_process_that_ends_sooner_than_the_twin_compiles(cold, monkeypatch):
+    fast, slow, started, _ = cold
+    old = _Compiling(running=100, age=_background.PARALLEL_SECONDS)
+    monkeypatch.setattr(_background, "_start", lambda key: started.append(key) or old)
+    assert _background.entry_point(0, 0, np.float64) is fast
+    assert old.waited == 1
+    young = _Compiling(running=100, age=0.0)
+    monkeypatch.setattr(_background, "_start", lambda key: young)
+    assert _background.entry_point(1, 0, np.float64) is slow  # too far from done
+    young.started -= _background.PARALLEL_SECONDS
+    slow.signatures.append("loaded")
+    assert _background.entry_point(1, 0, np.float64) is slow  # the twin costs nothing
+    assert young.waited == 0
 
 
 def test_no_background_process_when_cached_loaded_disabled_or_one_thread(cold, monkeypatch):

@@ -12,7 +12,9 @@ the same values bit for bit. So:
 * otherwise the call runs the serial twin, and the first such call of an entry point
   starts ``python -m dfrank.metrics._background`` to compile the parallel one into the
   disk cache, using the core this process leaves idle while it compiles; the calls made
-  after that process has ended run the parallel entry point.
+  after that process has ended run the parallel entry point. A command that knows its
+  metric starts the process before it loads its data (:func:`prefetch`); a call that comes
+  when the process should end sooner than the serial twin would compile waits for it.
 
 ``DFRANK_BACKGROUND_COMPILE=0`` compiles the parallel entry point in this process
 instead (``dfrank warmup`` does, to fill the cache ahead).
@@ -21,6 +23,7 @@ instead (``dfrank warmup`` does, to fill the cache ahead).
 import os
 import subprocess
 import sys
+import time
 
 import numba
 import numpy as np
@@ -32,6 +35,9 @@ from .registry import get, tie_code
 __all__ = ["entry_point", "prefetch", "compile_parallel"]
 
 ENV = "DFRANK_BACKGROUND_COMPILE"
+# compile times of an entry point on 2 cores (benchmarks/bench_cold.py): parallel, serial
+PARALLEL_SECONDS = 4.8
+SERIAL_SECONDS = 2.7
 _READY = "ready"
 _helpers = {}  # (code, ties code, features dtype) -> _READY or the compiling process
 
@@ -42,11 +48,28 @@ def entry_point(code, ties_code, dtype):
         return _drivers.driver(code, ties_code, parallel=False)
     state = _state(code, ties_code, dtype)
     if state is not _READY:
-        if state.poll() is None:
+        if state.poll() is None and not _worth_waiting(state, code, ties_code):
             return _drivers.driver(code, ties_code, parallel=False)
         # ended; had it failed, the call below compiles in this process
         _helpers[code, ties_code, np.dtype(dtype).str] = _READY
     return _drivers.driver(code, ties_code)
+
+
+def _worth_waiting(proc, code, ties_code):
+    """Whether this call waits for the background process (and returns True once it has
+    ended) rather than run the serial twin: only when the twin is not compiled either and
+    the process, by the usual compile times, ends sooner than the twin would compile."""
+    serial = _drivers.driver(code, ties_code, parallel=False)
+    if serial.signatures or _on_disk(serial):
+        return False
+    left = PARALLEL_SECONDS - (time.monotonic() - proc.started)
+    if left > SERIAL_SECONDS:
+        return False
+    try:
+        proc.wait(timeout=2 * SERIAL_SECONDS)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def prefetch(metric, ties="pessimistic", dtype=np.float64):
@@ -83,12 +106,14 @@ def _start(key):
     code, ties_code, dtype = key
     env = dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"})
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "dfrank.metrics._background", str(code), str(ties_code),
              dtype], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         return None
+    proc.started = time.monotonic()
+    return proc
 
 
 def compile_parallel(code, ties_code, dtype):
