@@ -95,47 +95,32 @@ def _block_sum(z, lo, n):
     return res
 
 
-@njit(cache=True)
-def _pairwise_sum(z):
-    """numpy's sum of ``z``, bit for bit: blocks of up to 128 (:func:`_block_sum`), and
-    above that the sum of the two halves (cut at a multiple of 8), each summed alike.
-    The halving is walked with an explicit stack (a frame is start, length, and whether
-    its halves are done)."""
-    if len(z) <= 128:
-        return _block_sum(z, 0, len(z))
-    frames = np.empty((128, 3), np.int64)  # start, length, halves done (0 or 1)
-    vals = np.empty(128)
-    nf = 1
-    nv = 0
-    frames[0, 0], frames[0, 1], frames[0, 2] = 0, len(z), 0
-    while nf:
-        nf -= 1
-        lo, n = frames[nf, 0], frames[nf, 1]
-        if n <= 128:
-            vals[nv] = _block_sum(z, lo, n)
-            nv += 1
-        elif frames[nf, 2]:  # both halves summed: left, right on top of the stack
-            nv -= 1
-            vals[nv - 1] = vals[nv - 1] + vals[nv]
-        else:
-            h = n // 2
-            h -= h % 8
-            frames[nf, 2] = 1
-            frames[nf + 1, 0], frames[nf + 1, 1], frames[nf + 1, 2] = lo + h, n - h, 0
-            frames[nf + 2, 0], frames[nf + 2, 1], frames[nf + 2, 2] = lo, h, 0  # popped first
-            nf += 3
-    return vals[0]
+_KERNEL_MAX = 128  # the longest row _project_rows takes (numpy sums it in one block)
+
+
+def _project_rows_numpy(v, out):
+    """:func:`_project_rows` for longer rows, with numpy (its pairwise sum): a longer row
+    is scored over many features, which outweighs the calls' overhead."""
+    m = v.min(axis=1)
+    shift = np.where(m < 0.0, m, -0.0)
+    np.subtract(v, shift[:, None], out=out)
+    total = out.sum(axis=1)
+    bad = ~np.isfinite(v).all(axis=1) | (v == v[:, :1]).all(axis=1) | ~(total > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.divide(out, total[:, None], out=out)
+    return int(np.flatnonzero(bad)[0]) if bad.any() else -1
 
 
 @njit(cache=True)
 def _project_rows(v, out):
-    """Metzler's projection of each row of ``v`` into ``out`` (see :meth:`Simplex.project`)
-    in one call: the dozen numpy calls it took cost 22 us on a 46-vector, and 60-90 us
-    right after a line search's kernels. The same numbers as numpy's min, shift, pairwise
-    sum and division, bit for bit, except that a zero always comes out +0.0 (the shift
-    of a row whose minimum is a zero is -0.0, so -0.0 + 0.0 = +0.0; numpy's minimum of
-    signed zeros depends on its vector lanes). Returns the first row that cannot be
-    projected (non-finite, all coordinates equal, or a sum <= 0), or -1."""
+    """Metzler's projection of each row of ``v`` (at most ``_KERNEL_MAX`` coordinates) into
+    ``out`` (see :meth:`Simplex.project`) in one call: the dozen numpy calls it took cost
+    22 us on a 46-vector, and 60-90 us right after a line search's kernels. The same
+    numbers as numpy's min, shift, sum and division, bit for bit, except that a zero always
+    comes out +0.0 (the shift of a row whose minimum is a zero is -0.0, so -0.0 + 0.0 =
+    +0.0; numpy's minimum of signed zeros depends on its vector lanes). Returns the first
+    row that cannot be projected (non-finite, all coordinates equal, or a sum <= 0), or
+    -1."""
     n = v.shape[1]
     for r in range(v.shape[0]):
         row = v[r]
@@ -150,7 +135,7 @@ def _project_rows(v, out):
         z = out[r]
         for i in range(n):
             z[i] = row[i] - shift
-        total = _pairwise_sum(z)
+        total = _block_sum(z, 0, n)
         if flat or not (total > 0):
             return r
         for i in range(n):
@@ -219,7 +204,12 @@ class Simplex:
             _as_vector(v, self.dim, "a point to project")  # raises, naming the shape
         rows = np.ascontiguousarray(v.reshape(-1, self.dim))
         out = np.empty_like(rows)
-        bad = _project_rows(rows, out) if rows.size else -1
+        if not rows.size:
+            bad = -1
+        elif self.dim <= _KERNEL_MAX:
+            bad = _project_rows(rows, out)
+        else:
+            bad = _project_rows_numpy(rows, out)
         if bad >= 0:
             _as_vector(rows[bad], self.dim, "a point to project")  # raises if non-finite
             raise ValueError(f"cannot project {rows[bad]}: all coordinates equal (or zero "
