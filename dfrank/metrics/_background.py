@@ -1,9 +1,9 @@
 """Which entry point scores a call while numba's cache is cold: the serial twin at once,
 the parallel entry point as soon as a background process has compiled it.
 
-A metric family's parallel entry point takes about 5 s to compile on its first use (most
-of it numba's lowering of the parallel loop), its serial twin about 2.5 s, and both give
-the same values bit for bit. So:
+A metric family's parallel entry point takes about 4.8 s to compile on its first use
+(about 2 s of it numba's lowering of the parallel loop), its serial twin about 2.7 s, and
+both give the same values bit for bit. So:
 
 * a process with one numba thread (a joblib worker of a run with as many jobs as cores)
   runs the serial twin;
