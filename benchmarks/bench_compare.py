@@ -5,15 +5,17 @@
 
 Datasets: OHSUMED Fold1 with NDCG@10 and MQ2008 Fold1 with MAP (../shared/data). Every
 strategy runs once per seed through :func:`dfrank.compare`, at each evaluation budget
-(counted by the objective: an exact line search counts one evaluation) and at each
-wall-clock budget. Tables print the mean +- sd of the train and test metric; plots of the
+(counted by the objective: an exact line search counts as many single evaluations as its
+time is worth, measured on the set and printed, unless ``--line-cost`` says otherwise) and
+at each wall-clock budget. Tables print the mean +- sd of the train and test metric; plots of the
 anytime curves and the JSON of every comparison go to ``--out``.
 
 Settings, so that the budget is what binds:
-- dfrank's restarting strategies (ca, fdsa) get max(10, budget / 250) restarts at an
-  evaluation budget (the budget is split evenly among restarts) and unbounded restarts
-  at a time budget; pso and random search are unbounded (the budget stops them); the
-  smoothed-metric baselines keep their defaults and stop on their own.
+- dfrank's restarting strategies get restarts at an evaluation budget (split evenly
+  among them): fdsa max(10, budget / 250), ca about 250 line searches each, max(1, budget
+  / (250 line cost)) (max(10, budget / 250) when a line search counts one); both get
+  unbounded restarts at a time budget; pso and random search are unbounded (the budget
+  stops them); the smoothed-metric baselines keep their defaults and stop on their own.
 - External optimizers keep their library defaults (one run; Nelder-Mead and Powell may
   converge before the budget); at a time budget they restart until the time is spent
   (optuna and nevergrad get one long run instead, since their models carry over).
@@ -26,6 +28,7 @@ Settings, so that the budget is what binds:
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -38,6 +41,7 @@ from _common import (LOAD_HEADER, load_cell, load_warning, measure,  # noqa: E40
 
 import dfrank  # noqa: E402
 from dfrank import strategies  # noqa: E402
+from dfrank.objective import LinearObjective, line_search_cost  # noqa: E402
 
 _OH, _MQ = "ohsumed-letor3/QueryLevelNorm/Fold1", "mq2008-letor4/Fold1"
 DATASETS = {   # name: (train file, test file, metric)
@@ -54,9 +58,12 @@ EXTERNAL = ["scipy:nelder-mead", "scipy:powell", "scipy:differential_evolution",
 UNBOUNDED = 10 ** 6
 
 
-def options_at(name, budget=None):
+def options_at(name, budget=None, line_cost=1):
     """Settings of ``name`` at an evaluation budget (or at a time budget when None)."""
-    if name in ("ca", "fdsa"):
+    if name == "ca":   # about 250 line searches a restart
+        return {"restarts": UNBOUNDED if budget is None else
+                max(10 if line_cost == 1 else 1, budget // (250 * line_cost))}
+    if name == "fdsa":
         return {"restarts": UNBOUNDED if budget is None else max(10, budget // 250)}
     if name == "es":   # one IPOP run to its last restart; at a time budget, more runs
         return {"restarts": UNBOUNDED if budget is None else 1, "evals": None}
@@ -73,11 +80,21 @@ def options_at(name, budget=None):
     return {}
 
 
-def run_all(train, test, metric, names, seeds, budget, seconds, n_jobs, cap):
-    specs = [(n, options_at(n, budget)) for n in names]
+def run_all(train, test, metric, names, seeds, budget, seconds, n_jobs, cap, line_cost):
+    specs = [(n, options_at(n, budget, line_cost)) for n in names]
     return dfrank.compare(train, specs, seeds=range(seeds), budget=budget,
                           max_seconds=seconds if budget is None else cap, metric=metric,
-                          test=test, n_jobs=n_jobs)
+                          test=test, n_jobs=n_jobs,
+                          line_cost=line_cost if budget is not None else 1)
+
+
+def measured_line_cost(train, metric):
+    """Single evaluations an exact line search is worth in time on this set (median of
+    three measurements, rounded up), with the load it was measured under."""
+    obj = LinearObjective(train, metric)
+    with measure() as m:
+        cost = float(np.median([line_search_cost(obj, seed=i) for i in range(3)]))
+    return math.ceil(cost), cost, m.timing
 
 
 def report(cmp, title, names):
@@ -127,6 +144,9 @@ def main():
     ap.add_argument("--cap", type=float, default=120.0,
                     help="seconds cap of a run at an evaluation budget (default 120)")
     ap.add_argument("--out", default="bench_out", help="directory for plots and JSON")
+    ap.add_argument("--line-cost", default="measured",
+                    help="evaluations an exact line search counts at an evaluation budget: "
+                         "'measured' (what its time is worth on the set) or an int")
     args = ap.parse_args()
     print(load_warning())
     available = set(strategies.available())
@@ -148,12 +168,20 @@ def main():
         # compile every kernel once, outside the timed runs
         dfrank.compare(train, [(n, {}) for n in names], seeds=[0], budget=30,
                        metric=metric, test=test)
+        if args.line_cost == "measured":
+            line_cost, raw, t = measured_line_cost(train, metric)
+            print(f"\n{ds}, {metric}: an exact line search takes the time of {raw:.1f} "
+                  f"single evaluations; it counts {line_cost} at an evaluation budget "
+                  f"({LOAD_HEADER} {load_cell(t)})")
+        else:
+            line_cost = int(args.line_cost)
         grid = {}
         for kind, b in budgets:
             with measure() as m:
                 cmp = run_all(train, test, metric, names, args.seeds,
                               b if kind == "evals" else None,
-                              b if kind == "seconds" else None, args.n_jobs, args.cap)
+                              b if kind == "seconds" else None, args.n_jobs, args.cap,
+                              line_cost)
             label = f"{b} evaluations" if kind == "evals" else f"{b:g} s"
             tag = f"{ds.lower().replace(' ', '_')}_{kind}_{b:g}"
             grid[label] = report(cmp, f"{ds}, {metric}, {label} per run, {args.seeds} seeds "

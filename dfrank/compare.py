@@ -75,6 +75,7 @@ class Comparison:
     max_seconds: float = None
     test_name: str = "randomization"
     significance: dict = field(default_factory=dict)   # strategy -> SignificanceResult
+    line_cost: int = 1   # evaluations an exact line search counted
 
     @property
     def strategies(self):
@@ -167,7 +168,8 @@ class Comparison:
         return jsonable({
             "format": COMPARISON_FORMAT, "version": VERSION, "metric": self.metric,
             "budget": self.budget, "max_seconds": self.max_seconds,
-            "best_value": self.best_value, "summary": self.summary_rows(),
+            "line_cost": self.line_cost, "best_value": self.best_value,
+            "summary": self.summary_rows(),
             "significance": {k: v.to_dict() for k, v in self.significance.items()},
             "runs": [r.to_dict() for r in self.runs]})
 
@@ -230,7 +232,7 @@ def _one_run(task, objective, valid, test):
 def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random"),
             seeds=range(5), *, budget=None, max_seconds=None, metric=None, valid=None,
             test=None, n_jobs=1, options=None, test_name="randomization",
-            ties="pessimistic", progress=False):
+            ties="pessimistic", progress=False, line_cost=1):
     """Run every strategy with every seed on the same objective and budget.
 
     Parameters
@@ -256,6 +258,10 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
         ``{strategy name: {option: value}}`` for names given as plain strings.
     test_name : {"randomization", "t", "wilcoxon", "sign"}
         The paired test of each strategy against the best on test.
+    line_cost : int
+        Evaluations an exact line search counts against ``budget``: 1, or what its time
+        is worth (:func:`dfrank.objective.line_search_cost`, rounded up), so that
+        strategies with and without line searches get the same allowance.
 
     Returns
     -------
@@ -266,6 +272,9 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
         raise ValueError("compare needs a budget (evaluations) and/or max_seconds, so that "
                          "every strategy gets the same allowance")
     objective = make_objective(objective_or_data, metric, ties)
+    if line_cost != 1:
+        objective = objective.fresh()  # the caller's objective keeps its own count
+        objective.set_line_cost(line_cost)
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("seeds is empty")
@@ -307,7 +316,8 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
             bar.close()
     name = getattr(getattr(objective, "metric", None), "name", None)
     cmp = Comparison(runs=runs, metric=name or "objective", budget=budget,
-                     max_seconds=max_seconds, test_name=test_name)
+                     max_seconds=max_seconds, test_name=test_name,
+                     line_cost=objective.line_cost)
     if test is not None:
         cmp.significance = _against_best(cmp, test_name)
     return cmp

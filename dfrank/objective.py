@@ -25,6 +25,7 @@ from .metrics.evaluation import bind_metric
 from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
+           "line_search_cost",
            "FunctionObjective", "make_objective", "check_budget"]
 
 
@@ -38,6 +39,33 @@ class BudgetExhausted(Exception):
         self.best_point = best_point
         self.best_value = best_value
         self.n_evals = n_evals
+
+
+def line_search_cost(objective, repeats=15, seed=0):
+    """How many single evaluations an exact line search of ``objective`` is worth in time:
+    the median time of a line search along a coordinate or a random direction over the
+    median time of one evaluation, from random points (measured on a copy, JIT warm after
+    the first of each; a ratio, so it varies with the machine's load only as the two
+    times do). Round it up for :meth:`Objective.set_line_cost`."""
+    if not getattr(objective, "exact_line", False):
+        raise ValueError("this objective has no exact line search")
+    obj = objective.fresh()
+    rng = np.random.default_rng(seed)
+    dim = obj.space.dim
+    points = obj.space.sample(rng, repeats + 1)
+    directions = [np.eye(dim)[i % dim] if i % 2 else rng.normal(size=dim)
+                  for i in range(repeats + 1)]
+    one, line = [], []
+    for i in range(repeats + 1):
+        t = time.perf_counter()
+        obj.batch(points[i:i + 1])
+        t1 = time.perf_counter()
+        obj.line(points[i], directions[i])
+        t2 = time.perf_counter()
+        if i:  # the first of each compiles or loads its kernels
+            one.append(t1 - t)
+            line.append(t2 - t1)
+    return float(np.median(line) / np.median(one))
 
 
 def check_budget(max_evals, max_seconds, evals_name="max_evals"):
@@ -65,13 +93,17 @@ class Objective:
     ----------
     space : Simplex or Box
     n_evals : int
-        Points evaluated so far, plus one per exact line search.
+        Points evaluated so far, plus ``line_cost`` per exact line search.
+    line_cost : int
+        Evaluations an exact line search counts (1; :func:`dfrank.compare` can count what
+        its time is worth, see :func:`line_search_cost`).
     best_point, best_value
         The best evaluated point (first one wins among equals) and its value.
     """
 
     is_linear = False  # a linear ranker on the simplex (LinearObjective)
     exact_line = False  # has the exact line search for its metric and tie policy
+    line_cost = 1
 
     def __init__(self, space, *, max_evals=None, max_seconds=None):
         self.space = space
@@ -136,6 +168,12 @@ class Objective:
         self.best_value = -np.inf
         self._t0 = None
         self._trace = [(0, 0.0, -np.inf)]
+
+    def set_line_cost(self, cost):
+        """Count each exact line search as ``cost`` evaluations (an int >= 1)."""
+        if isinstance(cost, bool) or not isinstance(cost, (int, np.integer)) or cost < 1:
+            raise ValueError(f"line_cost must be an int >= 1, got {cost!r}")
+        self.line_cost = int(cost)
 
     def set_budget(self, max_evals=None, max_seconds=None):
         self.max_evals, self.max_seconds = check_budget(max_evals, max_seconds)
@@ -316,14 +354,16 @@ class LinearObjective(Objective):
         return self._classes
 
     def line_scores(self, s0, u, *, rule="best", window=None, floor=-np.inf, u_order=None):
-        """Exact line search along s0 + t u (scores); counts one evaluation.
+        """Exact line search along s0 + t u (scores); counts ``line_cost`` evaluations
+        (raises BudgetExhausted when fewer are left).
 
         Returns a :class:`~dfrank.linesearch.LineResult`. The caller records the point.
         """
-        self._allowance(1)
+        if self._allowance(self.line_cost) < self.line_cost:
+            raise self._exhausted("evaluations")
         res = line_search(self.bound, self.classes, s0, u, rule=rule, window=window,
                           floor=floor, u_order=u_order, scratch=self._scratch.get())
-        self.n_evals += 1
+        self.n_evals += self.line_cost
         self.n_lines += 1
         return res
 
@@ -331,8 +371,9 @@ class LinearObjective(Objective):
         """Exact line search from simplex point ``point`` along ``direction`` (d + 1
         coordinates): scores move along X . to_weights(point + t direction), over all
         t in R. The new point is ``Simplex.project(point + t direction)`` (returned as
-        ``LineResult.point``); it is recorded as evaluated with the line's value. Counts one
-        evaluation. ``rule``, ``window`` and ``floor``: see :func:`dfrank.linesearch.choose`.
+        ``LineResult.point``); it is recorded as evaluated with the line's value. Counts
+        ``line_cost`` evaluations. ``rule``, ``window`` and ``floor``: see
+        :func:`dfrank.linesearch.choose`.
         """
         lam = self.space.check(np.asarray(point, dtype=np.float64))
         if lam.ndim != 1:

@@ -119,6 +119,24 @@ def test_time_budget(data):
     assert r.status == "time" and r.seconds < 2.0 and r.n_evals > 8
 
 
+def test_line_cost_charges_line_searches_against_the_budget(data):
+    """With line_cost c every exact line search of coordinate ascent takes c of the budget:
+    fewer line searches, the same budget spent, and the comparison says how it counted;
+    the caller's objective keeps counting one."""
+    obj = LinearObjective(data, "ndcg@10")
+    ca = [("ca", {"restarts": 1})]
+    one = dfrank.compare(obj, ca, seeds=[0], budget=200)
+    ten = dfrank.compare(obj, ca, seeds=[0], budget=200, line_cost=10)
+    assert obj.line_cost == 1
+    assert ten.line_cost == 10 and one.line_cost == 1
+    assert ten.to_dict()["line_cost"] == 10
+    assert 190 < ten.runs[0].n_evals <= 200   # stops when a whole line search no longer fits
+    # the same seed follows the same path, a tenth as far
+    assert ten.runs[0].train <= one.runs[0].train
+    with pytest.raises(ValueError, match="line_cost"):
+        dfrank.compare(obj, ["ca"], seeds=[0], budget=200, line_cost=0)
+
+
 @pytest.mark.parametrize("kwargs,exc,match", [
     ({}, ValueError, "needs a budget"),
     ({"budget": -5}, ValueError, "budget"),

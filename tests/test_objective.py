@@ -64,6 +64,39 @@ def test_line_search_counts_and_budget():
         obj.line(lam, np.eye(6)[2])
 
 
+def test_a_line_search_counts_its_line_cost():
+    """With line_cost c a line search takes c evaluations of the budget, and one that
+    would overrun it is refused whole; the trace and the count agree."""
+    data = planted()
+    obj = LinearObjective(data, "map", max_evals=25)
+    obj.set_line_cost(10)
+    lam = obj.space.center()
+    obj.batch(lam[None, :])
+    obj.line(lam, np.eye(6)[0])
+    obj.line(lam, np.eye(6)[1])
+    assert obj.n_evals == 21 and obj.n_lines == 2
+    assert obj.trace["evals"].max() <= 21
+    with pytest.raises(BudgetExhausted):
+        obj.line(lam, np.eye(6)[2])
+    assert obj.n_evals == 21
+    obj.batch(np.vstack([lam] * 4))       # single evaluations use what is left
+    assert obj.n_evals == 25
+    assert obj.fresh().line_cost == 10    # restarts count alike
+    for bad in (0, 1.5, True, -2):
+        with pytest.raises(ValueError, match="line_cost"):
+            obj.set_line_cost(bad)
+
+
+def test_line_search_cost_is_measured_in_single_evaluations():
+    from dfrank.objective import line_search_cost
+
+    obj = LinearObjective(planted(), "ndcg@10")
+    cost = line_search_cost(obj, repeats=5)
+    assert cost > 0 and obj.n_evals == 0   # measured on a copy
+    with pytest.raises(ValueError, match="no exact line search"):
+        line_search_cost(FunctionObjective(lambda lam: 0.0, obj.space))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_coordinate_line_same_as_any_direction(dtype):
     """Along a coordinate the line reuses u (and its order) kept with the data; the result
