@@ -393,14 +393,28 @@ def cmd_compare(args):
     unknown = sorted(set(options) - set(names))
     if unknown:
         raise UsageError(f"--option names strategies not in --strategies: {unknown}")
+    if args.line_cost != "measured" and not (args.line_cost.isdigit() and
+                                             int(args.line_cost) >= 1):
+        raise UsageError(f"--line-cost expects an int >= 1 or 'measured', got "
+                         f"{args.line_cost!r}")
     _outputs_writable(args, "json", "plot")
     train, valid, test = _load_sets(args)
     with _Compiling(args.quiet):
         _warm_up(args.metric, args.ties)
+    line_cost = 1 if args.line_cost == "measured" else int(args.line_cost)
+    if args.line_cost == "measured":
+        import math
+
+        from .objective import LinearObjective, line_search_cost
+
+        worth = line_search_cost(LinearObjective(train, args.metric, ties=args.ties))
+        line_cost = math.ceil(worth)
+        print(f"an exact line search takes the time of {worth:.1f} single evaluations: it "
+              f"counts {line_cost}")
     cmp = compare(train, names, seeds=range(args.seeds), budget=args.budget,
                   max_seconds=args.max_seconds, metric=args.metric, valid=valid, test=test,
                   n_jobs=args.n_jobs, options=options, test_name=args.test_name,
-                  ties=args.ties, progress=_show_progress(args))
+                  ties=args.ties, progress=_show_progress(args), line_cost=line_cost)
     allowance = " and ".join(x for x in (
         f"{args.budget} evaluations" if args.budget is not None else "",
         f"{args.max_seconds:g} s" if args.max_seconds is not None else "") if x)
@@ -824,6 +838,10 @@ def _parser():
                                                          "(default 5)")
     c.add_argument("--budget", type=_positive_int, help="objective evaluations per run")
     c.add_argument("--max-seconds", type=_positive_float, help="wall-clock limit per run")
+    c.add_argument("--line-cost", default="1", metavar="N|measured",
+                   help="evaluations of --budget an exact line search counts: 1 (default), "
+                        "an int, or 'measured' (the single evaluations its time is worth "
+                        "on this data, rounded up)")
     c.add_argument("--metric", default="ndcg@10", help="metric to maximize (default ndcg@10)")
     c.add_argument("--test-name", default="randomization",
                    choices=["randomization", "t", "wilcoxon", "sign"],

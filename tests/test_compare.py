@@ -179,3 +179,9 @@ def test_cli_compare(tmp_path, capsys):
     assert "not in --strategies" in capsys.readouterr().err
     assert main(["compare", str(train), "--budget", "5", "--option", "oops"]) == 2
     assert "STRATEGY:KEY=VALUE" in capsys.readouterr().err
+    assert main(["compare", str(train), "--budget", "5", "--line-cost", "0"]) == 2
+    assert "--line-cost expects" in capsys.readouterr().err
+    assert main(["compare", str(train), "--strategies", "ca", "--seeds", "1", "--budget",
+                 "40", "--line-cost", "measured", "--json", str(out_json), "--quiet"]) == 0
+    assert "an exact line search takes the time of" in capsys.readouterr().out
+    assert json.loads(out_json.read_text())["line_cost"] >= 1
