@@ -25,8 +25,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (LOAD_TOLERANCE, Timing, comparable, load_now,  # noqa: E402
-                     load_warning, median_of, shared_path, table)
+from _common import (LOAD_TOLERANCE, Timing, comparable, load_cell,  # noqa: E402
+                     load_now, load_warning, median_of, shared_path, table)
 
 FOLD = "ohsumed-letor3/QueryLevelNorm/Fold1/{}.txt.gz"
 GOAL = 5.0  # seconds of compiling allowed to each first command (issue #24)
@@ -41,7 +41,7 @@ def run(argv, cache):
     code = "import sys; from dfrank.cli import main; sys.exit(main(sys.argv[1:]))"
     before = load_now()
     settle = time.perf_counter() + SETTLE
-    while before.others > LOAD_TOLERANCE and time.perf_counter() < settle:
+    while (before.others or 0.0) > LOAD_TOLERANCE and time.perf_counter() < settle:
         before = load_now()  # a background compile of the command before is finishing
     t = time.perf_counter()
     subprocess.run([sys.executable, "-c", code] + argv, env=env, check=True,
@@ -86,7 +86,7 @@ def main():
         else:
             cells = ["n/a (load differs)", "?"]
         rows.append([cmd, f"{cold:.1f} s", f"{warm:.1f} s", *cells,
-                     f"{max(cold.others, warm.others):.2f} / {max(cold.load, warm.load):.2f}"])
+                     load_cell(cold, warm)])
     print(f"medians of {args.rounds} rounds, {os.cpu_count()} cores")
     print(table(rows, ["command", "cold", "warm", "compiling", f"<= {GOAL:.0f} s",
                        "elsewhere / load1"]))
