@@ -144,7 +144,7 @@ TASKS = {
     "line search err": (1, 17.0, _lines, ("err@3",)),
     "line search kendall_tau": (1, 17.0, _lines, ("kendall_tau",)),
     "line search expected ties": (1, 3.0, _line, ("p@2", "expected")),
-    "evaluate": (1, 10.0, _evaluations, METRICS),
+    "evaluate": (1, 18.0, _evaluations, METRICS),
     "strategies": (1, 8.0, _strategies, ()),
 }
 GROUPS = {"demo": ["demo"],
