@@ -232,16 +232,19 @@ def parse_block(buf, expect_qid, n_features_cap):
     labels = np.empty(cap_rows, np.float64)
     qids = np.empty(cap_rows, np.int64)
     row_line = np.empty(cap_rows, np.int64)
-    indptr = np.zeros(cap_rows + 1, np.int64)
+    indptr = np.empty(cap_rows + 1, np.int64)  # [0], then one entry per row
+    indptr[0] = 0
     cols = np.empty(max(n_colon, 1), np.int32)
     vals = np.empty(max(n_colon, 1), np.float64)
-    doc_start = np.full(cap_rows, -1, np.int64)
-    doc_end = np.full(cap_rows, -1, np.int64)
+    doc_start = np.empty(cap_rows, np.int64)  # written for every row, -1 without a docid
+    doc_end = np.empty(cap_rows, np.int64)
     slow_idx = np.empty(16, np.int64)
     slow_start = np.empty(16, np.int64)
     slow_end = np.empty(16, np.int64)
     n_slow = 0
-    seen = np.zeros(1024, np.int64)  # line stamp per feature id, for duplicates
+    seen = np.empty(1024, np.int64)  # line stamp per feature id, for duplicates
+    for f in range(len(seen)):
+        seen[f] = 0
     qid_mode = expect_qid
     max_fid = 0
     nnz = 0
@@ -343,9 +346,9 @@ def parse_block(buf, expect_qid, n_features_cap):
                 err_code, err_line, err_start, err_end = FEATURE_TOO_LARGE, line, ts, i
                 break
             if fid >= len(seen):
-                bigger = np.zeros(max(2 * len(seen), fid + 1), np.int64)
-                for f in range(len(seen)):
-                    bigger[f] = seen[f]
+                bigger = np.empty(max(2 * len(seen), fid + 1), np.int64)
+                for f in range(len(bigger)):
+                    bigger[f] = seen[f] if f < len(seen) else 0
                 seen = bigger
             if seen[fid] == row + 1:
                 err_code, err_line, err_start, err_end = DUPLICATE_FEATURE, line, ts, i
@@ -376,10 +379,11 @@ def parse_block(buf, expect_qid, n_features_cap):
         if err_code != OK:
             break
         indptr[row + 1] = nnz
+        a, b = -1, -1
         if de < le:
             a, b = _docid_span(buf, de + 1, le)
-            doc_start[row] = a
-            doc_end[row] = b
+        doc_start[row] = a
+        doc_end[row] = b
         row += 1
         pos = le + 1
         line += 1
