@@ -118,16 +118,16 @@ def _evaluations(*metrics):
 
 
 def _serial(*metrics):
-    """The serial twins, which a process with one numba thread runs (a joblib worker)."""
-    import numba
+    """The serial twins, which a process with one numba thread runs (a joblib worker),
+    compiled directly: the thread count is the user's and joblib's to set."""
+    from .metrics._background import compile_entry
+    from .metrics.registry import get, tie_code
 
-    n = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        for m in metrics:
-            _evaluate(m)
-    finally:
-        numba.set_num_threads(n)
+    for name in metrics:
+        m = get(name)
+        for ties in ("pessimistic", "expected"):
+            if m.supports_ties(ties):
+                compile_entry(m.code, tie_code(ties), np.float64, parallel=False)
 
 
 # name -> (phase, estimated seconds to compile on one core, function, arguments). Phase 0
@@ -155,19 +155,12 @@ GROUPS = {"demo": ["demo"],
 def run_task(name):
     """Compile (or load) the kernels of one task, the parallel entry points in this
     process (not in the background); returns its wall time."""
-    from .metrics._background import ENV
+    from .metrics._background import in_process
 
     _, _, fn, args = TASKS[name]
     t = time.perf_counter()
-    before = os.environ.get(ENV)
-    os.environ[ENV] = "0"
-    try:
+    with in_process():
         fn(*args)
-    finally:
-        if before is None:
-            del os.environ[ENV]
-        else:
-            os.environ[ENV] = before
     return time.perf_counter() - t
 
 

@@ -94,6 +94,14 @@ def test_no_background_process_when_cached_loaded_disabled_or_one_thread(cold, m
     assert started == []
 
 
+def test_in_process_compiles_here_and_restores(cold):
+    fast, slow, started, _ = cold
+    with _background.in_process():
+        assert _background.entry_point(0, 0, np.float64) is fast
+    _background.entry_point(1, 0, np.float64)
+    assert started == [(1, 0, "<f8")]  # outside the block, the background again
+
+
 def test_prefetch_starts_the_process_before_the_first_call(cold):
     fast, slow, started, _ = cold
     _background.prefetch("ndcg@10")
@@ -112,7 +120,7 @@ def test_the_background_process_fills_the_cache(tmp_path):
                    env=env, check=True, timeout=600)
     code = ("from dfrank.metrics import _background, _drivers; "
             "print(_background._on_disk(_drivers.batch_ndcg), "
-            "_background.compile_parallel(0, 0, 'float64'), "
+            "_background.compile_entry(0, 0, 'float64'), "
             "sum(_drivers.batch_ndcg.stats.cache_hits.values()))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.split()

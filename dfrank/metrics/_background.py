@@ -17,9 +17,11 @@ both give the same values bit for bit. So:
   when the process should end sooner than the serial twin would compile waits for it.
 
 ``DFRANK_BACKGROUND_COMPILE=0`` compiles the parallel entry point in this process
-instead (``dfrank warmup`` does, to fill the cache ahead).
+instead, as does the block of :func:`in_process` (``dfrank warmup``, to fill the cache
+ahead).
 """
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -32,7 +34,7 @@ from .._kernels.scoring import read_only
 from . import _drivers
 from .registry import get, tie_code
 
-__all__ = ["entry_point", "prefetch", "compile_parallel"]
+__all__ = ["entry_point", "prefetch", "in_process", "compile_entry"]
 
 ENV = "DFRANK_BACKGROUND_COMPILE"
 # compile times of an entry point on 2 cores (benchmarks/bench_cold.py): parallel, serial
@@ -40,6 +42,7 @@ PARALLEL_SECONDS = 4.8
 SERIAL_SECONDS = 2.7
 _READY = "ready"
 _helpers = {}  # (code, ties code, features dtype) -> _READY or the compiling process
+_switch = {"in_process": False}  # set by in_process()
 
 
 def entry_point(code, ties_code, dtype):
@@ -86,7 +89,8 @@ def _state(code, ties_code, dtype):
     state = _helpers.get(key)
     if state is None:
         fast = _drivers.driver(code, ties_code)
-        if fast.signatures or os.environ.get(ENV, "1") == "0" or _on_disk(fast):
+        if fast.signatures or os.environ.get(ENV, "1") == "0" or _switch["in_process"] \
+                or _on_disk(fast):
             state = _helpers[key] = _READY
         else:
             state = _helpers[key] = _start(key) or _READY
@@ -116,14 +120,26 @@ def _start(key):
     return proc
 
 
-def compile_parallel(code, ties_code, dtype):
-    """Compile (or load) the parallel entry point with the argument types
-    :meth:`BoundMetric.per_query_linear` passes, on one query of two documents with the
-    relevant one first; returns the query's value (cut-off 1)."""
+@contextlib.contextmanager
+def in_process():
+    """Within the block, parallel entry points compile in this process, never in the
+    background (``dfrank warmup`` fills the cache so)."""
+    before = _switch["in_process"]
+    _switch["in_process"] = True
+    try:
+        yield
+    finally:
+        _switch["in_process"] = before
+
+
+def compile_entry(code, ties_code, dtype, parallel=True):
+    """Compile (or load) the parallel entry point (or its serial twin) with the argument
+    types :meth:`BoundMetric.per_query_linear` passes, on one query of two documents with
+    the relevant one first; returns the query's value (cut-off 1)."""
     XT = read_only(np.array([[1.0, 0.0]], dtype=dtype))
     two = np.array([0, 2], dtype=np.int64)
     out = np.empty((1, 1))
-    _drivers.driver(code, ties_code)(
+    _drivers.driver(code, ties_code, parallel)(
         XT, np.zeros(1, np.int64), np.ones((1, 1)), two, np.array([0, 1], np.int64),
         np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([1.0, 1.0 / np.log2(3.0)]),
         int(code), 1, int(ties_code), 1.0, 2.0, np.ones(1), np.zeros(1, np.bool_), 0.0,
@@ -132,4 +148,4 @@ def compile_parallel(code, ties_code, dtype):
 
 
 if __name__ == "__main__":
-    compile_parallel(int(sys.argv[1]), int(sys.argv[2]), np.dtype(sys.argv[3]))
+    compile_entry(int(sys.argv[1]), int(sys.argv[2]), np.dtype(sys.argv[3]))
