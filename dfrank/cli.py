@@ -8,6 +8,7 @@ print one line without a traceback unless ``--debug``.
 
 import argparse
 import ast
+import math
 import json
 import os
 import sys
@@ -401,16 +402,15 @@ def cmd_compare(args):
     train, valid, test = _load_sets(args)
     with _Compiling(args.quiet):
         _warm_up(args.metric, args.ties)
-    line_cost = 1 if args.line_cost == "measured" else int(args.line_cost)
     if args.line_cost == "measured":
-        import math
-
         from .objective import LinearObjective, line_search_cost
 
         worth = line_search_cost(LinearObjective(train, args.metric, ties=args.ties))
         line_cost = math.ceil(worth)
         print(f"an exact line search takes the time of {worth:.1f} single evaluations: it "
               f"counts {line_cost}")
+    else:
+        line_cost = int(args.line_cost)
     cmp = compare(train, names, seeds=range(args.seeds), budget=args.budget,
                   max_seconds=args.max_seconds, metric=args.metric, valid=valid, test=test,
                   n_jobs=args.n_jobs, options=options, test_name=args.test_name,
