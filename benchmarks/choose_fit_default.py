@@ -4,16 +4,31 @@
 
 `dfrank fit --valid` keeps the restart with the best validation value, so a candidate is
 judged on validation queries that chose nothing: every fold's vali.txt is split into two
-halves by query (alternate queries); the restarts are chosen on one half and the chosen
-ranker is scored on the other, then the halves swap. A row is the median over the seeds
-of the mean over 5 folds x 2 halves (OHSUMED QueryLevelNorm and MQ2008, ../shared/data).
-A portfolio row keeps whichever of its two members' chosen rankers is better on the
-choosing half (the restarts of both members compete).
+halves by query (alternate queries); a rule chooses on one half and the chosen ranker is
+scored on the other, then the halves swap. A row is the median over the seeds of the mean
+over 5 folds x 2 halves (OHSUMED QueryLevelNorm and MQ2008, ../shared/data).
+
+Each configuration is trained once per seed and fold on train.txt; the rules then choose
+among its runs the way `maximize` does (validation value, then training value, then the
+earlier run):
+
+- "best on vali": what `dfrank fit --valid` does (every configuration);
+- "best on train": what `dfrank fit` does without `--valid`;
+- "all runs averaged", "3 best on vali averaged": one linear ranker whose direction is the
+  mean of the runs' unit standardized weights (w * feature_scale / norm);
+- a portfolio keeps whichever of its two members' chosen rankers is better on the choosing
+  half;
+- "trained on train + the choosing half": the default trained on both, best on train (the
+  validation queries train instead of choose; fitted once per half).
+
+The last column is the median time of one fit (2 cores).
 """
 
 import argparse
 import os
+import statistics
 import sys
+import time
 
 import numpy as np
 
@@ -22,25 +37,75 @@ from _common import (LETOR_FOLDS, LOAD_HEADER, LOAD_NOTE, letor_folds,  # noqa: 
                      load_cell, load_warning, measure, table)
 
 import dfrank  # noqa: E402
+from dfrank.metrics.evaluation import evaluate_linear  # noqa: E402
+from dfrank.smoothed import feature_scale  # noqa: E402
 
-RUNS = {   # name: (strategy, options)
+DEFAULT = "es, 10 runs of 4,000 (the default)"
+CONFIGS = {   # name: (strategy, options)
     "ca, 10 restarts": ("ca", dict(restarts=10)),
     "es, 5 runs of 1,000": ("es", dict(restarts=5, evals=1000)),
     "es, 10 runs of 1,000": ("es", dict(restarts=10, evals=1000)),
-    "es, 10 runs of 4,000 (the default)": ("es", dict(restarts=10, evals=4000)),
+    DEFAULT: ("es", dict(restarts=10, evals=4000)),
     "es, 20 runs of 4,000": ("es", dict(restarts=20, evals=4000)),
     "es, 10 runs of 8,000": ("es", dict(restarts=10, evals=8000)),
 }
 PORTFOLIOS = {"portfolio: ca 10 + es 5": ("ca, 10 restarts", "es, 5 runs of 1,000"),
               "portfolio: ca 10 + es 10 of 1,000": ("ca, 10 restarts",
                                                     "es, 10 runs of 1,000"),
-              "portfolio: ca 10 + es 10 of 4,000": ("ca, 10 restarts",
-                                                    "es, 10 runs of 4,000 (the default)")}
+              "portfolio: ca 10 + es 10 of 4,000": ("ca, 10 restarts", DEFAULT)}
+RULES = {"best on train": "train", "all runs averaged": "average",
+         "3 best on vali averaged": "top3"}
+POOLED = "default trained on train + the choosing half"
 
 
 def halves(data):
     q = np.arange(data.n_queries)
     return data.subset(q[q % 2 == 0]), data.subset(q[q % 2 == 1])
+
+
+def joined(a, b):
+    """The queries of ``a`` then those of ``b`` as one RankingData."""
+    return dfrank.RankingData(np.vstack([a.X, b.X]), np.concatenate([a.y, b.y]),
+                              np.concatenate([a.qptr, b.qptr[1:] + a.n_docs]),
+                              np.concatenate([a.qids, b.qids]))
+
+
+class Runs:
+    """The runs of one fit: weights, training values, and values on both vali halves."""
+
+    def __init__(self, result, train, vali, metric):
+        space = dfrank.Simplex(train.n_features)
+        self.weights = [space.to_weights(r.point) for r in result.restarts]
+        self.train = [r.value for r in result.restarts]
+        self.vali = [[evaluate_linear(w, v, metric) for w in self.weights] for v in vali]
+        self.scale = feature_scale(train)
+
+    def chosen(self, h):
+        """Index of the run `maximize` keeps when half ``h`` is its validation data."""
+        return max(range(len(self.train)), key=lambda i: (self.vali[h][i], self.train[i], -i))
+
+    def averaged(self, runs):
+        """Weights whose direction is the mean unit standardized weights of ``runs``."""
+        units = [self.weights[i] * self.scale / np.linalg.norm(self.weights[i] * self.scale)
+                 for i in runs]
+        return np.mean(units, axis=0) / self.scale
+
+
+def rule_weights(runs, rule, h):
+    n = len(runs.train)
+    if rule == "train":
+        return runs.weights[max(range(n), key=lambda i: (runs.train[i], -i))]
+    if rule == "average":
+        return runs.averaged(range(n))
+    top = sorted(range(n), key=lambda i: (-runs.vali[h][i], -runs.train[i], i))[:3]
+    return runs.averaged(top)
+
+
+def fit(train, metric, strategy, seed, options, seconds):
+    t = time.perf_counter()
+    result = dfrank.maximize(train, metric, strategy, seed=seed, **options)
+    seconds.append(time.perf_counter() - t)
+    return result
 
 
 def main():
@@ -50,32 +115,49 @@ def main():
     ap.add_argument("--metric", default="ndcg@10")
     args = ap.parse_args()
     print(load_warning())
+    metric = args.metric
+    rows_of = [*CONFIGS, *PORTFOLIOS, *(f"default, {k}" for k in RULES), POOLED]
     for name in LETOR_FOLDS:
         folds = [(train, halves(valid)) for _, (train, valid) in letor_folds(name)]
         if not folds:
             print(f"{name}: skipped (../shared/data absent)")
             continue
-        judged = {k: np.zeros((args.seeds, len(folds), 2)) for k in [*RUNS, *PORTFOLIOS]}
+        judged = {k: np.zeros((args.seeds, len(folds), 2)) for k in rows_of}
+        seconds = {k: [] for k in rows_of}
         with measure() as m:
             for seed in range(args.seeds):
                 for i, (train, vali) in enumerate(folds):
+                    runs = {k: Runs(fit(train, metric, s, seed, o, seconds[k]), train, vali,
+                                    metric)
+                            for k, (s, o) in CONFIGS.items()}
                     for h in (0, 1):
-                        chooser, judge = vali[h], vali[1 - h]
-                        got = {k: dfrank.maximize(train, args.metric, s, seed=seed,
-                                                  valid=chooser, **o)
-                               for k, (s, o) in RUNS.items()}
+                        judge = vali[1 - h]
+                        chosen = {k: r.chosen(h) for k, r in runs.items()}
+                        for k, r in runs.items():
+                            judged[k][seed, i, h] = r.vali[1 - h][chosen[k]]
                         for k, members in PORTFOLIOS.items():
-                            got[k] = max((got[x] for x in members),
-                                         key=lambda r: r.valid_value)
-                        for k, r in got.items():
-                            judged[k][seed, i, h] = r.ranker.evaluate(judge, args.metric)
+                            best = max(members, key=lambda x: runs[x].vali[h][chosen[x]])
+                            judged[k][seed, i, h] = judged[best][seed, i, h]
+                        for k, rule in RULES.items():
+                            w = rule_weights(runs[DEFAULT], rule, h)
+                            judged[f"default, {k}"][seed, i, h] = evaluate_linear(w, judge,
+                                                                                  metric)
+                        s, o = CONFIGS[DEFAULT]
+                        both = joined(train, vali[h])
+                        pooled = fit(both, metric, s, seed, o, seconds[POOLED])
+                        judged[POOLED][seed, i, h] = pooled.ranker.evaluate(judge, metric)
+        for k, members in PORTFOLIOS.items():
+            seconds[k] = [a + b for a, b in zip(*(seconds[x] for x in members))]
+        for k in RULES:
+            seconds[f"default, {k}"] = seconds[DEFAULT]
         rows = [[k, f"{np.median(v.mean(axis=(1, 2))):.4f}"]
                 + [f"{x:.4f}" for x in np.median(v.mean(axis=2), axis=0)]
+                + [f"{statistics.median(seconds[k]):.1f}"]
                 for k, v in judged.items()]
-        print(f"\n## {name}: {args.metric} of the chosen ranker on the other half of vali "
+        print(f"\n## {name}: {metric} of the chosen ranker on the other half of vali "
               f"({args.seeds} seeds, {m.timing:.0f} s; {LOAD_HEADER} {load_cell(m.timing)})")
         print(table(rows, ["candidate", "median of the mean"]
-                    + [f"fold {i + 1}" for i in range(len(folds))]))
+                    + [f"fold {i + 1}" for i in range(len(folds))] + ["s per fit"]))
     print(LOAD_NOTE)
 
 
