@@ -8,9 +8,9 @@ halves by query (alternate queries); a rule chooses on one half and the chosen r
 scored on the other, then the halves swap. A row is the median over the seeds of the mean
 over 5 folds x 2 halves (OHSUMED QueryLevelNorm and MQ2008, ../shared/data).
 
-Each configuration is trained once per seed and fold on train.txt; the rules then choose
-among its runs the way `maximize` does (validation value, then training value, then the
-earlier run):
+Each configuration is trained once per seed and fold on train.txt, and each rule picks
+among its runs for either half (equal values: the higher training value, then the earlier
+run, as `maximize` breaks them):
 
 - "best on vali": what `dfrank fit --valid` does (every configuration);
 - "best on train": what `dfrank fit` does without `--valid`;
