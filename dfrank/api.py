@@ -281,8 +281,18 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
             return (primary, r.value, -r.index)
         best = max(with_point, key=key)
         point, value = best.point, best.value
+        valid_value = best.valid_value
+        combined = strat.combine(objective, [r.point for r in sorted(with_point,
+                                                                     key=lambda r: r.index)])
+        if combined is not None:   # one answer made from all restarts (not counted)
+            point = combined
+            weights = objective.space.to_weights(point)
+            value = evaluate_linear(weights, objective.data, objective.metric,
+                                    ties=objective.ties)
+            valid_value = None if valid is None else evaluate_linear(
+                weights, valid, objective.metric, ties=objective.ties)
     else:
-        best, point, value = None, None, -np.inf
+        best, point, value, valid_value = None, None, -np.inf, None
     early = [r for r in restarts if r.status in _STATUS_EARLY]
     msg = ""
     if early:
@@ -300,7 +310,7 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
         n_evals=int(sum(r.n_evals for r in restarts)), elapsed=float(elapsed),
         trace=_merge_traces(restarts), restarts=list(restarts), strategy=strat.label,
         params=strat.get_params(), metric=metric_name, seed=seed,
-        interrupted=bool(early), valid_value=None if best is None else best.valid_value,
+        interrupted=bool(early), valid_value=valid_value,
         plateau=info.get("plateau") if isinstance(info, dict) else None, message=msg,
         feature_ids=getattr(data, "feature_ids", None),
         space="simplex" if simplex else "box",

@@ -221,6 +221,19 @@ class Objective:
         if self.listener is not None:
             self.listener(self)
 
+    def settle(self, point):
+        """Make ``point`` the answer of this run: it is evaluated (counted) and becomes
+        ``best_point`` / ``best_value`` even when an evaluated point scored higher. For a
+        strategy whose answer is not its best evaluation, such as the best centre of a
+        smoothed search; the trace keeps the best values evaluated. Returns its value."""
+        pts = self.check_points(point)
+        if len(pts) != 1:
+            raise ValueError(f"settle takes one point, got {len(pts)}")
+        value = float(self.batch(pts)[0])
+        self.best_value = value
+        self.best_point = np.array(pts[0], dtype=np.float64)
+        return value
+
     # ------------------------------------------------------------------ evaluation
     def check_points(self, points):
         pts = np.asarray(points, dtype=np.float64)

@@ -76,6 +76,11 @@ class Strategy:
     def run(self, objective, rng, *, restart=0):
         raise NotImplementedError
 
+    def combine(self, objective, points):
+        """One point of ``objective.space`` made from the restarts' best ``points`` (in
+        restart order), or None (the default) to keep the best restart."""
+        return None
+
     @property
     def label(self):
         return self.name or type(self).__name__

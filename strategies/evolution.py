@@ -89,12 +89,27 @@ class IPOPCMAES(Strategy):
         Independent runs (the budget is split evenly); the first starts from the ridge
         direction, the others from random directions. With ``valid=`` the run with the
         best validation value is kept.
+    smoothing : int, default 0
+        K > 0 climbs the metric smoothed by K Gaussian perturbations: a candidate's value
+        is the mean of the metric at x + s ||x|| e_k, k = 1..K (one draw of the e_k per
+        generation, shared by its candidates; s = ``smoothing_scale``, absolute in the
+        unit cube of a box). A run returns its best smoothed centre
+        (:meth:`~dfrank.objective.Objective.settle`), which sits inside a wide region of
+        high values rather than on a narrow peak. Every perturbed point counts as one
+        evaluation. A budget that ends a run mid-way keeps its best evaluated point.
+    smoothing_scale : float, default 0.05
+        s above: the perturbations' size relative to the norm of the standardized weights.
+    ensemble : {"best", "average"}
+        "average" (linear rankers only) returns one ranker whose direction is the mean of
+        the runs' unit standardized weights, whatever ``valid=``; its values are computed
+        once at the end (not counted in the budget). "best" keeps the best run.
     """
 
     default_restarts = 10
 
     def __init__(self, *, popsize=None, sigma0=None, start="ridge", stall=None,
-                 max_restarts=9, evals=4000, restarts=10):
+                 max_restarts=9, evals=4000, restarts=10, smoothing=0,
+                 smoothing_scale=0.05, ensemble="best"):
         self.popsize = popsize
         self.sigma0 = sigma0
         self.start = start
@@ -102,6 +117,9 @@ class IPOPCMAES(Strategy):
         self.max_restarts = max_restarts
         self.evals = evals
         self.restarts = restarts
+        self.smoothing = smoothing
+        self.smoothing_scale = smoothing_scale
+        self.ensemble = ensemble
 
     def check(self, objective):
         super().check(objective)
@@ -116,6 +134,12 @@ class IPOPCMAES(Strategy):
         check_int(name, "max_restarts", self.max_restarts, 0)
         if self.evals is not None:
             check_int(name, "evals", self.evals, 1)
+        check_int(name, "smoothing", self.smoothing, 0)
+        check_float(name, "smoothing_scale", self.smoothing_scale, 0.0, low_open=True)
+        check_choice(name, "ensemble", self.ensemble, ("best", "average"))
+        if self.ensemble == "average" and not getattr(objective, "is_linear", False):
+            raise TypeError(f"{name}: ensemble='average' averages linear rankers; got "
+                            f"{type(objective).__name__} over {objective.space!r}")
 
     def run(self, objective, rng, *, restart=0):
         self.check(objective)
@@ -126,17 +150,51 @@ class IPOPCMAES(Strategy):
         sigma0 = self.sigma0 or codec.sigma0
         end = np.inf if self.evals is None else objective.n_evals + self.evals
         generations, runs = 0, 0
+        centre = [-np.inf, None]    # the best smoothed value and its search coordinates
         while True:
-            g = self._one_run(objective, codec, rng, m, sigma0, lam, end)
+            g = self._one_run(objective, codec, rng, m, sigma0, lam, end, centre)
             generations += g
             runs += 1
             if runs > self.max_restarts or objective.n_evals >= end:
                 break
             lam *= 2
             m = codec.random_mean(rng)
-        return {"generations": generations, "ipop_runs": runs, "last_popsize": lam}
+        info = {"generations": generations, "ipop_runs": runs, "last_popsize": lam}
+        if centre[1] is not None:
+            objective.settle(codec.points(centre[1][None, :])[0])
+            info["smoothed_value"] = centre[0]
+        return info
 
-    def _one_run(self, objective, codec, rng, m, sigma, lam, end):
+    def combine(self, objective, points):
+        """With ``ensemble="average"``: the mean direction of the runs' unit standardized
+        weights, as a point of the simplex."""
+        if self.ensemble != "average" or not points:
+            return None
+        scale = feature_scale(objective.data)
+        space = objective.space
+        units = [space.to_weights(p) * scale for p in points]
+        mean = np.mean([u / np.linalg.norm(u) for u in units], axis=0)
+        if not np.any(mean != 0):
+            return None
+        return space.from_weights(mean / scale)
+
+    def _values(self, objective, codec, rng, X, centre):
+        """The generation's values at the rows of X: the metric, or with ``smoothing``
+        its mean over K shared perturbations (``centre`` keeps the best)."""
+        if not self.smoothing:
+            return objective.batch(codec.points(X))
+        lam, n = X.shape
+        E = rng.standard_normal((self.smoothing, n))
+        size = self.smoothing_scale * (np.linalg.norm(X, axis=1) if codec.linear
+                                       else np.ones(lam))
+        P = (X[:, None, :] + size[:, None, None] * E[None, :, :]).reshape(-1, n)
+        f = objective.batch(codec.points(P)).reshape(lam, self.smoothing).mean(axis=1)
+        i = int(np.argmax(f))
+        if f[i] > centre[0]:
+            centre[0], centre[1] = float(f[i]), X[i].copy()
+        return f
+
+    def _one_run(self, objective, codec, rng, m, sigma, lam, end, centre):
         """One CMA-ES run until its best value stalls or the objective has counted ``end``
         evaluations; returns its generations."""
         n = len(m)
@@ -158,7 +216,7 @@ class IPOPCMAES(Strategy):
         g = 0
         while True:
             Y = (rng.standard_normal((lam, n)) * D) @ B.T      # y ~ N(0, C)
-            f = objective.batch(codec.points(m + sigma * Y))
+            f = self._values(objective, codec, rng, m + sigma * Y, centre)
             order = np.argsort(-f, kind="stable")
             Ysel = Y[order[:mu]]
             yw = w @ Ysel

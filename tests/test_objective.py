@@ -53,6 +53,26 @@ def test_budget_stops_exactly():
     assert obj.n_evals == 10
 
 
+def test_settle_keeps_a_lower_point_as_the_answer():
+    data = planted()
+    obj = LinearObjective(data, "ndcg@10")
+    pts = obj.space.sample(np.random.default_rng(1), 20)
+    vals = obj.batch(pts)
+    lo = int(np.argmin(vals))
+    trace_before = obj.trace["values"].copy()
+    assert obj.settle(pts[lo]) == vals[lo]
+    assert obj.best_value == vals[lo] and np.array_equal(obj.best_point, pts[lo])
+    assert obj.n_evals == 21
+    np.testing.assert_array_equal(obj.trace["values"], trace_before)
+    with pytest.raises(ValueError, match="one point"):
+        obj.settle(pts[:2])
+    capped = LinearObjective(data, "ndcg@10", max_evals=20)
+    capped.batch(pts)
+    with pytest.raises(BudgetExhausted):
+        capped.settle(pts[lo])
+    assert capped.best_value == vals.max()
+
+
 def test_line_search_counts_and_budget():
     data = planted()
     obj = LinearObjective(data, "map", max_evals=2)

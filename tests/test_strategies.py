@@ -104,6 +104,68 @@ def test_es_stops_a_run_after_its_evaluations(data):
         dfrank.maximize(data, "ndcg@10", "es", evals=0)
 
 
+@pytest.mark.parametrize("ensemble", ["best", "average"])
+def test_es_smoothed_runs_conform(data, ensemble):
+    # runs that end on their own (settled on the best smoothed centre), and runs that a
+    # budget cuts (their best evaluated point)
+    opts = dict(smoothing=3, evals=240, restarts=3, ensemble=ensemble)
+    for budget in (None, 200):
+        testing.check_on_simplex("es", data, budget=budget, **opts)
+        testing.check_reevaluation("es", data, budget=budget, **opts)
+        testing.check_same_seed("es", data, budget=budget, **opts)
+        testing.check_n_jobs_invariant("es", data, budget=budget, **opts)
+
+
+def test_es_smoothing_returns_its_best_smoothed_centre(data):
+    r = dfrank.maximize(data, "ndcg@10", "es", smoothing=4, evals=400, restarts=2, seed=3)
+    fresh = LinearObjective(data, "ndcg@10")
+    for rr in r.restarts:
+        assert rr.info["smoothed_value"] <= 1.0
+        assert rr.value == fresh(rr.point)        # the settled point, evaluated
+        assert rr.value <= rr.trace["values"].max()   # not necessarily the best evaluated
+        assert rr.n_evals >= 400 and (rr.n_evals - 1) % 4 == 0  # K per candidate + settle
+    plain = dfrank.maximize(data, "ndcg@10", "es", evals=400, restarts=2, seed=3)
+    assert "smoothed_value" not in plain.best_restart.info
+
+
+def test_es_average_ensemble_is_the_mean_unit_standardized_direction(data):
+    from dfrank.smoothed import feature_scale
+
+    valid = testing.planted_data(seed=1)
+    r = dfrank.maximize(data, "ndcg@10", "es", evals=300, restarts=3, seed=2,
+                        ensemble="average", valid=valid)
+    sc = feature_scale(data)
+    units = [w * sc / np.linalg.norm(w * sc)
+             for w in (dfrank.Simplex(data.n_features).to_weights(x.point) for x in r.restarts)]
+    want = np.mean(units, axis=0) / sc
+    got = r.weights
+    np.testing.assert_allclose(got / np.linalg.norm(got), want / np.linalg.norm(want),
+                               atol=1e-12)
+    assert r.value == pytest.approx(r.ranker.evaluate(data, "ndcg@10"), abs=1e-12)
+    assert r.valid_value == pytest.approx(r.ranker.evaluate(valid, "ndcg@10"), abs=1e-12)
+    best = dfrank.maximize(data, "ndcg@10", "es", evals=300, restarts=3, seed=2, valid=valid)
+    assert [x.value for x in best.restarts] == [x.value for x in r.restarts]
+
+
+@pytest.mark.parametrize("opts,exc,match", [
+    (dict(smoothing=-1), ValueError, "smoothing"),
+    (dict(smoothing=2, smoothing_scale=0.0), ValueError, "smoothing_scale"),
+    (dict(ensemble="vote"), ValueError, "ensemble"),
+])
+def test_es_bad_smoothing_options(data, opts, exc, match):
+    with pytest.raises(exc, match=match):
+        dfrank.maximize(data, "ndcg@10", "es", **opts)
+
+
+def test_es_average_needs_a_linear_ranker():
+    space = dfrank.Box([0, 0], [1, 1])
+    obj = dfrank.FunctionObjective(lambda x: -float(((x - 0.3) ** 2).sum()), space)
+    with pytest.raises(TypeError, match="ensemble='average'"):
+        dfrank.maximize(obj, strategy="es", ensemble="average")
+    r = dfrank.maximize(obj, strategy="es", smoothing=2, evals=200, restarts=1)
+    assert r.value > -0.01   # a box is smoothed in the unit cube
+
+
 def test_box_objective_strategies():
     def fn(x):
         return -float(((x - np.array([0.3, 0.7])) ** 2).sum())
