@@ -1,6 +1,6 @@
 """How `dfrank fit`'s default strategy was chosen: on validation queries only, never test.
 
-    python benchmarks/choose_fit_default.py [--seeds 3] [--metric ndcg@10]
+    python benchmarks/choose_fit_default.py [--seeds 5] [--metric ndcg@10] [--sets OHSUMED]
 
 `dfrank fit --valid` keeps the restart with the best validation value, so a candidate is
 judged on validation queries that chose nothing: every fold's vali.txt is split into two
@@ -18,7 +18,7 @@ run, as `maximize` breaks them):
   mean of the runs' unit standardized weights (w * feature_scale / norm);
 - a portfolio keeps whichever of its two members' chosen rankers is better on the choosing
   half;
-- "trained on train + the choosing half": the default trained on both, best on train (the
+- "trained on train + the choosing half": es trained on both, best on train (the
   validation queries train instead of choose; fitted once per half).
 
 The last column is the median time of one fit (2 cores).
@@ -40,22 +40,28 @@ import dfrank  # noqa: E402
 from dfrank.metrics.evaluation import evaluate_linear  # noqa: E402
 from dfrank.smoothed import feature_scale  # noqa: E402
 
-DEFAULT = "es, 10 runs of 4,000 (the default)"
+ES = "es, 10 runs of 4,000"
+SMOOTHED = "es smoothed by 8 perturbations, 10 runs of 16,000"
 CONFIGS = {   # name: (strategy, options)
     "ca, 10 restarts": ("ca", dict(restarts=10)),
     "es, 5 runs of 1,000": ("es", dict(restarts=5, evals=1000)),
     "es, 10 runs of 1,000": ("es", dict(restarts=10, evals=1000)),
-    DEFAULT: ("es", dict(restarts=10, evals=4000)),
+    ES: ("es", dict(restarts=10, evals=4000)),
     "es, 20 runs of 4,000": ("es", dict(restarts=20, evals=4000)),
     "es, 10 runs of 8,000": ("es", dict(restarts=10, evals=8000)),
+    SMOOTHED: ("es", dict(restarts=10, evals=16000, smoothing=8)),
 }
 PORTFOLIOS = {"portfolio: ca 10 + es 5": ("ca, 10 restarts", "es, 5 runs of 1,000"),
               "portfolio: ca 10 + es 10 of 1,000": ("ca, 10 restarts",
                                                     "es, 10 runs of 1,000"),
-              "portfolio: ca 10 + es 10 of 4,000": ("ca, 10 restarts", DEFAULT)}
-RULES = {"best on train": "train", "all runs averaged": "average",
-         "3 best on vali averaged": "top3"}
-POOLED = "default trained on train + the choosing half"
+              "portfolio: ca 10 + es 10 of 4,000": ("ca, 10 restarts", ES)}
+RULES = {   # row: (configuration, rule)
+    f"{ES}, best on train": (ES, "train"),
+    f"{ES}, all runs averaged": (ES, "average"),
+    f"{ES}, 3 best on vali averaged": (ES, "top3"),
+    f"{SMOOTHED}, all runs averaged (the default)": (SMOOTHED, "average"),
+}
+POOLED = f"{ES}, trained on train + the choosing half"
 
 
 def halves(data):
@@ -111,13 +117,15 @@ def fit(train, metric, strategy, seed, options, seconds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--metric", default="ndcg@10")
+    ap.add_argument("--sets", default=",".join(LETOR_FOLDS),
+                    help="comma-separated LETOR sets (default: all)")
     args = ap.parse_args()
     print(load_warning())
     metric = args.metric
-    rows_of = [*CONFIGS, *PORTFOLIOS, *(f"default, {k}" for k in RULES), POOLED]
-    for name in LETOR_FOLDS:
+    rows_of = [*CONFIGS, *PORTFOLIOS, *RULES, POOLED]
+    for name in args.sets.split(","):
         folds = [(train, halves(valid)) for _, (train, valid) in letor_folds(name)]
         if not folds:
             print(f"{name}: skipped (../shared/data absent)")
@@ -138,18 +146,17 @@ def main():
                         for k, members in PORTFOLIOS.items():
                             best = max(members, key=lambda x: runs[x].vali[h][chosen[x]])
                             judged[k][seed, i, h] = judged[best][seed, i, h]
-                        for k, rule in RULES.items():
-                            w = rule_weights(runs[DEFAULT], rule, h)
-                            judged[f"default, {k}"][seed, i, h] = evaluate_linear(w, judge,
-                                                                                  metric)
-                        s, o = CONFIGS[DEFAULT]
+                        for k, (config, rule) in RULES.items():
+                            w = rule_weights(runs[config], rule, h)
+                            judged[k][seed, i, h] = evaluate_linear(w, judge, metric)
+                        s, o = CONFIGS[ES]
                         both = joined(train, vali[h])
                         pooled = fit(both, metric, s, seed, o, seconds[POOLED])
                         judged[POOLED][seed, i, h] = pooled.ranker.evaluate(judge, metric)
         for k, members in PORTFOLIOS.items():
             seconds[k] = [a + b for a, b in zip(*(seconds[x] for x in members))]
-        for k in RULES:
-            seconds[f"default, {k}"] = seconds[DEFAULT]
+        for k, (config, _) in RULES.items():
+            seconds[k] = seconds[config]
         rows = [[k, f"{np.median(v.mean(axis=(1, 2))):.4f}"]
                 + [f"{x:.4f}" for x in np.median(v.mean(axis=2), axis=0)]
                 + [f"{statistics.median(seconds[k]):.1f}"]

@@ -13,7 +13,7 @@ from dfrank.registry import (FunctionStrategy, Strategy, available, get, registe
                              resolve)
 
 from .coordinate_ascent import CoordinateAscent
-from .evolution import IPOPCMAES
+from .evolution import IPOPCMAES, SmoothedES
 from .grid import GridSearch
 from .pattern import PatternSearch
 from .pso import ParticleSwarm
@@ -24,5 +24,5 @@ from .steepest_ascent import SteepestAscent
 
 __all__ = ["Strategy", "FunctionStrategy", "register", "get", "available", "resolve",
            "CoordinateAscent", "SteepestAscent", "ParticleSwarm", "RandomSearch",
-           "GridSearch", "PatternSearch", "IPOPCMAES", "ApproxNDCG", "ApproxAP",
+           "GridSearch", "PatternSearch", "IPOPCMAES", "SmoothedES", "ApproxNDCG", "ApproxAP",
            "SmoothNDCG", "SmoothAP"]

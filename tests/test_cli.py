@@ -64,16 +64,22 @@ def test_fit_json_and_options(files, capsys):
     assert d["strategy"] == "pso" and d["n_evals"] == 8 * 6 and len(d["weights"]) == 6
 
 
-def test_fit_default_is_es_chosen_on_valid(files, capsys):
+def test_fit_default_is_smoothed_es_averaged(files, capsys):
     code, out, err = run(["fit", files["train"], "--valid", files["test"], "--restarts", "3",
                           "--option", "evals=500", "--json", "--quiet"], capsys)
     assert code == 0, err
     d = json.loads(out)
     train, valid = (dfrank.load_svmlight(files[k]) for k in ("train", "test"))
+    r = dfrank.maximize(train, "ndcg@10", "smoothed_es", restarts=3, evals=500, valid=valid)
+    assert d["strategy"] == "smoothed_es" and d["weights"] == r.weights.tolist()
+    assert d["scores"]["valid"] == r.valid_value == r.ranker.evaluate(valid, "ndcg@10")
+    assert all(500 <= x.n_evals < 700 for x in r.restarts)
+    es = run(["fit", files["train"], "--valid", files["test"], "--strategy", "es",
+              "--restarts", "3", "--option", "evals=500", "--json", "--quiet"], capsys)
     r = dfrank.maximize(train, "ndcg@10", "es", restarts=3, evals=500, valid=valid)
+    d = json.loads(es[1])
     assert d["strategy"] == "ipop_cmaes" and d["weights"] == r.weights.tolist()
     assert d["scores"]["valid"] == r.valid_value == max(x.valid_value for x in r.restarts)
-    assert all(500 <= x.n_evals < 600 for x in r.restarts)
 
 
 @pytest.mark.parametrize("argv,code,needle", [
