@@ -2,18 +2,18 @@
 
     python benchmarks/choose_fit_default.py [--seeds 5] [--metric ndcg@10] [--sets OHSUMED]
 
-`dfrank fit --valid` keeps the restart with the best validation value, so a candidate is
-judged on validation queries that chose nothing: every fold's vali.txt is split into two
-halves by query (alternate queries); a rule chooses on one half and the chosen ranker is
-scored on the other, then the halves swap. A row is the median over the seeds of the mean
+A candidate that chooses among its runs by validation value (`maximize(valid=)`, `dfrank
+fit --strategy es --valid`) must be judged on validation queries that chose nothing: every
+fold's vali.txt is split into two halves by query (alternate queries); a rule chooses on
+one half and the chosen ranker is scored on the other, then the halves swap. A row is the median over the seeds of the mean
 over 5 folds x 2 halves (OHSUMED QueryLevelNorm and MQ2008, ../shared/data).
 
 Each configuration is trained once per seed and fold on train.txt, and each rule picks
 among its runs for either half (equal values: the higher training value, then the earlier
 run, as `maximize` breaks them):
 
-- "best on vali": what `dfrank fit --valid` does (every configuration);
-- "best on train": what `dfrank fit` does without `--valid`;
+- "best on vali" (the rows named by a configuration alone): what `maximize(valid=)` does;
+- "best on train": what `maximize` does without ``valid``;
 - "all runs averaged", "3 best on vali averaged": one linear ranker whose direction is the
   mean of the runs' unit standardized weights (w * feature_scale / norm);
 - a portfolio keeps whichever of its two members' chosen rankers is better on the choosing
