@@ -5,8 +5,9 @@
 A candidate that chooses among its runs by validation value (`maximize(valid=)`, `dfrank
 fit --strategy es --valid`) must be judged on validation queries that chose nothing: every
 fold's vali.txt is split into two halves by query (alternate queries); a rule chooses on
-one half and the chosen ranker is scored on the other, then the halves swap. A row is the median over the seeds of the mean
-over 5 folds x 2 halves (OHSUMED QueryLevelNorm and MQ2008, ../shared/data).
+one half and the chosen ranker is scored on the other, then the halves swap. A row is the
+median over the seeds of the mean over 5 folds x 2 halves (OHSUMED QueryLevelNorm and
+MQ2008, ../shared/data).
 
 Each configuration is trained once per seed and fold on train.txt, and each rule picks
 among its runs for either half (equal values: the higher training value, then the earlier
