@@ -22,7 +22,8 @@ run, as `maximize` breaks them):
 - "trained on train + the choosing half": es trained on both, best on train (the
   validation queries train instead of choose; fitted once per half).
 
-The last column is the median time of one fit (2 cores).
+The last column is the median time of one fit (2 cores). A full run takes about
+15 minutes per set on 2 cores; progress goes to stderr.
 """
 
 import argparse
@@ -154,6 +155,8 @@ def main():
                         both = joined(train, vali[h])
                         pooled = fit(both, metric, s, seed, o, seconds[POOLED])
                         judged[POOLED][seed, i, h] = pooled.ranker.evaluate(judge, metric)
+                    print(f"  {name}: seed {seed}, fold {i + 1} done", file=sys.stderr,
+                          flush=True)
         for k, members in PORTFOLIOS.items():
             seconds[k] = [a + b for a, b in zip(*(seconds[x] for x in members))]
         for k, (config, _) in RULES.items():
