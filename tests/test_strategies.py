@@ -124,7 +124,7 @@ def test_es_smoothing_returns_its_best_smoothed_centre(data):
     r = dfrank.maximize(data, "ndcg@10", "es", smoothing=4, evals=400, restarts=2, seed=3)
     fresh = LinearObjective(data, "ndcg@10")
     for rr in r.restarts:
-        assert rr.info["smoothed_value"] <= 1.0
+        assert 0 < rr.info["smoothed_value"] <= rr.trace["values"].max()  # a mean of K values
         assert rr.value == fresh(rr.point)        # the settled point, evaluated
         assert rr.value <= rr.trace["values"].max()   # not necessarily the best evaluated
         assert rr.n_evals >= 400 and (rr.n_evals - 1) % 4 == 0  # K per candidate + settle
