@@ -17,6 +17,7 @@ from .errors import DataFormatError, TuneError  # noqa: E402
 from .fusion import FusionResult, fuse  # noqa: E402
 from .tuning import TuneResult, tune  # noqa: E402
 from .io import load_qrels, load_run, load_svmlight  # noqa: E402
+from .metrics.letor_tool import evaluate_letor  # noqa: E402
 from .metrics.trec_eval import evaluate_run  # noqa: E402
 from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # noqa: E402
                         ScoringObjective)
@@ -39,5 +40,6 @@ __all__ = ["evaluate", "maximize", "compare", "Comparison", "significance", "fus
            "FusionResult", "tune", "TuneResult", "TuneError",
            "metrics", "datasets", "callbacks", "LinearRanker", "Result", "RankingData",
            "DataFormatError", "load_svmlight", "load_qrels", "load_run", "evaluate_run",
+           "evaluate_letor",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
            "BudgetExhausted", "DirectRanker", "__version__"]
