@@ -253,9 +253,12 @@ def cmd_evaluate(args):
         raise UsageError(f"the model has {model.n_features} features but {args.data} has "
                          f"{data.n_features}")
     metrics = args.metric or ["ndcg@10", "map"]
-    with _Compiling(args.quiet):
-        scores = model.predict(data)
-        values = evaluate(scores, data, metrics, ties=args.ties, per_query=args.per_query)
+    if args.letor_tool:
+        values = _letor_tool_values(model.predict(data), data, metrics, args)
+    else:
+        with _Compiling(args.quiet):
+            scores = model.predict(data)
+            values = evaluate(scores, data, metrics, ties=args.ties, per_query=args.per_query)
     if args.json:
         out = {k: (v.tolist() if args.per_query else v) for k, v in values.items()}
         if args.per_query:
@@ -272,6 +275,22 @@ def cmd_evaluate(args):
         print(format_table([[k, f"{v:.4f}"] for k, v in values.items()],
                            ["metric", "value"]))
     return 0
+
+
+def _letor_tool_values(scores, data, metrics, args):
+    """``metrics`` of ``scores`` as LETOR 3.0's evaluation tool computes them."""
+    from .metrics.letor_tool import evaluate_letor
+
+    if args.ties != "pessimistic":
+        raise UsageError("--letor-tool orders equal scores as the tool does (file order); "
+                         "drop --ties")
+    every = evaluate_letor(scores, data, per_query=args.per_query)
+    names = [m.strip().lower() for m in metrics]
+    unknown = [m for m in names if m not in every]
+    if unknown:
+        raise UsageError(f"--letor-tool computes p@1..p@16, ndcg@1..ndcg@16 and map, not "
+                         f"{', '.join(unknown)}")
+    return {m: every[m] for m in names}
 
 
 def cmd_grid(args):
@@ -772,7 +791,9 @@ def _parser():
     e = sub.add_parser("evaluate", formatter_class=fmt, help="evaluate a model on data",
                        description="Score DATA with MODEL and print metrics.",
                        epilog="example:\n  dfrank evaluate model.json Fold1/test.txt.gz "
-                              "--metric map --metric ndcg@10 --per-query")
+                              "--metric map --metric ndcg@10 --per-query\n"
+                              "  dfrank evaluate model.json OHSUMED/Fold1/test.txt "
+                              "--letor-tool   (as LETOR's published tables)")
     e.add_argument("model", help="model JSON written by 'dfrank fit'")
     e.add_argument("data", help="LETOR/SVMlight file")
     e.add_argument("--metric", action="append",
@@ -780,6 +801,11 @@ def _parser():
     e.add_argument("--query-file", help="group sizes for a file without qid")
     e.add_argument("--per-query", action="store_true", help="one row per query")
     e.add_argument("--json", action="store_true", help="print JSON")
+    e.add_argument("--letor-tool", action="store_true",
+                   help="score as LETOR 3.0's Eval-Score-3.0.pl, which produced the published "
+                        "numbers on its folds: ranks 1 and 2 undiscounted then 1/log2(rank), "
+                        "ties in file order, P@k and NDCG@k of a query shorter than k count "
+                        "0 (metrics p@1..16, ndcg@1..16, map)")
     _common(e)
     e.set_defaults(func=cmd_evaluate)
 

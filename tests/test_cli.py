@@ -55,6 +55,29 @@ def test_fit_then_evaluate(files, capsys):
     assert code == 0 and out.strip().splitlines()[-1].startswith("all")
 
 
+def test_evaluate_as_the_letor_tool(files, capsys):
+    model = str(files["dir"] / "model_tool.json")
+    assert run(["fit", files["train"], "--strategy", "ca", "--restarts", "1", "-o", model,
+                "--quiet"], capsys)[0] == 0
+    d = testing.planted_data(n_queries=10, seed=1)
+    graded = write_letor(files["dir"] / "grades_0_2.txt",
+                         dfrank.RankingData(d.X, d.y.clip(0, 2), d.qptr, d.qids))
+    code, out, err = run(["evaluate", model, graded, "--letor-tool", "--metric", "ndcg@10",
+                          "--metric", "P@16", "--json", "--quiet"], capsys)
+    assert code == 0, err
+    data = dfrank.load_svmlight(graded)
+    want = dfrank.evaluate_letor(dfrank.LinearRanker.load(model).predict(data), data)
+    assert json.loads(out) == pytest.approx({"ndcg@10": want["ndcg@10"], "p@16": want["p@16"]})
+    code, _, err = run(["evaluate", model, graded, "--letor-tool", "--metric", "err@10",
+                        "--quiet"], capsys)
+    assert code == 2 and "not err@10" in err
+    code, _, err = run(["evaluate", model, graded, "--letor-tool", "--ties", "stable",
+                        "--quiet"], capsys)
+    assert code == 2 and "drop --ties" in err
+    code, _, err = run(["evaluate", model, files["test"], "--letor-tool", "--quiet"], capsys)
+    assert code == 2 and "label 3 of document" in err
+
+
 def test_fit_json_and_options(files, capsys):
     code, out, err = run(["fit", files["train"], "--strategy", "pso", "--option",
                           "swarm_size=8", "--option", "iterations=5", "--json", "--quiet"],
