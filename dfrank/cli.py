@@ -278,18 +278,19 @@ def cmd_evaluate(args):
 
 
 def _letor_tool_values(scores, data, metrics, args):
-    """``metrics`` of ``scores`` as LETOR 3.0's evaluation tool computes them."""
-    from .metrics.letor_tool import evaluate_letor
+    """``metrics`` of ``scores`` as LETOR's evaluation tool computes them."""
+    from .metrics.letor_tool import MAX_CUTOFF, evaluate_letor
 
     if args.ties != "pessimistic":
         raise UsageError("--letor-tool orders equal scores as the tool does (file order); "
                          "drop --ties")
-    every = evaluate_letor(scores, data, per_query=args.per_query)
+    every = evaluate_letor(scores, data, version=args.letor_tool, per_query=args.per_query)
     names = [m.strip().lower() for m in metrics]
     unknown = [m for m in names if m not in every]
     if unknown:
-        raise UsageError(f"--letor-tool computes p@1..p@16, ndcg@1..ndcg@16 and map, not "
-                         f"{', '.join(unknown)}")
+        k = MAX_CUTOFF[args.letor_tool]
+        raise UsageError(f"--letor-tool {args.letor_tool} computes p@1..p@{k}, "
+                         f"ndcg@1..ndcg@{k} and map, not {', '.join(unknown)}")
     return {m: every[m] for m in names}
 
 
@@ -801,11 +802,13 @@ def _parser():
     e.add_argument("--query-file", help="group sizes for a file without qid")
     e.add_argument("--per-query", action="store_true", help="one row per query")
     e.add_argument("--json", action="store_true", help="print JSON")
-    e.add_argument("--letor-tool", action="store_true",
-                   help="score as LETOR 3.0's Eval-Score-3.0.pl, which produced the published "
+    e.add_argument("--letor-tool", nargs="?", const="3.0", choices=["3.0", "4.0"],
+                   metavar="VERSION",
+                   help="score as LETOR's Eval-Score-VERSION.pl (3.0, the default, for "
+                        "OHSUMED; 4.0 for MQ2007/MQ2008), which produced the published "
                         "numbers on its folds: ranks 1 and 2 undiscounted then 1/log2(rank), "
-                        "ties in file order, P@k and NDCG@k of a query shorter than k count "
-                        "0 (metrics p@1..16, ndcg@1..16, map)")
+                        "ties in file order, NDCG@k of a query shorter than k counts 0 "
+                        "(metrics p@1..16 for 3.0 or p@1..10 for 4.0, ndcg@ the same, map)")
     _common(e)
     e.set_defaults(func=cmd_evaluate)
 

@@ -68,9 +68,15 @@ def test_evaluate_as_the_letor_tool(files, capsys):
     data = dfrank.load_svmlight(graded)
     want = dfrank.evaluate_letor(dfrank.LinearRanker.load(model).predict(data), data)
     assert json.loads(out) == pytest.approx({"ndcg@10": want["ndcg@10"], "p@16": want["p@16"]})
-    code, _, err = run(["evaluate", model, graded, "--letor-tool", "--metric", "err@10",
-                        "--quiet"], capsys)
-    assert code == 2 and "not err@10" in err
+    code, out, err = run(["evaluate", model, graded, "--letor-tool", "4.0", "--metric", "p@10",
+                          "--json", "--quiet"], capsys)
+    assert code == 0, err
+    four = dfrank.evaluate_letor(dfrank.LinearRanker.load(model).predict(data), data,
+                                 version="4.0")
+    assert json.loads(out) == pytest.approx({"p@10": four["p@10"]})
+    code, _, err = run(["evaluate", model, graded, "--letor-tool", "4.0", "--metric", "p@16",
+                        "--metric", "err@10", "--quiet"], capsys)
+    assert code == 2 and "4.0 computes p@1..p@10" in err and "not p@16, err@10" in err
     code, _, err = run(["evaluate", model, graded, "--letor-tool", "--ties", "stable",
                         "--quiet"], capsys)
     assert code == 2 and "drop --ties" in err

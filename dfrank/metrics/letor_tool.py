@@ -1,21 +1,24 @@
-"""P@k, NDCG@k and MAP as LETOR 3.0's evaluation tool (Eval-Score-3.0.pl) computes them.
+"""P@k, NDCG@k and MAP as LETOR's evaluation tools (Eval-Score-3.0.pl, Eval-Score-4.0.pl)
+compute them.
 
-The LETOR 3.0 baselines and papers that report on its folds (OHSUMED, TD2003/2004, ...)
-were scored by that script, whose conventions differ from dfrank's metrics:
+The LETOR baselines and the papers that report on LETOR's folds (OHSUMED and TD2003/2004
+of LETOR 3.0, MQ2007/MQ2008 of LETOR 4.0) were scored by these scripts, whose conventions
+differ from dfrank's metrics:
 
 * DCG discounts rank r by 1 / log2(r) from rank 3 on; ranks 1 and 2 are not discounted
   (dfrank, RankLib and trec_eval: 1 / log2(1 + r) from rank 1). Gains are 2^l - 1 for the
-  labels 0, 1 and 2, the only ones its tables define; a document is relevant if l >= 1.
+  labels 0, 1 and 2, the only ones their tables define; a document is relevant if l >= 1.
 * Documents with equal scores keep their order in the data (the file's order).
-* NDCG@k and P@k of a query with fewer than k documents count 0 in the mean (the script
-  leaves them undefined and sums only what is defined); NDCG@k is 0 where the ideal DCG@k
-  is 0, and AP is 0 for a query with no relevant document.
-* Every query weighs the same; k runs from 1 to 16, as the script prints.
+* NDCG@k of a query with fewer than k documents counts 0 in the mean (the scripts leave it
+  undefined and sum only what is defined); so does P@k in 3.0, while 4.0 counts the missing
+  ranks as irrelevant (hits / k). NDCG@k is 0 where the ideal DCG@k is 0, and AP is 0 for
+  a query with no relevant document.
+* Every query weighs the same; k runs from 1 to 16 (3.0) or 10 (4.0), as the scripts print.
 
 The measures here are computed by numpy over the whole flat layout (one sort, one sum per
 cut-off), not by the metric kernels: they serve comparisons with published numbers, not
 optimization, and are checked in ``tests/test_letor_tool.py`` against a per-query port of
-the script's rules.
+the scripts' rules.
 """
 
 import numpy as np
@@ -25,12 +28,12 @@ from .evaluation import check_scores
 
 __all__ = ["evaluate_letor", "MAX_CUTOFF"]
 
-MAX_CUTOFF = 16   # the script's iMaxPosition
+MAX_CUTOFF = {"3.0": 16, "4.0": 10}   # the scripts' iMaxPosition
 GRADES = (0, 1, 2)
 
 
-def evaluate_letor(scores, data, *, per_query=False):
-    """The LETOR 3.0 tool's measures of one score per document.
+def evaluate_letor(scores, data, *, version="3.0", per_query=False):
+    """The measures of LETOR's evaluation tool of ``version`` for one score per document.
 
     Parameters
     ----------
@@ -38,15 +41,20 @@ def evaluate_letor(scores, data, *, per_query=False):
         Higher is better; ties keep the documents' order in ``data``.
     data : RankingData
         Labels must be 0, 1 or 2.
+    version : {"3.0", "4.0"}
+        The tool of the LETOR release the data comes from (OHSUMED: 3.0; MQ2007 and
+        MQ2008: 4.0).
     per_query : bool
         Return each query's values instead of their means.
 
     Returns
     -------
     dict
-        ``"p@1"`` .. ``"p@16"``, ``"ndcg@1"`` .. ``"ndcg@16"`` and ``"map"``: floats, or
-        arrays of one value per query with ``per_query``.
+        ``"p@1"`` .. ``"p@K"``, ``"ndcg@1"`` .. ``"ndcg@K"`` (K = 16 for 3.0, 10 for 4.0)
+        and ``"map"``: floats, or arrays of one value per query with ``per_query``.
     """
+    if version not in MAX_CUTOFF:
+        raise ValueError(f"version must be one of {sorted(MAX_CUTOFF)}, got {version!r}")
     if not isinstance(data, RankingData):
         raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
     s = check_scores(scores, data)
@@ -54,7 +62,7 @@ def evaluate_letor(scores, data, *, per_query=False):
     bad = np.flatnonzero(~np.isin(y, GRADES))
     if len(bad):
         raise ValueError(f"label {y[bad[0]]:g} of document {bad[0]} (query "
-                         f"{data.qids[_query_of(data)[bad[0]]]}): the LETOR 3.0 tool "
+                         f"{data.qids[_query_of(data)[bad[0]]]}): LETOR's tools "
                          "defines gains for the labels 0, 1 and 2 only")
     q = _query_of(data)
     n_q, sizes = data.n_queries, np.diff(data.qptr)
@@ -66,11 +74,11 @@ def evaluate_letor(scores, data, *, per_query=False):
     deep = pos >= 2
     discount[deep] = np.log(2.0) / np.log(pos[deep] + 1.0)
     out = {}
-    for k in range(1, MAX_CUTOFF + 1):
+    for k in range(1, MAX_CUTOFF[version] + 1):
         top = pos < k
         full = sizes >= k
         hits = np.bincount(q, weights=(ranked >= 1) & top, minlength=n_q)
-        out[f"p@{k}"] = np.where(full, hits / k, 0.0)
+        out[f"p@{k}"] = hits / k if version == "4.0" else np.where(full, hits / k, 0.0)
         dcg = np.bincount(q, weights=(2.0 ** ranked - 1.0) * discount * top, minlength=n_q)
         best = np.bincount(q, weights=(2.0 ** ideal - 1.0) * discount * top, minlength=n_q)
         out[f"ndcg@{k}"] = np.where(full & (best > 0), dcg / np.where(best > 0, best, 1.0),
