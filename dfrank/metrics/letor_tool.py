@@ -1,9 +1,9 @@
 """P@k, NDCG@k and MAP as LETOR's evaluation tools (Eval-Score-3.0.pl, Eval-Score-4.0.pl)
 compute them.
 
-The LETOR baselines and the papers that report on LETOR's folds (OHSUMED and TD2003/2004
-of LETOR 3.0, MQ2007/MQ2008 of LETOR 4.0) were scored by these scripts, whose conventions
-differ from dfrank's metrics:
+The LETOR baselines on LETOR's folds (OHSUMED and TD2003/2004 of LETOR 3.0, MQ2007/MQ2008
+of LETOR 4.0) were scored by these scripts, and papers reporting on those folds commonly
+use them too. Their conventions differ from dfrank's metrics:
 
 * DCG discounts rank r by 1 / log2(r) from rank 3 on; ranks 1 and 2 are not discounted
   (dfrank, RankLib and trec_eval: 1 / log2(1 + r) from rank 1). Gains are 2^l - 1 for the
