@@ -107,7 +107,7 @@ def test_hand_computed_query():
     assert "p@11" in out and "p@11" not in four
 
 
-def test_differs_from_dfranks_ndcg_only_by_the_discount_and_ties():
+def test_rank_two_is_not_discounted_unlike_dfranks_ndcg():
     data = dfrank.RankingData.from_arrays(np.zeros((3, 1)), [0, 1, 2], [1, 1, 1])
     scores = np.array([3.0, 2.0, 1.0])                   # worst first, no ties
     letor = evaluate_letor(scores, data)["ndcg@3"]
@@ -122,7 +122,7 @@ def test_bad_input_is_named():
     ok = dfrank.RankingData.from_arrays(np.zeros((2, 1)), [0, 1], [5, 5])
     with pytest.raises(ValueError, match="finite"):
         evaluate_letor([1.0, np.nan], ok)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one per document"):
         evaluate_letor([1.0], ok)
     with pytest.raises(TypeError, match="RankingData"):
         evaluate_letor([1.0, 2.0], None)
