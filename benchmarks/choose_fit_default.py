@@ -41,7 +41,7 @@ from _common import (LETOR_FOLDS, LOAD_HEADER, LOAD_NOTE, letor_folds,  # noqa: 
 
 import dfrank  # noqa: E402
 from dfrank.metrics.evaluation import evaluate_linear  # noqa: E402
-from dfrank.smoothed import feature_scale  # noqa: E402
+from dfrank.smoothed import feature_scale, mean_direction  # noqa: E402
 
 ES = "es, 10 runs of 4,000"
 SMOOTHED = "es smoothed by 8 perturbations, 10 runs of 16,000"
@@ -95,9 +95,7 @@ class Runs:
 
     def averaged(self, runs):
         """Weights whose direction is the mean unit standardized weights of ``runs``."""
-        units = [self.weights[i] * self.scale / np.linalg.norm(self.weights[i] * self.scale)
-                 for i in runs]
-        return np.mean(units, axis=0) / self.scale
+        return mean_direction([self.weights[i] for i in runs], self.scale)
 
 
 def rule_weights(runs, rule, h):

@@ -751,9 +751,10 @@ def _parser():
                               "      --metric ndcg@10 -o model.json\n"
                               "  dfrank fit Fold1/train.txt.gz --strategy ca --restarts 5 "
                               "-o model.json\n\nWith --valid, the validation metric is "
-                              "reported, and es and ca keep their best restart on it.\nCtrl-C stops the run and keeps "
-                              "the best point found so far.\nLong runs: add --checkpoint "
-                              "run.ckpt; after a crash, the same command with\n--resume "
+                              "reported, and es and ca keep their best restart on it.\n"
+                              "Ctrl-C stops the run and keeps the best point found so far.\n"
+                              "Long runs: add --checkpoint run.ckpt; after a crash, the same "
+                              "command with\n--resume "
                               "run.ckpt finishes it with the result of an uninterrupted run.")
     _data_arguments(f, "validation file (chooses among restarts)", "test file (only reported)")
     f.add_argument("--metric", default="ndcg@10", help="metric to maximize (default ndcg@10)")

@@ -23,7 +23,7 @@ from .data import RankingData
 from .metrics import _smoothed
 from .metrics.evaluation import bind_metric
 
-__all__ = ["SmoothedMetric", "KINDS", "feature_scale", "ridge_start"]
+__all__ = ["SmoothedMetric", "KINDS", "feature_scale", "ridge_start", "mean_direction"]
 
 KINDS = {"approx_ndcg": _smoothed.APPROX_NDCG, "approx_ap": _smoothed.APPROX_AP,
          "smooth_ndcg": _smoothed.SMOOTH_NDCG, "smooth_ap": _smoothed.SMOOTH_AP}
@@ -119,6 +119,17 @@ def feature_scale(data):
         sc[~(sc > 0)] = 1.0
         data.derived.feature_scale = sc
     return sc
+
+
+def mean_direction(weights, scale):
+    """Weights whose direction is the mean of the unit standardized ``weights``
+    (u = w * scale / ||w * scale||): one linear ranker averaging several, each counted
+    once whatever its norm. None when the mean is zero."""
+    units = [w * scale / np.linalg.norm(w * scale) for w in weights]
+    mean = np.mean(units, axis=0)
+    if not np.any(mean != 0):
+        return None
+    return mean / scale
 
 
 def ridge_start(data, ridge=1e-3):

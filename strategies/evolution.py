@@ -20,7 +20,7 @@ searched in its unit cube (clipped), any other simplex objective through z / sum
 import numpy as np
 
 from dfrank.registry import Strategy, register
-from dfrank.smoothed import feature_scale, ridge_start
+from dfrank.smoothed import feature_scale, mean_direction, ridge_start
 from dfrank.spaces import Simplex
 
 from ._common import check_choice, check_float, check_int, cube_to_space
@@ -170,13 +170,10 @@ class IPOPCMAES(Strategy):
         weights, as a point of the simplex."""
         if self.ensemble != "average" or not points:
             return None
-        scale = feature_scale(objective.data)
         space = objective.space
-        units = [space.to_weights(p) * scale for p in points]
-        mean = np.mean([u / np.linalg.norm(u) for u in units], axis=0)
-        if not np.any(mean != 0):
-            return None
-        return space.from_weights(mean / scale)
+        w = mean_direction([space.to_weights(p) for p in points],
+                           feature_scale(objective.data))
+        return None if w is None else space.from_weights(w)
 
     def _values(self, objective, codec, rng, X, centre):
         """The generation's values at the rows of X: the metric, or with ``smoothing``
