@@ -36,6 +36,7 @@ def __getattr__(name):
         return DirectRanker
     raise AttributeError(f"module 'dfrank' has no attribute {name!r}")
 
+
 __all__ = ["evaluate", "maximize", "compare", "Comparison", "significance", "fuse",
            "FusionResult", "tune", "TuneResult", "TuneError",
            "metrics", "datasets", "callbacks", "LinearRanker", "Result", "RankingData",

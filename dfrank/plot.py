@@ -219,4 +219,3 @@ def comparison(cmp, path=None, title=None, points=200):
     fig.suptitle(title or f"{cmp.metric}: median over seeds, quartile bands"
                  + (f" (budget {' / '.join(budget)})" if budget else ""))
     return _save(fig, path)
-

@@ -53,8 +53,8 @@ PUBLISHED = {  # OHSUMED test averages over the 5 folds
         "RankPSO (Alejo et al. 2010)": {"p@1": .672, "p@5": .579, "p@10": .506},
     },
 }
-DEFAULT_STRATEGIES = ["fit", "ca", "fdsa", "pso", "random", "approx_ndcg", "approx_ap", "smooth_ndcg",
-                      "smooth_ap"]
+DEFAULT_STRATEGIES = ["fit", "ca", "fdsa", "pso", "random", "approx_ndcg", "approx_ap",
+                      "smooth_ndcg", "smooth_ap"]
 OPTIONS = {"ca": dict(restarts=5), "coordinate_ascent": dict(restarts=5),
            "fdsa": dict(restarts=5), "steepest_ascent": dict(restarts=5),
            "pso": dict(), "random": dict()}

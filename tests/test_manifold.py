@@ -7,7 +7,6 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
-import dfrank
 from dfrank import Box, Simplex
 
 from .reference import rank

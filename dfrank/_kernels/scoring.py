@@ -60,8 +60,6 @@ def dot_block(XT, rows, w, lo, hi, acc):
         j += 1
 
 
-
-
 @functools.lru_cache(maxsize=None)
 def all_rows(d):
     """``rows`` for :func:`dot_block` reading all ``d`` features."""

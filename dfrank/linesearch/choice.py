@@ -1,7 +1,7 @@
 """The line search's last stage: a point from the profile of a line, by the ``"best"`` or
 the ``"plateau"`` rule (:func:`choose`), kept away from the hazards of tied meetings
-(:meth:`~dfrank.linesearch.LineProfile.safe_point`). The kernels below pick the interval; :func:`choose` turns it into a
-:class:`~dfrank.linesearch.LineResult`."""
+(:meth:`~dfrank.linesearch.LineProfile.safe_point`). The kernels below pick the interval;
+:func:`choose` turns it into a :class:`~dfrank.linesearch.LineResult`."""
 
 import numpy as np
 from numba import njit

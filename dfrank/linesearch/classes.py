@@ -41,7 +41,6 @@ class LineClasses:
         return cls(c.astype(np.int64).ravel(), len(values), gain, gain / bound.norm,
                    (values >= m.rel_threshold).astype(np.int64), bound.disc)
 
-
     def for_line(self, bound, s0, u):
         """The classes of one line under ``ties="expected"``.
 

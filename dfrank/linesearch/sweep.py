@@ -39,6 +39,7 @@ _ONE = np.uint64(1)  # unsigned index arithmetic (numba wraps negative signed in
 # (see _scale). Table lookups cast their index to np.uint64, which numba does not test for
 # a negative value (the sweep's hot loop, below).
 
+
 @njit(cache=True, inline="always")
 def _above(C, S, x, l, L):
     """Documents of class l (not row x's own) above row x. With two classes that is all

@@ -99,8 +99,9 @@ def _top_k_heap(s, y, lo, hi, n, ties, out):
 @njit(cache=True, inline="always")
 def _rows_above(ss, yy, i, sign):
     """The number of rows ranked above row ``i`` of one query's scores ``ss`` and labels
-    ``yy`` under :func:`better` (with the policy's ``sign``): one branch-free expression (``r += 1 if c else 0``, ``|`` and ``&``) over slices
-    indexed from 0 (no negative-index check), which vectorizes."""
+    ``yy`` under :func:`better` (with the policy's ``sign``): one branch-free expression
+    (``r += 1 if c else 0``, ``|`` and ``&``) over slices indexed from 0 (no negative-index
+    check), which vectorizes."""
     si = ss[i]
     yi = sign * yy[i]
     r = 0

@@ -540,4 +540,3 @@ def _columns(cuts):
             col[f"{fam}_{k}"] = c
             c += 1
     return col
-
