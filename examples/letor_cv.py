@@ -20,7 +20,10 @@ differently (ranks 1 and 2 undiscounted, then 1/log2(rank)), whose ties keep the
 order, and which count NDCG@k of a query with fewer than k documents as 0 (half of
 MQ2008's queries); so each set gets a second table, every row scored as its release's tool
 scores (``dfrank.evaluate_letor``: 3.0 for OHSUMED, 4.0 for MQ2008), and the published rows
-sit there.
+sit there. Last, each method is compared with the first one query by query (a paired
+randomization test on the test queries of the 5 folds together, each query's --metric
+averaged over the seeds), which says how large a difference these few queries can tell
+apart.
 """
 
 import argparse
@@ -120,11 +123,11 @@ def main():
             if not all(os.path.exists(p) for p in paths):
                 sys.exit(f"letor_cv: missing {paths}")
             folds.append([dfrank.load_svmlight(p) for p in paths])
-        summary, as_tool = [], []
+        summary, as_tool, per_query = [], [], {}
         for method in methods:
-            by_seed, secs = [], []
+            by_seed, secs, queries = [], [], []
             for seed in range(args.seeds):
-                per_fold = []
+                per_fold, seed_queries = [], []
                 for train, vali, test in folds:
                     if method == "lambdamart":
                         score, s = lambdamart(train, vali, args.metric, seed)
@@ -135,8 +138,11 @@ def main():
                     tool = dfrank.evaluate_letor(scores, test, version=TOOL[name])
                     values.update({f"tool {m}": tool[m] for m in REPORT})
                     per_fold.append(values)
+                    seed_queries.append(dfrank.evaluate(scores, test, args.metric,
+                                                        per_query=True))
                     secs.append(s)
                 by_seed.append({m: np.mean([v[m] for v in per_fold]) for m in per_fold[0]})
+                queries.append(np.concatenate(seed_queries))
                 if args.per_fold:
                     rows = [[f"fold {i + 1}"] + [f"{v[m]:.4f}" for m in REPORT]
                             for i, v in enumerate(per_fold)]
@@ -145,6 +151,7 @@ def main():
             med = {m: np.median([v[m] for v in by_seed]) for m in by_seed[0]}
             label = {"fit": "dfrank fit (defaults)", "lambdamart": "LightGBM LambdaMART"}
             row = label.get(method, f"dfrank {method}")
+            per_query[row] = np.mean(queries, axis=0)
             took = f"{np.median(secs):.1f} s"
             summary.append([row] + [f"{med[m]:.4f}" for m in REPORT] + [took])
             as_tool.append([row] + [f"{med['tool ' + m]:.4f}" for m in REPORT] + [took])
@@ -158,6 +165,25 @@ def main():
               f"scores (Eval-Score-{TOOL[name]}.pl: its NDCG discount, ties in file order, "
               "short queries' NDCG@k 0), as the published numbers were")
         print(format_table(as_tool, ["method"] + REPORT + ["train time"]))
+        print_paired(name, args.metric, per_query)
+
+
+def print_paired(name, metric, per_query):
+    """Each method against the first, query by query: mean difference, its 95% bootstrap
+    interval and the randomization test's p-value."""
+    (first, a), *others = per_query.items()
+    if not others:
+        return
+    rows = []
+    for row, b in others:
+        r = dfrank.significance(a, b)
+        rows.append([row, f"{r.mean_difference:+.4f}", f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]",
+                     f"{r.p_value:.3g}"])
+    se = a.std(ddof=1) / np.sqrt(len(a))
+    print(f"\n{name}: {first} against each method on the {len(a)} test queries, {metric} "
+          f"averaged over the seeds\n(paired randomization test; standard error of "
+          f"{first}'s mean: {se:.4f})")
+    print(format_table(rows, ["method", f"{first} - method", "95% interval", "p"]))
 
 
 if __name__ == "__main__":
