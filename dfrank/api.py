@@ -191,6 +191,7 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
     done = sorted(restored, key=lambda r: r.index)
     bar = _progress_bar(progress, n_tasks, len(done), strat.label)
     evals_before = [sum(r.n_evals for r in done)]
+    best_done = [max((r.value for r in done), default=-np.inf)]
 
     def snapshot(current=None):
         rs = done + ([current] if current is not None else [])
@@ -201,7 +202,7 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
 
     def listener(obj):
         if bar is not None:
-            _bar_note(bar, evals_before[0] + obj.n_evals, obj.best_value)
+            _bar_note(bar, evals_before[0] + obj.n_evals, max(best_done[0], obj.best_value))
         if callback is not None:
             part = _partial(obj)
             key = None if part.point is None else part.point.tobytes()
@@ -225,12 +226,13 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
                              shared=(objective,)):
             done.append(res)
             evals_before[0] += res.n_evals
+            best_done[0] = max(best_done[0], res.value)
             if saver is not None and res.status not in ("stopped", "interrupted"):
                 saver.finished(res.index)
                 saver.write(done)
             if bar is not None:
                 bar.update(1)
-                _bar_note(bar, evals_before[0], max(r.value for r in done))
+                _bar_note(bar, evals_before[0], best_done[0])
             if res.status in ("stopped", "interrupted"):
                 break
             if callback is not None and n_jobs_eff != 1:

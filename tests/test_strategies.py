@@ -328,3 +328,27 @@ def test_time_limit_with_a_million_restarts_stops_on_time(data):
                         n_samples=50)
     assert time.perf_counter() - t < 3.0
     assert r.interrupted and "of 1000000 restarts" in r.message
+
+
+def test_progress_bar_shows_the_best_value_of_all_restarts(data, monkeypatch):
+    # the running restart's best can be below a finished restart's value: the bar keeps
+    # the best of all
+    notes = []
+
+    class Bar:
+        def set_postfix_str(self, text, refresh=True):
+            notes.append(float(text.rsplit(" ", 1)[1]))
+
+        def update(self, n):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(dfrank.api, "_progress_bar", lambda *args: Bar())
+    r = dfrank.maximize(data, "ndcg@10", "random", restarts=6, budget=600, seed=2,
+                        progress=True)
+    running = [rr.trace["values"] for rr in r.restarts]
+    assert any(v[0] < max(w.max() for w in running[:i])
+               for i, v in enumerate(running) if i)      # the case arises here
+    assert notes == sorted(notes) and notes[-1] == pytest.approx(r.value, abs=5e-5)
