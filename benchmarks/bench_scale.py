@@ -8,8 +8,10 @@ query, float32, six decimals as in MSLR) is written as an SVMlight text file, th
 - the text load (float32) in a fresh process: wall time and peak memory (the growth of the
   process's peak resident set, reset just before the load) against the final arrays;
 - the binary cache: ``RankingData.save`` once, ``RankingData.load(mmap=True)`` after;
-- NDCG@10 of one weight vector, of a batch of 64, one exact line search, and one
-  coordinate-ascent sweep over all d + 1 = 137 simplex coordinates (exact line search);
+- NDCG@10 of one weight vector, of a batch of 64 (and the same batch with the queries in
+  as few groups as a LETOR-sized set gets, each group's features then beyond the cache),
+  one exact line search, and one coordinate-ascent sweep over all d + 1 = 137 simplex
+  coordinates (exact line search);
 - what ``dfrank fit`` costs here: one whole run of its default (``smoothed_es``, 16,000
   evaluations) and of ``es`` (4,000), timed, times the 10 runs each makes by default.
 Times are medians of three where it is cheap enough to repeat.
@@ -32,6 +34,7 @@ from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_now,  # noqa: E402
 
 import dfrank  # noqa: E402
 from dfrank.io import save_svmlight  # noqa: E402
+from dfrank.metrics import bound  # noqa: E402
 from dfrank.objective import LinearObjective  # noqa: E402
 
 LOAD_SCRIPT = r"""
@@ -135,6 +138,15 @@ def main():
     batch = median3(lambda i: obj.batch(pts[64 * i:64 * (i + 1)]))
     rows.append(["one batch of 64 weight vectors", f"{batch:.2f} s",
                  f"{batch / 64 * 1e3:.0f} ms per vector ({one * 64 / batch:.1f}x)"])
+    loads.append(load_cell(load_now()))
+    chunks = bound._chunks()
+    n_groups = obj.bound._n_groups(obj.XT, obj.rows, chunks)
+    saved = bound._GROUP_BYTES
+    bound._GROUP_BYTES = 1 << 62       # as many groups as chunks, whatever their size
+    few = median3(lambda i: LinearObjective(data, args.metric).batch(pts[64 * i:64 * (i + 1)]))
+    bound._GROUP_BYTES = saved
+    rows.append([f"the same in {chunks} groups of queries, not {n_groups}", f"{few:.2f} s",
+                 f"{few / batch:.1f}x the time: a group's features no longer fit in cache"])
     loads.append(load_cell(load_now()))
     dim = obj.space.dim
 

@@ -36,6 +36,25 @@ def test_batch_equals_loop_of_singles_exactly(metric, dtype):
                                      abs=1e-12 if dtype == np.float64 else 1e-2)
 
 
+
+@pytest.mark.parametrize("metric", ["ndcg@10", "map", "p@5", "ndcg"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_values_do_not_depend_on_the_groups_of_queries(metric, dtype, monkeypatch):
+    # web-sized sets are scored in more groups (one group's features fit in cache); a
+    # tiny group size makes one group per query here, and no value may change
+    import dfrank.metrics.bound as bound
+
+    data = planted(nq=40, m=25, d=7, dtype=dtype)
+    pts = LinearObjective(data, metric).space.sample(np.random.default_rng(2), 9)
+    default = LinearObjective(data, metric)
+    assert default.bound._n_groups(default.XT, default.rows, 16) == 16
+    before = default.batch(pts)
+    monkeypatch.setattr(bound, "_GROUP_BYTES", 64)
+    small = LinearObjective(data, metric)
+    assert small.bound._n_groups(small.XT, small.rows, 16) == data.n_queries
+    assert np.array_equal(small.batch(pts), before)
+    assert np.array_equal(np.array([small(p) for p in pts]), before)
+
 def test_budget_stops_exactly():
     data = planted()
     obj = LinearObjective(data, "ndcg@10", max_evals=10)

@@ -17,6 +17,10 @@ __all__ = ["BoundMetric"]
 
 _EMPTY_VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
 _ONE = np.ones((1, 1))
+# The features of one group of queries, at most: half of a 1 MiB L2 cache (one core's on
+# this machine kind), so that the points of a batch, which score a group one after the
+# other, read its features from cache rather than from memory.
+_GROUP_BYTES = 1 << 19
 
 
 def _chunks():
@@ -141,8 +145,9 @@ class BoundMetric:
             _drivers.batch_custom(m.fn, XT, rows, W, self.qptr, self.y, m.k, self.tie_code,
                                   chunks, out)
         else:
-            groups = self.groups(chunks)
-            fscr, iscr = self._buffers(max(1, min(P * (len(groups) - 1), chunks)), chunks)
+            n_groups = self._n_groups(XT, rows, chunks)
+            groups = self.groups(n_groups)
+            fscr, iscr = self._buffers(max(1, min(P * (len(groups) - 1), chunks)), n_groups)
             # looked up at each call, never kept on the object: a dispatcher pickled to a
             # worker process is rebuilt there without its disk cache and compiles anew
             run = _background.entry_point(m.code, self.tie_code, XT.dtype)
@@ -151,16 +156,23 @@ class BoundMetric:
                 self.empty_value, fscr, iscr, out)
         return out
 
-    def _buffers(self, nc, chunks):
+    def _n_groups(self, XT, rows, chunks):
+        """Groups of an evaluation over ``XT`` reading ``rows``: ``chunks`` (for load
+        balance), or more where one group's features would not fit in ``_GROUP_BYTES``
+        (web-sized sets); never more than the queries."""
+        need = (int(self.qptr[-1]) * len(rows) * XT.itemsize) // _GROUP_BYTES + 1
+        return int(max(chunks, min(need, self.n_queries)))
+
+    def _buffers(self, nc, n_groups):
         """Each chunk's scratch, one row per chunk: floats (2 max_m for the kernels, then
-        the scores of the largest group) and integers (2 max_m + 1). Kept from call to
-        call: the kernels allocating their own cost 17% of a single evaluation on MQ2008
-        (471 queries), measured side by side."""
+        the scores of the largest of ``n_groups`` groups) and integers (2 max_m + 1). Kept
+        from call to call: the kernels allocating their own cost 17% of a single
+        evaluation on MQ2008 (471 queries), measured side by side."""
         scr = self._scratch.get()
-        bufs = scr.views.get((nc, chunks))
+        bufs = scr.views.get((nc, n_groups))
         if bufs is None:
-            bufs = scr.views[nc, chunks] = (
-                scr.get("f", (nc, 2 * self.max_m + self._group_docs[chunks])),
+            bufs = scr.views[nc, n_groups] = (
+                scr.get("f", (nc, 2 * self.max_m + self._group_docs[n_groups])),
                 scr.get("i", (nc, 2 * self.max_m + 1), np.int64))
         return bufs
 
