@@ -160,9 +160,11 @@ def main():
     t = time.perf_counter()
     r = dfrank.maximize(obj, strategy="ca", restarts=1, max_sweeps=1, seed=0)
     sweep = time.perf_counter() - t
+    kept = data.derived.coordinate_lines
+    kept_mb = sum(u.nbytes + order.nbytes for u, order in kept.values()) / 2**20
     rows.append([f"one coordinate-ascent sweep ({dim} coordinates)", f"{sweep:.1f} s",
                  f"{args.metric} {r.value:.4f} after it (random point: "
-                 f"{obj(pts[-1]):.4f})"])
+                 f"{obj(pts[-1]):.4f}); {len(kept)} lines kept ({kept_mb:.0f} MiB)"])
     loads.append(load_cell(load_now()))
     for name in ("smoothed_es", "es"):
         t = time.perf_counter()

@@ -28,6 +28,12 @@ __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective"
            "line_search_cost",
            "FunctionObjective", "make_objective", "check_budget"]
 
+# The coordinate lines kept with a dataset, in bytes at most: all of them up to about
+# 100,000 documents x 137 coordinates (LETOR's sets: 7 MB), a part of them on web-sized
+# sets (1,000,000 x 137 would keep 2.2 GB), where a line's sort costs little beside its
+# search anyway.
+LINE_CACHE_BYTES = 1 << 28
+
 
 class BudgetExhausted(Exception):
     """The evaluation or time budget ran out; carries the best point found so far."""
@@ -323,16 +329,21 @@ class LinearObjective(Objective):
     def _coordinate_line(self, j):
         """``(u, rows sorted by u within each query)`` along simplex coordinate j, computed
         once per coordinate and kept with the data (a coordinate ascent searches each
-        coordinate many times; the scores' product is then made for one vector, not two)."""
-        line = self.data.derived.coordinate_lines.get(j)
+        coordinate many times; the scores' product is then made for one vector, not two)
+        while the kept lines stay within ``LINE_CACHE_BYTES``; the lines beyond it (web-sized
+        sets, 16 bytes a document each) are computed at each use."""
+        lines = self.data.derived.coordinate_lines
+        line = lines.get(j)
         if line is None:
             if j < self.XT.shape[0]:  # feature j itself, in float64 (+ 0.0: as the
                 u = self.XT[j].astype(np.float64) + 0.0  # product turns -0.0 into 0.0)
             else:  # the augmented coordinate: w = -1 for every feature
                 u = linear_scores(self.XT, self.space.direction_to_weights(
                     np.eye(self.space.dim)[j]), self.rows)
-            line = self.data.derived.coordinate_lines[j] = \
-                (u, sort_within_queries(u, self.data.qptr))
+            line = (u, sort_within_queries(u, self.data.qptr))
+            size = u.nbytes + line[1].nbytes
+            if sum(a.nbytes + b.nbytes for a, b in lines.values()) + size <= LINE_CACHE_BYTES:
+                lines[j] = line
         return line
 
     def flat_coordinates(self):

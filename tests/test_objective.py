@@ -236,3 +236,18 @@ def test_function_objective():
         obj([0.5, 0.5])
     with pytest.raises(ValueError, match="finite"):
         FunctionObjective(lambda x: np.nan, Box([0], [1]))([0.5])
+
+
+def test_coordinate_lines_kept_within_the_cache_bound(monkeypatch):
+    import dfrank.objective as objective
+
+    data = planted(nq=30, m=20, d=6)
+    kept = dfrank.maximize(data, "ndcg@10", "ca", restarts=2, seed=4)
+    assert len(data.derived.coordinate_lines) == data.n_features + 1
+    line_bytes = 16 * data.n_docs                  # u (float64) and its sorted rows (int64)
+    for cap, n_kept in ((0, 0), (2 * line_bytes + 1, 2)):
+        monkeypatch.setattr(objective, "LINE_CACHE_BYTES", cap)
+        fresh = planted(nq=30, m=20, d=6)
+        r = dfrank.maximize(fresh, "ndcg@10", "ca", restarts=2, seed=4)
+        assert len(fresh.derived.coordinate_lines) == n_kept
+        assert r.value == kept.value and np.array_equal(r.point, kept.point)
