@@ -143,8 +143,11 @@ def main():
     n_groups = obj.bound._n_groups(obj.XT, obj.rows, chunks)
     saved = bound._GROUP_BYTES
     bound._GROUP_BYTES = 1 << 62       # as many groups as chunks, whatever their size
-    few = median3(lambda i: LinearObjective(data, args.metric).batch(pts[64 * i:64 * (i + 1)]))
-    bound._GROUP_BYTES = saved
+    try:
+        few = median3(lambda i: LinearObjective(data, args.metric).batch(
+            pts[64 * i:64 * (i + 1)]))
+    finally:
+        bound._GROUP_BYTES = saved
     rows.append([f"the same in {chunks} groups of queries, not {n_groups}", f"{few:.2f} s",
                  f"{few / batch:.1f}x the time: a group's features no longer fit in cache"])
     loads.append(load_cell(load_now()))

@@ -59,12 +59,12 @@ def evaluate_letor(scores, data, *, version="3.0", per_query=False):
         raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
     s = check_scores(scores, data)
     y = data.y
+    q = np.repeat(np.arange(data.n_queries), np.diff(data.qptr))   # each document's query
     bad = np.flatnonzero(~np.isin(y, GRADES))
     if len(bad):
         raise ValueError(f"label {y[bad[0]]:g} of document {bad[0]} (query "
-                         f"{data.qids[_query_of(data)[bad[0]]]}): LETOR's tools "
-                         "defines gains for the labels 0, 1 and 2 only")
-    q = _query_of(data)
+                         f"{data.qids[q[bad[0]]]}): LETOR's tools define gains for the "
+                         "labels 0, 1 and 2 only")
     n_q, sizes = data.n_queries, np.diff(data.qptr)
     line = np.arange(len(s))
     pos = line - data.qptr[q]                       # 0-based rank within the query
@@ -85,10 +85,6 @@ def evaluate_letor(scores, data, *, version="3.0", per_query=False):
                                     0.0)
     out["map"] = _average_precision(ranked >= 1, q, data.qptr, pos)
     return out if per_query else {name: float(v.mean()) for name, v in out.items()}
-
-
-def _query_of(data):
-    return np.repeat(np.arange(data.n_queries), np.diff(data.qptr))
 
 
 def _average_precision(relevant, q, qptr, pos):
