@@ -6,41 +6,72 @@ OpenMP (GNU libgomp), idle workers spin for a while before they sleep; on a mach
 cores other processes also need, a spinning worker takes the core the work needs, and
 every parallel call waits a scheduler slice for a worker that lost its core.
 
-dfrank's default, documented in README ("Threads on a busy machine"):
+dfrank's default (docs/benchmarks.md, "Threads on a busy machine"):
 
-* TBB, when the ``tbb`` package is installed (a dependency of dfrank on x86-64): numba
-  tries it first on its own, and its workers steal work from one another, so a worker
-  that lost its core does not hold up the call;
-* otherwise OpenMP with ``OMP_WAIT_POLICY=PASSIVE`` (idle workers sleep at once).
+* TBB, when the ``tbb`` package is installed (a dependency of dfrank on x86-64). Its wheel
+  puts ``libtbb.so.12`` in the environment's ``lib/``, which the dynamic loader does not
+  search in a virtualenv, and numba's ``tbbpool`` extension carries no RPATH: numba would
+  fail to load it and fall back to OpenMP without a word. So the library is loaded here,
+  from where the wheel's file list says it is, before numba looks for it (the loader then
+  finds it by its soname);
+* otherwise (no ``tbb``, or a library that does not load) OpenMP with
+  ``OMP_WAIT_POLICY=PASSIVE`` (idle workers sleep at once).
 
 Any setting in the user's environment wins: ``NUMBA_THREADING_LAYER`` picks the layer,
 and ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` keep OpenMP's wait as the user set it.
 """
 
+import ctypes
 import os
+import sys
 
-__all__ = ["choose_defaults", "has_tbb"]
+__all__ = ["choose_defaults", "tbb_library", "load_tbb"]
+
+# the file numba's tbbpool links against, by platform (its soname)
+_TBB_FILES = {"linux": "libtbb.so.12", "darwin": "libtbb.12.dylib", "win32": "tbb12.dll"}
 
 
-def has_tbb():
-    """Whether the ``tbb`` package (the TBB runtime numba loads) is installed."""
-    from importlib.metadata import PackageNotFoundError, version
+def tbb_library():
+    """The path of the TBB runtime the ``tbb`` package installed, or None."""
+    from importlib.metadata import PackageNotFoundError, distribution
 
+    wanted = _TBB_FILES.get(sys.platform)
     try:
-        version("tbb")
+        dist = distribution("tbb")
     except PackageNotFoundError:
-        return False
-    return True
+        return None
+    for f in dist.files or ():
+        if f.name == wanted:
+            path = os.path.normpath(str(dist.locate_file(f)))
+            if os.path.exists(path):
+                return path
+    return None
 
 
-def choose_defaults(environ=os.environ):
-    """Set OpenMP's passive wait when numba will fall back to OpenMP and the user chose
-    nothing; returns what was set (a dict, empty when nothing was)."""
-    if environ.get("NUMBA_THREADING_LAYER", "").strip() not in ("", "default"):
+def load_tbb():
+    """Load the TBB runtime into the process so that numba's ``tbbpool`` finds it; the
+    path loaded, or None where there is none or it does not load."""
+    path = tbb_library()
+    if path is None:
+        return None
+    try:
+        ctypes.CDLL(path, mode=getattr(ctypes, "RTLD_GLOBAL", 0))
+    except OSError:
+        return None
+    return path
+
+
+def choose_defaults(environ=os.environ, load=load_tbb):
+    """Make TBB loadable, or set OpenMP's passive wait where numba will fall back to OpenMP
+    and the user chose nothing; returns what was done (a dict, empty when nothing was)."""
+    layer = environ.get("NUMBA_THREADING_LAYER", "").strip().lower()
+    if layer in ("omp", "workqueue"):
         return {}
-    if has_tbb():
-        return {}
-    if "OMP_WAIT_POLICY" in environ or "GOMP_SPINCOUNT" in environ:
+    tbb = load()   # for numba's default and for the layers that may take TBB
+    if tbb is not None:
+        return {"tbb": tbb}
+    if layer not in ("", "default") or "OMP_WAIT_POLICY" in environ \
+            or "GOMP_SPINCOUNT" in environ:
         return {}
     environ["OMP_WAIT_POLICY"] = "PASSIVE"
     return {"OMP_WAIT_POLICY": "PASSIVE"}
