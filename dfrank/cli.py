@@ -462,11 +462,18 @@ def cmd_trec_eval(args):
 
 
 def cmd_export(args):
+    from .export import ExportError
     from .result import LinearRanker
 
     _outputs_writable(args, "output")
     model = LinearRanker.load(args.model)
-    text = model.export(args.output, args.format, _names_arg(args.names))
+    names, lines = _names_arg(args.names)
+    try:
+        text = model.export(args.output, args.format, names)
+    except ExportError as e:
+        if lines is None or e.index is None:
+            raise
+        raise UsageError(f"{args.names}, line {lines[e.index]}: {e}") from None
     if args.output:
         print(f"{args.format} model written to {args.output}")
     else:
@@ -476,13 +483,15 @@ def cmd_export(args):
 
 def _names_arg(value):
     """--names: a file with one name per line (blank lines and # comments skipped), or
-    names separated by commas."""
+    names separated by commas. Returns (names, the file's line of each name or None)."""
     if value is None:
-        return None
+        return None, None
     if os.path.isfile(value):
-        with open(value) as f:
-            return [ln.strip() for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
-    return [n.strip() for n in value.split(",")]
+        with open(value, encoding="utf-8-sig") as f:
+            kept = [(i, ln.strip()) for i, ln in enumerate(f, 1)
+                    if ln.strip() and not ln.lstrip().startswith("#")]
+        return [n for _, n in kept], [i for i, _ in kept]
+    return [n.strip() for n in value.split(",")], None
 
 
 def _param_specs(args, model):

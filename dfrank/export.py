@@ -40,6 +40,7 @@ exported as a fusion that ranks differently.
 
 import json
 import math
+import re
 
 import numpy as np
 
@@ -56,11 +57,47 @@ FUSION_TARGETS = ("ranx", "opensearch", "elasticsearch")
 
 
 class ExportError(ValueError):
-    """A model or fusion that the target system cannot apply as learned."""
+    """A model or fusion that the target system cannot apply as learned. ``index`` is the
+    position of the feature whose name was refused (None for anything else), so that a
+    caller that read the names from a file can name its line."""
+
+    def __init__(self, message, index=None):
+        super().__init__(message)
+        self.index = index
 
 
-def _refuse(target, why):
-    raise ExportError(f"cannot export to {target}: {why}")
+def _refuse(target, why, index=None):
+    raise ExportError(f"cannot export to {target}: {why}", index)
+
+
+# A Vespa rank-feature reference, as the ranking-expression reference and the feature-name
+# parser define it, restricted to what a rank expression reads as one atom: name,
+# name(args) or name(args).output, a name and an output being identifiers (an output may be
+# dotted) and an argument an identifier (dotted: a struct field), a number or a quoted
+# string (no quote, backslash or control character unescaped)
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_ARG = (rf"(?:{_IDENT}(?:\.{_IDENT})*|[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+        r'|"(?:[^"\\\x00-\x1f\x7f]|\\["\\tnrf]|\\x[0-9a-fA-F]{2})*")')
+VESPA_FEATURE = re.compile(rf"{_IDENT}(?:\( *{_ARG}(?: *, *{_ARG})* *\))?(?:\.{_IDENT})*")
+VESPA_NAME = re.compile(_IDENT)
+_VESPA_SHAPE = ("a Vespa rank feature: name, name(args) or name(args).output, where a name "
+                "is letters, digits and _ (not starting with a digit) and an argument such a "
+                "name, a number or a quoted string, e.g. bm25(title), "
+                "attribute(popularity), fieldMatch(body).completeness, query(w)")
+
+
+def _check_name(target, j, name):
+    """Refuse a feature name that ``target``'s language would not read as one feature."""
+    if not name.strip():
+        _refuse(target, f"feature {j + 1} has an empty name", j)
+    if target == "vespa" and not VESPA_FEATURE.fullmatch(name):
+        _refuse(target, f"feature {j + 1}'s name {name!r} is not {_VESPA_SHAPE}", j)
+
+
+def _header_text(text):
+    """Text from a model's metadata made safe for one RankLib header line: characters that
+    could end the line (or are not printable) become '?'."""
+    return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
 def fusion_export(result, target):
@@ -119,8 +156,11 @@ def _names_of(ranker, names, target):
         out = [str(n) for n in names]
         if len(out) != len(ids):
             _refuse(target, f"{len(out)} names for {len(ids)} features")
+    for j, name in enumerate(out):
+        _check_name(target, j, name)
     if len(set(out)) != len(out):
-        _refuse(target, "two features have the same name")
+        dup = next(j for j, n in enumerate(out) if out.index(n) != j)
+        _refuse(target, f"two features have the same name {out[dup]!r}", dup)
     return out
 
 
@@ -139,7 +179,8 @@ def _ranklib_text(ranker, norm):
     head = ["## Coordinate Ascent", "## Restart = 1", "## MaxIteration = 25",
             "## StepBase = 0.05", "## StepScale = 2.0", "## Tolerance = 0.001",
             "## Regularized = false", "## Slack = 0.001",
-            "## dfrank: " + (f"{ranker.meta['strategy']} maximizing {ranker.meta['metric']}"
+            "## dfrank: " + (_header_text(f"{ranker.meta['strategy']} maximizing "
+                                          f"{ranker.meta['metric']}")
                              if ranker.meta.get("metric") and ranker.meta.get("strategy")
                              else "a linear ranker")] + note
     body = " ".join(f"{int(i)}:{float(x)!r}" for i, x in zip(ranker.feature_ids, w))
@@ -200,7 +241,10 @@ def ranker_export(ranker, target, names=None):
             term = f"({f} {op} {_plain(abs(shift))}) / {_plain(scale)}"
         terms.append(("- " if x < 0 else "+ ") + f"{_plain(abs(x))} * {term}")
     body = " ".join(terms).removeprefix("+ ")
-    name = ranker.meta.get("name", "dfrank")
+    name = str(ranker.meta.get("name", "dfrank"))
+    if not VESPA_NAME.fullmatch(name):
+        _refuse(target, f"the model's name {name!r} (its meta 'name') is not a rank-profile "
+                        "name (letters, digits and _, not starting with a digit)")
     return (f"rank-profile {name} inherits default {{\n"
             f"    first-phase {{\n"
             f"        expression: {body}\n"

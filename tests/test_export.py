@@ -329,3 +329,127 @@ def test_cli_fit_normalize_keeps_constants(tmp_path):
     np.testing.assert_allclose(r.normalization["mean"], data.X.mean(axis=0))
     # the model applies its constants: the train metric it reports is the saved model's
     assert r.evaluate(data, "ndcg@10") == pytest.approx(r.meta["train_value"], abs=1e-12)
+
+
+# ----------------------------------------------------------------- names pasted into code
+EVIL = ['evil") + 1e9 * attribute(x) + ("',
+        "a} rank-profile pwn inherits default { first-phase { expression: 1 } }"]
+
+
+def _vespa_terms(text):
+    """(name of the profile, [(weight, feature), ...]) of an exported Vespa profile, read
+    as Vespa reads it: the frame line by line, then the expression term by term; a feature
+    ends at ' + ' or ' - ' outside parentheses and quoted strings."""
+    lines = text.split("\n")
+    assert len(lines) == 6 and lines[5] == "", text
+    head = re.fullmatch(r"rank-profile (\S+) inherits default \{", lines[0])
+    assert head and lines[1:5:3] == ["    first-phase {", "    }"] and lines[4] == "}"
+    body = lines[2].removeprefix("        expression: ")
+    assert body != lines[2]
+    terms, i, sign = [], 0, 1.0
+    if body.startswith("- "):
+        sign, i = -1.0, 2
+    while i < len(body):
+        num = re.match(r"[0-9.]+ \* ", body[i:])
+        assert num, body[i:]
+        weight = sign * float(num.group()[:-3])
+        i += num.end()
+        depth, quoted, escaped, start = 0, False, False, i
+        while i < len(body):
+            c = body[i]
+            if quoted:
+                escaped, quoted = (not escaped and c == "\\"), quoted and (escaped or c != '"')
+            elif c == '"':
+                quoted = True
+            elif c in "()":
+                depth += 1 if c == "(" else -1
+            elif depth == 0 and body[i:i + 3] in (" + ", " - "):
+                break
+            i += 1
+        terms.append((weight, body[start:i]))
+        if i < len(body):
+            sign = 1.0 if body[i + 1] == "+" else -1.0
+            i += 3
+    return head.group(1), terms
+
+
+def _parses_back(fmt, text, names, weights, meta):
+    """The export read back as its target reads it: exactly the weights and names."""
+    if fmt == "ranklib":
+        lines = text.split("\n")
+        assert lines[-1] == "" and all(ln.startswith("## ") for ln in lines[:-2])
+        ids = [int(tok.partition(":")[0]) for tok in lines[-2].split()]
+        got = [float(tok.partition(":")[2]) for tok in lines[-2].split()]
+        assert ids == [1, 2, 3] and got == weights
+    elif fmt in ("es-ltr", "opensearch-ltr"):
+        body = json.loads(text)["model"]
+        assert body["name"] == meta.get("name", "dfrank_linear_model")
+        assert list(json.loads(body["model"]["definition"]).items()) == \
+            list(zip(names, weights))
+    elif fmt == "solr-ltr":
+        body = json.loads(text)
+        assert [f["name"] for f in body["features"]] == names
+        assert list(body["params"]["weights"].items()) == list(zip(names, weights))
+    else:
+        profile, terms = _vespa_terms(text)
+        assert profile == meta.get("name", "dfrank")
+        assert terms == list(zip(weights, names))
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_texts = st.one_of(st.text(max_size=12),
+                   st.sampled_from(EVIL + ["bm25(title)", "query(\"a + b\")", "x(1, -2.5e3).y",
+                                           "a\nb", "a}", " ", "", "ok_name", "f(\"\\\"\")"]))
+
+
+@pytest.mark.parametrize("fmt", ["ranklib", "es-ltr", "opensearch-ltr", "solr-ltr", "vespa"])
+@settings(max_examples=150, deadline=None)
+@given(names=st.lists(_texts, min_size=3, max_size=3),
+       meta=st.fixed_dictionaries({}, optional={"name": _texts, "strategy": _texts,
+                                                "metric": _texts}),
+       weights=st.lists(st.floats(-1e6, 1e6, allow_nan=False).filter(lambda x: x != 0),
+                        min_size=3, max_size=3))
+def test_exported_names_are_refused_or_read_back_exactly(fmt, names, meta, weights):
+    ranker = LinearRanker(weights, meta=meta)
+    try:
+        text = ranker.export(format=fmt, names=names)
+    except ExportError as e:
+        assert fmt != "ranklib" and "cannot export" in str(e)
+        return
+    _parses_back(fmt, text, names, [float(w) for w in weights], meta)
+
+
+def test_vespa_refuses_names_that_are_not_rank_features():
+    for bad in EVIL + ["a b", "1abc", "f(a", "f(a)b", 'query("\n")', "a-b"]:
+        with pytest.raises(ExportError, match="is not a Vespa rank feature") as e:
+            model().export(format="vespa", names=[bad, "b", "c"])
+        assert e.value.index == 0
+    for good in ["bm25(title)", "attribute(popularity)", "fieldMatch(body).completeness",
+                 'query("a, b")', "term(0).significance", "x( a.b , -1.5e3 )"]:
+        assert good in model().export(format="vespa", names=[good, "b", "c"])
+    with pytest.raises(ExportError, match="not a rank-profile name"):
+        model(meta={"name": "a { b"}).export(format="vespa", names=NAMES)
+
+
+@pytest.mark.parametrize("fmt", ["es-ltr", "opensearch-ltr", "solr-ltr", "vespa"])
+def test_empty_names_refused_everywhere(fmt):
+    with pytest.raises(ExportError, match="feature 2 has an empty name"):
+        model().export(format=fmt, names=["a", " ", "c"])
+
+
+def test_ranklib_header_keeps_metadata_on_its_line(tmp_path):
+    r = model(meta={"strategy": "ca\n1:99", "metric": "map\r\n## x"})
+    r.export(tmp_path / "m.txt", format="ranklib")
+    ids, weights, _ = read_ranklib(tmp_path / "m.txt")
+    assert list(weights) == W and "1:99" not in (tmp_path / "m.txt").read_text().split("\n")
+
+
+def test_cli_names_file_line_of_a_bad_name(tmp_path, capsys):
+    model().save(tmp_path / "m.json")
+    names = tmp_path / "names.txt"
+    names.write_text("# features\n\ntitle_bm25\n" + EVIL[0] + "\npagerank\n")
+    assert cli.main(["export", str(tmp_path / "m.json"), "--format", "vespa", "--names",
+                     str(names)]) == 2
+    err = capsys.readouterr().err
+    assert f"{names}, line 4:" in err and "is not a Vespa rank feature" in err
