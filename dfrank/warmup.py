@@ -132,20 +132,21 @@ def _serial(*metrics):
 
 # name -> (phase, estimated seconds to compile on one core, function, arguments). Phase 0
 # compiles what later tasks share (the line search's candidates, sorts and assembly come
-# with its first family), so that no two processes compile it at once; the estimates only
-# balance the processes. Families that share a sweep kernel are one task.
+# with its first family), so that no two processes compile it at once; within a phase the
+# tasks go to the processes longest first, each to the first process free. Families that
+# share a sweep kernel are one task.
 TASKS = {
-    "line search ndcg": (0, 45.0, _lines, ("ndcg@3", "dcg@3")),
-    "files": (0, 28.0, _files, ()),
-    "demo": (1, 8.0, _demo, ()),
-    "line search map": (1, 16.0, _lines, ("map", "map@3")),
-    "line search precision": (1, 16.0, _lines, ("p@2", "recall@2", "rprec")),
-    "line search rr": (1, 16.0, _lines, ("mrr", "rr@2")),
-    "line search err": (1, 17.0, _lines, ("err@3",)),
-    "line search kendall_tau": (1, 17.0, _lines, ("kendall_tau",)),
+    "line search ndcg": (0, 68.0, _lines, ("ndcg@3", "dcg@3")),
+    "evaluate": (0, 50.0, _evaluations, METRICS),
+    "files": (0, 30.0, _files, ()),
+    "demo": (1, 1.0, _demo, ()),
+    "line search map": (1, 22.0, _lines, ("map", "map@3")),
+    "line search precision": (1, 19.0, _lines, ("p@2", "recall@2", "rprec")),
+    "line search rr": (1, 21.0, _lines, ("mrr", "rr@2")),
+    "line search err": (1, 30.0, _lines, ("err@3",)),
+    "line search kendall_tau": (1, 21.0, _lines, ("kendall_tau",)),
     "line search expected ties": (1, 3.0, _line, ("p@2", "expected")),
-    "evaluate": (1, 18.0, _evaluations, METRICS),
-    "strategies": (1, 8.0, _strategies, ()),
+    "strategies": (1, 9.0, _strategies, ()),
 }
 GROUPS = {"demo": ["demo"],
           "fit": ["line search ndcg", "files", "demo", "strategies", "line search map"],
@@ -164,19 +165,8 @@ def run_task(name):
     return time.perf_counter() - t
 
 
-def _run_tasks(names):
-    return [(n, run_task(n)) for n in names]
-
-
-def _split(names, jobs):
-    """Tasks over ``jobs`` lists of about equal estimated work (largest first)."""
-    bins = [[] for _ in range(jobs)]
-    load = [0.0] * jobs
-    for n in sorted(names, key=lambda n: -TASKS[n][1]):
-        i = load.index(min(load))
-        bins[i].append(n)
-        load[i] += TASKS[n][1]
-    return [b for b in bins if b]
+def _longest_first(names):
+    return sorted(names, key=lambda n: -TASKS[n][1])
 
 
 def warm(names=None, jobs=None, progress=None):
@@ -204,11 +194,10 @@ def warm(names=None, jobs=None, progress=None):
     with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
         for phase in sorted({TASKS[n][0] for n in names}):
             part = [n for n in names if TASKS[n][0] == phase]
-            futures = [pool.submit(_run_tasks, p) for p in _split(part, jobs)]
+            futures = {pool.submit(run_task, n): n for n in _longest_first(part)}
             for f in as_completed(futures):
-                for n, s in f.result():
-                    if progress:
-                        progress(n, s)
+                if progress:
+                    progress(futures[f], f.result())
     return time.perf_counter() - t
 
 
