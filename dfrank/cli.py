@@ -112,31 +112,67 @@ def _parse_options(pairs):
     return out
 
 
-def _load(path, n_features=None, query_file=None, max_features=None):
+def _load(path, args, n_features=None, grouping=True):
+    """A LETOR/SVMlight file, with the command's --max-features and (``grouping``: the
+    command's main file) its --query-file / --one-query."""
     from .io import load_svmlight
     from .io.svmlight import MAX_FEATURES
 
-    return load_svmlight(path, n_features=n_features, query_file=query_file,
-                         max_features=max_features or MAX_FEATURES)
+    return load_svmlight(path, n_features=n_features,
+                         query_file=args.query_file if grouping else None,
+                         single_query=bool(args.one_query) if grouping else False,
+                         max_features=args.max_features or MAX_FEATURES)
 
 
 def _load_sets(args):
     """TRAIN, and --valid/--test read with TRAIN's feature count (None when absent); a file
     without qids takes its sibling query file (FILE.query), as LightGBM does."""
-    train = _load(args.train, query_file=args.query_file, max_features=args.max_features)
-    valid = _load(args.valid, n_features=train.n_features) if args.valid else None
-    test = _load(args.test, n_features=train.n_features) if args.test else None
+    train = _load(args.train, args)
+    valid = _load(args.valid, args, train.n_features, False) if args.valid else None
+    test = _load(args.test, args, train.n_features, False) if args.test else None
     return train, valid, test
 
 
-def _outputs_writable(args, *names):
-    """Check now that the output files named by ``args`` can be written (before any work)."""
-    from .files import check_writable
+def _outputs_writable(args, *names, inputs=()):
+    """Check now that the output files named by ``args`` can be written (before any work)
+    and that none of them is one of the ``inputs``."""
+    from .files import check_not_input, check_writable
 
     for name in names:
         path = getattr(args, name, None)
         if path:
-            check_writable(path, f"--{name.replace('_', '-')} file")
+            what = f"--{name.replace('_', '-')} file"
+            check_writable(path, what)
+            check_not_input(path, [os.fspath(x) for x in inputs if x], what)
+
+
+class _Outputs:
+    """Writes a command's result files; a write that fails keeps its file elsewhere
+    (:func:`dfrank.files.write_kept`), the others are still written, and :meth:`done`
+    raises the failures once the command has printed its outcome."""
+
+    def __init__(self):
+        self.errors = []
+
+    def write(self, path, write, what, suffix="", stdout=None):
+        from .errors import OutputError
+        from .files import write_kept
+
+        if not path:
+            return False
+        try:
+            write_kept(path, write, what, suffix, stdout)
+        except OutputError as e:
+            self.errors.append(e)
+            return False
+        return True
+
+    def done(self):
+        from .errors import OutputError
+
+        if self.errors:
+            raise OutputError("\n".join(str(e) for e in self.errors),
+                              kept=self.errors[0].kept)
 
 
 def _positive_int(text):
@@ -160,12 +196,21 @@ def _positive_float(text):
 
 
 def _data_arguments(p, valid_help, test_help):
-    """TRAIN, --valid, --test and --query-file, shared by fit and compare."""
-    p.add_argument("train", help="LETOR/SVMlight file (plain or .gz)")
+    """TRAIN, --valid, --test and how files are read, shared by fit and compare."""
+    p.add_argument("train", help="LETOR/SVMlight file (plain or .gz; - for standard input)")
     p.add_argument("--valid", help=valid_help)
     p.add_argument("--test", help=test_help)
-    p.add_argument("--query-file", help="group sizes for a train file without qid (default: "
-                                        "TRAIN.query when it exists, as LightGBM)")
+    _reading_arguments(p, "TRAIN")
+
+
+def _reading_arguments(p, which="the file"):
+    """--query-file, --one-query and --max-features: how a LETOR/SVMlight file is read."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--query-file", metavar="FILE",
+                       help=f"group sizes (one per line) for {which} when it has no qid: "
+                            f"(default: {which}.query when it exists, as LightGBM)")
+    group.add_argument("--one-query", action="store_true",
+                       help=f"{which} has no qid: and all its rows are one query")
     p.add_argument("--max-features", type=_positive_int, metavar="N",
                    help="largest feature id read (default 65536: the features become a "
                         "dense matrix)")
@@ -194,7 +239,9 @@ def cmd_fit(args):
     options = _parse_options(args.option)
     if args.restarts is not None:
         options["restarts"] = args.restarts
-    _outputs_writable(args, "output", "result", "checkpoint")
+    _outputs_writable(args, "output", "result", "checkpoint",
+                      inputs=[args.train, args.valid, args.test, args.query_file,
+                              args.resume])
     _prefetch(metric, args.ties)
     train, valid, test = _load_sets(args)
     norm = _normalize_sets(args.normalize, train, args.train)
@@ -221,15 +268,16 @@ def cmd_fit(args):
         scores["test"] = evaluate(linear_scores(features_T(test), result.weights), test,
                                   metric, ties=args.ties)
     ranker.meta.update({"train_file": os.path.abspath(args.train), "test": scores.get("test")})
-    if args.output:
-        ranker.save(args.output)
-    if args.result:
-        result.save(args.result)
+    out = _Outputs()
+    saved = out.write(args.output, ranker.save, "model", ".json",
+                      stdout=lambda: json.dumps(ranker.to_dict(), indent=1) + "\n")
+    out.write(args.result, result.save, "result", ".json")
     if args.json:
         print(json.dumps({"metric": result.metric, "scores": scores,
                           "n_evals": result.n_evals, "seconds": secs,
                           "strategy": result.strategy, "interrupted": result.interrupted,
                           "model": args.output, "weights": result.weights.tolist()}))
+        out.done()
         return 0
     rows = [[k, f"{v:.4f}"] for k, v in scores.items()]
     rows += [["evaluations", str(result.n_evals)], ["time", f"{secs:.2f} s"]]
@@ -238,8 +286,9 @@ def cmd_fit(args):
     print(format_table(rows, ["", result.metric]))
     if result.interrupted:
         print(f"note: {result.message} (the best point found so far is kept)")
-    if args.output:
+    if saved:
         print(f"model written to {args.output}")
+    out.done()
     return 0
 
 
@@ -248,7 +297,7 @@ def cmd_evaluate(args):
     from .result import LinearRanker
 
     model = LinearRanker.load(args.model)
-    data = _load(args.data, n_features=model.n_features, query_file=args.query_file)
+    data = _load(args.data, args, n_features=model.n_features)
     if data.n_features != model.n_features:
         raise UsageError(f"the model has {model.n_features} features but {args.data} has "
                          f"{data.n_features}")
@@ -305,8 +354,8 @@ def cmd_grid(args):
                          f"{args.features!r}") from None
     if len(ids) < 2 or len(set(ids)) != len(ids):
         raise UsageError("--features needs two or more distinct feature ids, e.g. 3,7,12")
-    _outputs_writable(args, "plot")
-    train = _load(args.train, query_file=args.query_file).select_features(ids)
+    _outputs_writable(args, "plot", inputs=[args.train, args.query_file])
+    train = _load(args.train, args).select_features(ids)
     obj = LinearObjective(train, args.metric, ties=args.ties)
     space = obj.space
     size = space.grid_size(args.resolution)
@@ -418,7 +467,8 @@ def cmd_compare(args):
                                              int(args.line_cost) >= 1):
         raise UsageError(f"--line-cost expects an int >= 1 or 'measured', got "
                          f"{args.line_cost!r}")
-    _outputs_writable(args, "json", "plot")
+    _outputs_writable(args, "json", "plot",
+                      inputs=[args.train, args.valid, args.test, args.query_file])
     train, valid, test = _load_sets(args)
     with _Compiling(args.quiet):
         _warm_up(args.metric, args.ties)
@@ -441,12 +491,12 @@ def cmd_compare(args):
     print(f"{len(names)} strategies x {args.seeds} seeds on {train.n_queries} queries, "
           f"{train.n_features} features; {allowance} per run")
     print(cmp.summary())
-    if args.json:
-        cmp.to_json(args.json)
+    out = _Outputs()
+    if out.write(args.json, cmp.to_json, "comparison", ".json"):
         print(f"comparison written to {args.json}")
-    if args.plot:
-        cmp.plot(args.plot)
+    if out.write(args.plot, cmp.plot, "plot", os.path.splitext(args.plot or "")[1]):
         print(f"anytime curves written to {args.plot}")
+    out.done()
     return 0
 
 
@@ -465,19 +515,25 @@ def cmd_export(args):
     from .export import ExportError
     from .result import LinearRanker
 
-    _outputs_writable(args, "output")
+    _outputs_writable(args, "output", inputs=[args.model, args.names])
     model = LinearRanker.load(args.model)
     names, lines = _names_arg(args.names)
     try:
-        text = model.export(args.output, args.format, names)
+        text = model.export(None, args.format, names)
     except ExportError as e:
         if lines is None or e.index is None:
             raise
         raise UsageError(f"{args.names}, line {lines[e.index]}: {e}") from None
-    if args.output:
-        print(f"{args.format} model written to {args.output}")
-    else:
+    if not args.output:
         sys.stdout.write(text)
+        return 0
+    from .files import write_text_atomic
+
+    out = _Outputs()
+    if out.write(args.output, lambda p: write_text_atomic(p, text), f"{args.format} model",
+                 os.path.splitext(args.output)[1], stdout=lambda: text):
+        print(f"{args.format} model written to {args.output}")
+    out.done()
     return 0
 
 
@@ -568,7 +624,7 @@ def _engine(args, need_qrels=True):
 def cmd_search(args):
     from .io.forms import run_to_trec_lines
 
-    _outputs_writable(args, "out")
+    _outputs_writable(args, "out", inputs=[args.collection, args.topics])
     params = {}
     for item in args.set or []:
         name, sep, val = item.partition("=")
@@ -583,7 +639,9 @@ def cmd_search(args):
     if args.out:
         from .files import write_text_atomic
 
-        write_text_atomic(args.out, "".join(lines))
+        out = _Outputs()
+        out.write(args.out, lambda p: write_text_atomic(p, "".join(lines)), "run", ".run")
+        out.done()
     else:
         sys.stdout.writelines(lines)
     return 0
@@ -595,7 +653,7 @@ def cmd_tune(args):
     command = list(args.command or [])
     if command[:1] == ["--"]:
         command = command[1:]
-    _outputs_writable(args, "json")
+    _outputs_writable(args, "json", "cache", inputs=[args.qrels, args.collection, args.topics])
     options = _parse_options(args.option)
     if command:
         from .command import CommandRun
@@ -607,7 +665,7 @@ def cmd_tune(args):
             raise UsageError("--qrels is needed to evaluate the command's runs")
         spec, default = _param_specs(args, None)
         runner = CommandRun(command, list(spec), timeout=args.timeout)
-        target, qrels, system = runner, args.qrels, " ".join(command)
+        target, qrels, system = runner, args.qrels, runner.describe()
     else:
         if not args.collection:
             raise UsageError("give a command after -- (e.g. -- ./search --k1 {k1} --b {b} "
@@ -621,23 +679,24 @@ def cmd_tune(args):
                    budget=args.budget, folds=args.folds, n_jobs=args.jobs, cache=args.cache,
                    seed=args.seed, default=default, progress=_show_progress(args),
                    system=system, **options)
-    if args.json:
-        res.to_json(args.json)
+    out = _Outputs()
+    saved = out.write(args.json, res.to_json, "tune result", ".json")
     print(res.summary())
     if args.folds:
         for i, f in enumerate(res.folds):
             ps = ", ".join(f"{k}={v:g}" for k, v in f["params"].items())
             print(f"  fold {i + 1}: {ps}  train {f['train_value']:.4f}  held out "
                   f"{f['held_out_value']:.4f} ({len(f['queries'])} queries)")
-    if args.json:
+    if saved:
         print(f"result written to {args.json}")
+    out.done()
     return 0
 
 
 def cmd_fuse(args):
     from .fusion import fuse
 
-    _outputs_writable(args, "output", "json")
+    _outputs_writable(args, "output", "json", inputs=[args.qrels, *args.runs])
     names = []
     for path in args.runs:
         base = os.path.basename(path)
@@ -663,14 +722,14 @@ def cmd_fuse(args):
     print(f"fusion of {len(names)} runs ({args.norm} normalization, missing documents "
           f"{args.missing}) in {res.seconds:.2f} s")
     print(res.summary())
-    if args.output:
-        res.to_trec(args.output)
+    out = _Outputs()
+    if out.write(args.output, res.to_trec, "fused run", ".run"):
         print(f"fused run written to {args.output}")
-    if args.json:
-        res.to_json(args.json)
+    if out.write(args.json, res.to_json, "fusion result", ".json"):
         print(f"result written to {args.json}")
     if args.export:
         print(json.dumps(res.export(args.export), indent=1))
+    out.done()
     return 0
 
 
@@ -687,7 +746,7 @@ def cmd_warmup(args):
 
 
 def cmd_info(args):
-    data = _load(args.file, query_file=args.query_file)
+    data = _load(args.file, args)
     sizes = data.query_sizes
     labels, counts = np.unique(data.y, return_counts=True)
     print(f"{args.file}")
@@ -809,7 +868,7 @@ def _parser():
     e.add_argument("data", help="LETOR/SVMlight file")
     e.add_argument("--metric", action="append",
                    help="metric (repeatable; default ndcg@10 and map)")
-    e.add_argument("--query-file", help="group sizes for a file without qid")
+    _reading_arguments(e, "DATA")
     e.add_argument("--per-query", action="store_true", help="one row per query")
     e.add_argument("--json", action="store_true", help="print JSON")
     e.add_argument("--letor-tool", nargs="?", const="3.0", choices=["3.0", "4.0"],
@@ -835,7 +894,7 @@ def _parser():
     g.add_argument("--resolution", type=int, default=30, help="grid resolution K (default 30)")
     g.add_argument("--metric", default="map")
     g.add_argument("--max-points", type=int, default=2_000_000)
-    g.add_argument("--query-file")
+    _reading_arguments(g, "TRAIN")
     g.add_argument("--plot", help="write the ternary surface (PNG) here")
     _common(g)
     g.set_defaults(func=cmd_grid)
@@ -1092,7 +1151,7 @@ def _parser():
                                    "features, labels.",
                        epilog="example:\n  dfrank info Fold1/train.txt.gz")
     i.add_argument("file")
-    i.add_argument("--query-file", help="group sizes for a file without qid")
+    _reading_arguments(i, "FILE")
     _common(i, ties=False, quiet=False)
     i.set_defaults(func=cmd_info)
 
@@ -1120,7 +1179,7 @@ def _version():
 
 def main(argv=None):
     """Entry point of the ``dfrank`` console script; returns the exit code."""
-    from .errors import DataFormatError, NoEvaluationError, TuneError
+    from .errors import DataFormatError, NoEvaluationError, OutputError, TuneError
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -1144,7 +1203,7 @@ def main(argv=None):
         print(f"dfrank: error: {e}", file=sys.stderr)
         return 2
     except (DataFormatError, FileNotFoundError, IsADirectoryError, PermissionError,
-            TuneError) as e:
+            TuneError, OutputError) as e:
         if debug:
             raise
         print(f"dfrank: error: {e}", file=sys.stderr)

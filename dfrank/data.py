@@ -34,7 +34,7 @@ class Derived:
     arrays of a RankingData are never changed after it is made)."""
 
     __slots__ = ("XT", "XT_rows", "metrics", "coordinate_lines", "flat_coordinates",
-                 "feature_scale", "ridge_starts", "planted_weights")
+                 "feature_scale", "ridge_starts", "planted_weights", "largest_feature")
 
     def __init__(self):
         self.XT = None                  # features transposed (n_features, n_docs)
@@ -45,6 +45,7 @@ class Derived:
         self.feature_scale = None       # standard deviation of every feature
         self.ridge_starts = {}          # ridge -> standardized ridge-regression weights
         self.planted_weights = None     # the hidden model of a generated set
+        self.largest_feature = None     # (max |x|, its column)
 
     def __setstate__(self, state):
         """Unpickled (in a worker): the transposed features read-only again, as

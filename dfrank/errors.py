@@ -3,7 +3,7 @@
 Every error names what the user gave and what would have been right.
 """
 
-__all__ = ["DataFormatError", "NoEvaluationError", "TuneError"]
+__all__ = ["DataFormatError", "NoEvaluationError", "TuneError", "OutputError"]
 
 
 class DataFormatError(ValueError):
@@ -43,3 +43,13 @@ class NoEvaluationError(RuntimeError):
 class TuneError(RuntimeError):
     """A run of the system being tuned failed (or gave no usable run) at a parameter
     point, before any run had succeeded."""
+
+
+class OutputError(OSError):
+    """A result could not be written where asked (a full disk, a read-only place, an
+    output that is one of the inputs). ``kept`` is where the result was saved instead
+    (None when nothing needed saving)."""
+
+    def __init__(self, message, kept=None):
+        super().__init__(message)
+        self.kept = kept

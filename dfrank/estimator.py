@@ -104,6 +104,10 @@ class DirectRanker(BaseEstimator):
     def _data(X, y, group, qid, what="X"):
         from sklearn.utils.validation import check_X_y
 
+        y_in = np.asarray(y)
+        if y_in.dtype.kind in "USVb":
+            raise ValueError(f"the labels (y) of {what} must be numbers (graded relevances "
+                             f">= 0), got dtype {y_in.dtype}")
         X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True,
                          estimator="DirectRanker")
         if np.any(y < 0):
@@ -136,6 +140,12 @@ class DirectRanker(BaseEstimator):
         ``eval_qid`` (lists, one per pair)."""
         names = getattr(X, "columns", None)
         data = self._data(X, y, group, qid)
+        if data.n_docs and np.all(data.y == data.y[0]):
+            import warnings
+
+            warnings.warn(f"every label (y) is {data.y[0]:g}: no document is more relevant "
+                          "than another, so every ranking scores the same and the weights "
+                          "learned mean nothing", UserWarning, stacklevel=2)
         self.n_features_in_ = data.n_features
         if names is not None:
             self.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)

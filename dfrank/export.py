@@ -258,14 +258,26 @@ def _plain(x):
     return np.format_float_positional(float(x), unique=True, trim="0")
 
 
-def read_ranklib(path):
+def read_ranklib(path, max_features=None):
     """``(feature_ids, weights, kind)`` of a RankLib Coordinate Ascent model file, read as
     RankLib reads one: ``##`` lines are comments (the first names the ranker), the first
-    other line holds ``fid:weight`` pairs. Features it does not list get weight 0."""
+    other line holds ``fid:weight`` pairs. Features it does not list get weight 0; a
+    feature id above ``max_features`` (default: the data readers' cap, 65,536) is an error
+    before anything is allocated."""
     from .errors import DataFormatError
+    from .io.svmlight import MAX_FEATURES
 
-    with open(path) as f:
-        lines = [ln.strip() for ln in f]
+    cap = MAX_FEATURES if max_features is None else int(max_features)
+
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8-sig")   # a byte-order mark is no header
+    except UnicodeDecodeError as e:
+        raise DataFormatError(f"not a RankLib model: not UTF-8 text (byte {e.start})",
+                              path=path) from None
+    # lines end as Java's readLine ends them (RankLib's reader): \n, \r or \r\n
+    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     kind = next((ln[2:].strip() for ln in lines if ln.startswith("##")), "")
     if kind != "Coordinate Ascent":
         raise DataFormatError(f"a RankLib model of kind {kind or 'unknown'!r}; dfrank reads "
@@ -286,6 +298,11 @@ def read_ranklib(path):
         if not sep or fid_i < 1 or not math.isfinite(v) or fid_i in pairs:
             raise DataFormatError("expected fid:weight with a feature id >= 1 (once) and a "
                                   "finite weight", path=path, line=line_no, token=tok)
+        if fid_i > cap:
+            raise DataFormatError(f"feature id {fid_i:,} is above the cap max_features="
+                                  f"{cap:,} (the weights become a dense vector); raise "
+                                  "max_features if the model really is that wide",
+                                  path=path, line=line_no, token=tok)
         pairs[fid_i] = v
     full = np.arange(1, max(pairs) + 1, dtype=np.int64)
     return full, np.array([pairs.get(int(i), 0.0) for i in full]), kind

@@ -12,10 +12,10 @@ import tempfile
 
 import numpy as np
 
-from .errors import DataFormatError
+from .errors import DataFormatError, OutputError
 
-__all__ = ["VERSION", "check_writable", "write_text_atomic", "write_json_atomic",
-           "read_json", "jsonable"]
+__all__ = ["VERSION", "check_writable", "check_not_input", "write_text_atomic",
+           "write_json_atomic", "write_kept", "read_json", "jsonable"]
 
 VERSION = 1
 
@@ -39,6 +39,53 @@ def check_writable(path, what="output"):
     if not os.access(folder, os.W_OK | os.X_OK):
         raise PermissionError(f"{path}: cannot write the {what} there: the folder {folder} "
                               "is not writable")
+
+
+def check_not_input(path, inputs, what="output"):
+    """Refuse to write ``path`` when it is one of ``inputs`` (the same file, through a
+    symbolic or hard link too): the write would destroy an input."""
+    if not path or not os.path.exists(path):
+        return
+    for given in inputs:
+        if given and os.path.exists(given) and os.path.samefile(path, given):
+            raise OutputError(f"{path}: the {what} is the input file {given}; writing it "
+                              "would destroy that input. Choose another output path")
+
+
+def write_kept(path, write, what, suffix="", stdout=None):
+    """``write(path)``; if that fails (a full disk, a place that refuses files), the same
+    into a new file of the temporary folder, then raise :class:`OutputError` naming it,
+    so a result that took long to compute is never lost. Where that fails too,
+    ``stdout()`` (a callable returning the text, if given) goes to standard output."""
+    try:
+        write(path)
+        return path
+    except OSError as first:
+        error = first
+    kept = None
+    try:
+        fd, kept = tempfile.mkstemp(prefix=f"dfrank-{what.replace(' ', '-')}-",
+                                    suffix=suffix)
+        os.close(fd)
+        write(kept)
+    except OSError:
+        if kept is not None and os.path.exists(kept):
+            os.unlink(kept)
+        kept = None
+    reason = error.strerror or str(error)
+    if kept is not None:
+        raise OutputError(f"could not write the {what} to {path} ({reason}); it is kept in "
+                          f"{kept}", kept=kept) from None
+    if stdout is not None:
+        import sys
+
+        sys.stdout.write(stdout())
+        sys.stdout.flush()
+        raise OutputError(f"could not write the {what} to {path} ({reason}), nor to the "
+                          "temporary folder; it was printed on standard output instead",
+                          kept="-") from None
+    raise OutputError(f"could not write the {what} to {path} ({reason}), nor to the "
+                      "temporary folder") from None
 
 
 def write_text_atomic(path, text):

@@ -43,6 +43,8 @@ __all__ = ["fuse", "FusionResult", "NORMS", "FUSION_FORMAT", "normalize"]
 FUSION_FORMAT = "dfrank.fusion"
 NORMS = ("minmax", "zscore", "sum", "max", "rank", "borda", "l2", "none")
 _TINY = 1e-9   # the floor of a normalizer's denominator (ranx's)
+_HUGE = 1e150  # scores beyond this are divided by their largest magnitude first
+_SCALE_FREE = ("minmax", "zscore", "sum", "max", "l2")   # norm(c s) = norm(s) for c > 0
 
 
 # ---------------------------------------------------------------- normalization
@@ -55,6 +57,9 @@ def normalize(scores, norm, n_candidates=None):
     s / ||s|| (OpenSearch's); ``none`` s."""
     s = np.asarray(scores, dtype=np.float64)
     n = len(s)
+    big = float(np.abs(s).max()) if n else 0.0
+    if big > _HUGE and norm in _SCALE_FREE:   # differences or sums would overflow
+        s = s / big
     if norm == "minmax":
         lo = s.min()
         return (s - lo) / max(s.max() - lo, _TINY)

@@ -268,6 +268,26 @@ class Objective:
         raise NotImplementedError
 
 
+MAX_FEATURE = 1e150   # larger features overflow in scores, their differences or squares
+
+
+def _check_magnitude(data):
+    """Refuse features so large that scores of weights on the simplex (sum |w| <= 2), the
+    lines through them or the smoothed strategies' squares would overflow."""
+    if data.derived.largest_feature is None:
+        X = data.X
+        col = np.maximum(X.max(axis=0), -X.min(axis=0)) if X.size else np.zeros(1)
+        j = int(np.argmax(col))
+        data.derived.largest_feature = (float(col[j]), j)
+    big, j = data.derived.largest_feature
+    if big > MAX_FEATURE:
+        where = f" ({data.source})" if getattr(data, "source", None) else ""
+        raise ValueError(f"feature {int(data.feature_ids[j])} of the data{where} reaches "
+                         f"{big:.3g}: features beyond {MAX_FEATURE:g} overflow in scores "
+                         "and their differences. Rescale them (dfrank fit --normalize "
+                         "standard|minmax, or divide the column)")
+
+
 class LinearObjective(Objective):
     """Mean metric of the linear ranker ``w = Simplex.to_weights(lambda)`` on ``data``.
 
@@ -288,6 +308,7 @@ class LinearObjective(Objective):
         if not isinstance(data, RankingData):
             raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
         self.data = data
+        _check_magnitude(data)
         self.bound = bind_metric(data, metric, ties, **metric_options)
         self.metric = self.bound.metric
         self.ties = ties
@@ -442,6 +463,7 @@ class ScoringObjective(Objective):
             raise TypeError(f"space must be a Box or a Simplex, got {type(space).__name__}")
         self.score_fn = score_fn
         self.data = data
+        _check_magnitude(data)
         self.bound = bind_metric(data, metric, ties, **metric_options)
         self.metric = self.bound.metric
         self.ties = ties

@@ -132,11 +132,27 @@ class LinearRanker:
         return text
 
     @classmethod
-    def load_ranklib(cls, path):
-        """A RankLib Coordinate Ascent (or linear regression) model file as a ranker."""
+    def load_ranklib(cls, path, *, raw_features=False, max_features=None):
+        """A RankLib Coordinate Ascent model file as a ranker (other RankLib models, linear
+        regression included, are refused: they are not a weights line).
+
+        RankLib's model file does not record how its features were normalized (``-norm
+        sum|zscore|linear``, within each query): the ranker scores the features as given,
+        and a warning says so unless ``raw_features=True`` declares the model was trained
+        without ``-norm``. For a model trained with ``-norm``, normalize each query's
+        features as RankLib did before scoring them. ``max_features`` caps the feature ids
+        read (default 65,536)."""
+        import warnings
+
         from .export import read_ranklib
 
-        ids, weights, kind = read_ranklib(path)
+        ids, weights, kind = read_ranklib(path, max_features=max_features)
+        if not raw_features:
+            warnings.warn(f"{os.fspath(path)}: RankLib's model file does not record whether "
+                          "it was trained with -norm (sum, zscore or linear, within each "
+                          "query); dfrank scores the features as given. If it was, normalize "
+                          "each query's features the same way before scoring; give "
+                          "raw_features=True to say it was not", UserWarning, stacklevel=2)
         return cls(weights, ids, meta={"source": f"RankLib model {os.fspath(path)}",
                                        "ranklib": kind})
 

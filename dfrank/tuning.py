@@ -25,6 +25,7 @@ import numpy as np
 from .api import maximize
 from .errors import DataFormatError, TuneError
 from .io.forms import read_qrels, read_run, run_as_data
+from .metrics import registry as metric_registry
 from .metrics.evaluation import bind_metric
 from .objective import Objective
 from .parallel import effective_n_jobs, seed_sequence
@@ -96,6 +97,9 @@ class RunEvaluator:
 
     def __call__(self, params):
         run = read_run(self.run_fn(dict(params)), name=f"at {params}")
+        if not any(q in run for q in self.qids):
+            raise DataFormatError(f"the run shares no query with the qrels (its queries: "
+                                  f"{_some(list(run))}; the qrels': {_some(self.qids)})")
         data = run_as_data(run, self.qrels, self.qids)
         bound = bind_metric(data, self.metric, "stable", gain="linear")
         return bound.per_query(np.ascontiguousarray(data.X[:, 0]))
@@ -123,6 +127,11 @@ class EngineEvaluator:
                         "docs": len(self.engine.docnos), "terms": len(self.engine.vocab)})
 
 
+def _some(names, n=3):
+    """The first ``n`` of ``names``, for a message."""
+    return (", ".join(map(str, names[:n])) or "none") + (", ..." if len(names) > n else "")
+
+
 def _digest(obj):
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -141,10 +150,16 @@ def _evaluate_point(evaluator, params):
 
 # ---------------------------------------------------------------- the cache
 class _Cache:
-    """Evaluated points as JSON lines after a header naming what they belong to."""
+    """Evaluated points as JSON lines after a header naming what they belong to.
 
-    def __init__(self, path, header):
+    Every line read is checked against this tune (its parameters, one finite value per
+    query within the metric's range, a known status): a cache is trusted only for what it
+    can be checked to be. A last line cut short (a run killed while writing it) is dropped
+    from the file before anything is appended, so the cache stays readable."""
+
+    def __init__(self, path, header, names, n_queries, bounds):
         self.path, self.header, self.entries = path, header, {}
+        self.names, self.n_queries, self.bounds = list(names), n_queries, bounds
         if path is None:
             return
         path = os.fspath(path)
@@ -158,33 +173,78 @@ class _Cache:
                 f.write(json.dumps(header) + "\n")
 
     def _read(self, path):
-        with open(path) as f:
-            lines = f.read().split("\n")
+        with open(path, "rb") as f:
+            raw = f.read()
+        text = raw.decode("utf-8", "replace")
+        lines = text.split("\n")
         try:
             head = json.loads(lines[0])
         except json.JSONDecodeError:
             raise DataFormatError("not a dfrank tune cache (its first line is not JSON)",
                                   path=path, line=1) from None
-        if head.get("format") != CACHE_FORMAT:
+        if not isinstance(head, dict) or head.get("format") != CACHE_FORMAT:
             raise DataFormatError("not a dfrank tune cache", path=path, line=1)
+        if not isinstance(head.get("version"), int) or head["version"] > VERSION:
+            raise DataFormatError(f"tune cache version {head.get('version')!r}; this dfrank "
+                                  f"reads versions up to {VERSION}", path=path, line=1)
         for k in ("space", "metric", "queries", "system"):
             if head.get(k) != self.header[k]:
                 raise DataFormatError(
                     f"the cache holds runs of another {k} ({head.get(k)!r}, this tune has "
                     f"{self.header[k]!r}); use another cache file or the same settings",
                     path=path)
-        body = [ln for ln in lines[1:] if ln.strip()]
-        for i, line in enumerate(body):
+        last, cut = len(lines) - 1, False
+        for i in range(1, len(lines)):
+            line = lines[i]
+            if not line.strip():
+                continue
             try:
                 e = json.loads(line)
             except json.JSONDecodeError:
-                if i == len(body) - 1:   # a run cut short while writing its line
-                    warnings.warn(f"{path}: its last line is incomplete and is ignored",
-                                  stacklevel=4)
+                if i == last:   # cut short while written: dropped from the file
+                    warnings.warn(f"{path}: its last line was cut short (a run killed while "
+                                  "writing it); it is dropped from the cache", stacklevel=4)
+                    with open(path, "r+b") as f:
+                        f.truncate(raw.rfind(b"\n") + 1)
+                    cut = True
                     continue
                 raise DataFormatError("a cache line is not JSON", path=path,
-                                      line=i + 2) from None
+                                      line=i + 1) from None
+            why = self._invalid(e)
+            if why:
+                raise DataFormatError(f"a cache line that does not belong to this tune: {why}"
+                                      " (use another cache file)", path=path, line=i + 1)
             self.entries[_key(e["params"])] = e
+        if not raw.endswith(b"\n") and not cut:
+            with open(path, "a") as f:   # a whole last line without its newline
+                f.write("\n")
+
+    def _invalid(self, e):
+        """Why entry ``e`` cannot be a point of this tune (None if it can)."""
+        if not isinstance(e, dict):
+            return "not a JSON object"
+        params = e.get("params")
+        if not isinstance(params, dict) or sorted(params) != sorted(self.names):
+            return f"its params are not {{{', '.join(self.names)}}}"
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and np.isfinite(v) for v in params.values()):
+            return "a parameter value is not a finite number"
+        status = e.get("status")
+        if status == "failed":
+            return None if isinstance(e.get("error"), str) else "a failed run without error"
+        if status != "ok":
+            return f"status {status!r} (expected 'ok' or 'failed')"
+        values = e.get("per_query")
+        if not isinstance(values, list) or len(values) != self.n_queries:
+            return (f"{len(values) if isinstance(values, list) else 'no'} per-query values "
+                    f"for {self.n_queries} queries")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            return "a per-query value is not a number"
+        v = np.asarray(values, dtype=np.float64)
+        lo, hi = self.bounds
+        if not np.all(np.isfinite(v)) or v.min() < lo or v.max() > hi:
+            return f"a per-query value is not finite or outside the metric's range [{lo:g}, {hi:g}]"
+        return None
 
     def add(self, entry):
         self.entries[_key(entry["params"])] = entry
@@ -424,7 +484,9 @@ def tune(run_fn, space, qrels=None, metric="map", *, strategy=None, budget=DEFAU
     header = {"format": CACHE_FORMAT, "version": VERSION,
               "space": repr(space), "metric": metric, "system": system,
               "queries": evaluator.fingerprint()}
-    store = _Cache(cache, header)
+    store = _Cache(cache, header, space.names, len(evaluator.qids),
+                   metric_registry.get(metric).bounds if isinstance(metric, str)
+                   else (-np.inf, np.inf))
     obj = TuneObjective(evaluator, space, store, n_jobs=n_jobs)
     strategy = strategy or DEFAULT_STRATEGY
     t0 = time.perf_counter()

@@ -183,7 +183,7 @@ def test_ranklib_model_ranks_a_letor_file_as_dfrank(tmp_path):
         assert dfrank.evaluate(theirs, test, m) == pytest.approx(
             dfrank.evaluate(ours, test, m), abs=1e-15)
     # and read back: the same weights
-    back = LinearRanker.load_ranklib(tmp_path / "m.txt")
+    back = LinearRanker.load_ranklib(tmp_path / "m.txt", raw_features=True)
     np.testing.assert_array_equal(back.weights, ranker.weights)
 
 
@@ -211,7 +211,7 @@ def test_ranklib_itself_ranks_as_dfrank(tmp_path):
 def test_load_ranklib_reads_sparse_ids_and_refuses_others(tmp_path):
     p = tmp_path / "m.txt"
     p.write_text("## Coordinate Ascent\n## Restart = 2\n3:0.5 1:-1.5E-3 7:2\n")
-    r = LinearRanker.load_ranklib(p)
+    r = LinearRanker.load_ranklib(p, raw_features=True)
     np.testing.assert_array_equal(r.feature_ids, np.arange(1, 8))
     np.testing.assert_array_equal(r.weights, [-1.5e-3, 0, 0.5, 0, 0, 0, 2])
     p.write_text("## LambdaMART\n## No. of trees = 1\n<ensemble></ensemble>\n")
@@ -231,7 +231,7 @@ def test_load_ranklib_reads_sparse_ids_and_refuses_others(tmp_path):
 def test_exported_ranklib_reads_back_exactly(tmp_path):
     r = LinearRanker([0.1, -1 / 3, 1e-300, 7.0], feature_ids=[2, 3, 5, 9])
     r.export(tmp_path / "m.txt", format="ranklib")
-    back = LinearRanker.load_ranklib(tmp_path / "m.txt")
+    back = LinearRanker.load_ranklib(tmp_path / "m.txt", raw_features=True)
     dense = np.zeros(9)
     dense[[1, 2, 4, 8]] = r.weights
     np.testing.assert_array_equal(back.weights, dense)

@@ -8,6 +8,7 @@ traceback and fails the test.
 
 import gzip
 import json
+import os
 
 import numpy as np
 import pytest
@@ -30,7 +31,9 @@ MODEL = json.dumps({"format": "dfrank.linear_ranker", "version": 1,
 
 TOKENS = [b":", b"qid:", b"1e400", b"-1e39", b"nan", b"inf", b"-", b"#", b"\n", b" ", b"\t",
           b"\x00", b"\xff\xfe", b"99999999999999999999", b"2147483648:1", b"0:1", b"1:1:1",
-          b"qid:x", b"3", b"\"", b"{", b"]", b"\xc3\xa9", b"1e-400", b"0x10", b"+", b"."]
+          b"qid:x", b"3", b"\"", b"{", b"]", b"\xc3\xa9", b"1e-400", b"0x10", b"+", b".",
+          b"\xef\xbb\xbf", b"\r\n", b"1e308", b"-1e308", b"4000000000:1", b"5.0", b"NaN"]
+RANKLIB = b"## Coordinate Ascent\n## Restart = 1\n1:0.5 2:-0.25 3:1.0\n"
 
 
 @st.composite
@@ -55,6 +58,10 @@ def mutated(draw, base):
         elif op == "replace" and at < len(data):
             data[at] = draw(st.integers(0, 255))
     out = bytes(data)
+    if draw(st.integers(0, 5)) == 0:
+        out = b"\xef\xbb\xbf" + out          # a byte-order mark
+    if draw(st.integers(0, 5)) == 0:
+        out = out.replace(b"\n", b"\r\n")    # Windows line ends
     if draw(st.booleans()):
         out = gzip.compress(out, mtime=0)
         if draw(st.booleans()):
@@ -133,6 +140,79 @@ def test_model_reader(tmp_path, capsys, content):
     capsys.readouterr()
 
 
+@pytest.mark.slow
+@COMMON
+@given(a=mutated(RUN), b=mutated(RUN.replace(b"0.9", b"0.1")))
+def test_fuse_run_reader(tmp_path, capsys, a, b):
+    qp = write(tmp_path, "qrels.txt", QRELS)
+    pa, pb = write(tmp_path, "a.run", a), write(tmp_path, "b.run", b)
+    out = str(tmp_path / "fused.run")
+    if run_cli(["fuse", qp, pa, pb, "--quiet", "-o", out]) == 0:
+        capsys.readouterr()
+        res = dfrank.fuse(qp, {"a": pa, "b": pb})
+        assert 0.0 <= res.value <= 1.0
+        assert all(np.isfinite(v) for docs in res.fused.values() for v in docs.values())
+    capsys.readouterr()
+
+
+@pytest.mark.slow
+@COMMON
+@given(content=mutated(RANKLIB))
+def test_ranklib_reader(tmp_path, content):
+    path = write(tmp_path, "m.txt", content)
+    data = dfrank.load_svmlight(write(tmp_path, "d.txt", LETOR))
+    try:
+        model = dfrank.LinearRanker.load_ranklib(path, raw_features=True)
+    except dfrank.DataFormatError as e:
+        assert path in str(e)
+        return
+    assert model.n_features <= 65536 and np.all(np.isfinite(model.weights))
+    if model.n_features == data.n_features:
+        assert 0.0 <= model.evaluate(data, "ndcg@10") <= 1.0
+
+
+_CACHE = {}
+
+
+def _tune_setup():
+    """A tiny engine and a valid tune cache of it (made once)."""
+    if not _CACHE:
+        import tempfile
+
+        from dfrank import ir
+        from dfrank.tuning import tune
+
+        docs = {f"d{i}": " ".join(["apple", "pear", "fig"][: 1 + i % 3] * (1 + i % 4))
+                for i in range(12)}
+        topics = {"q1": "apple fig", "q2": "pear"}
+        qrels = {"q1": {"d2": 1, "d5": 2}, "q2": {"d1": 1, "d4": 0}}
+        engine = ir.Engine(docs, topics, qrels)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "c.jsonl")
+            tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4, cache=path)
+            with open(path, "rb") as f:
+                _CACHE.update(engine=engine, cache=f.read())
+    return _CACHE["engine"], _CACHE["cache"]
+
+
+@pytest.mark.slow
+@COMMON
+@given(data=st.data())
+def test_tune_cache_reader(tmp_path, data):
+    from dfrank.tuning import tune
+
+    engine, cache = _tune_setup()
+    content = data.draw(mutated(cache))
+    path = write(tmp_path, "c.jsonl", content)
+    try:
+        res = tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4,
+                   cache=path)
+    except dfrank.DataFormatError as e:
+        assert path in str(e)
+        return
+    assert 0.0 <= res.value <= 1.0 and np.all((res.per_query >= 0) & (res.per_query <= 1))
+
+
 def test_known_bad_inputs_are_clear_errors(tmp_path, capsys):
     """The cases of issue #20, each a one-line error with the right exit code."""
     data = write(tmp_path, "d.txt", LETOR)
@@ -194,12 +274,13 @@ def test_smaller_reported_cases(tmp_path, capsys):
     assert cli.main(["strategies"]) == 0
     text = capsys.readouterr().out
     assert "Projected gradient ascent of an Approx surrogate" in text
-    # a file without qids takes its sibling .query file (LightGBM), else warns
+    # a file without qids takes its sibling .query file (LightGBM), else is refused
     rows = b"1 1:0.5 2:1\n0 1:0.2 2:0\n2 1:0.1 2:0.3\n0 1:0.9 2:0.1\n"
     bare = write(tmp_path, "rank.test", rows)
     gz = write(tmp_path, "rank.test.gz", gzip.compress(rows))
-    with pytest.warns(dfrank.io.svmlight.DataWarning, match="one query"):
-        assert dfrank.load_svmlight(bare).n_queries == 1
+    with pytest.raises(dfrank.DataFormatError, match="cannot be told apart"):
+        dfrank.load_svmlight(bare)
+    assert dfrank.load_svmlight(bare, single_query=True).n_queries == 1
     write(tmp_path, "rank.test.query", b"3\n1\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")

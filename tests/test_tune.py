@@ -188,10 +188,10 @@ def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
     with pytest.raises(DataFormatError, match="another space"):
         tune((engine, "bm25"), {"k1": (0.1, 2.0), "b": (0, 1)}, metric="map", budget=5,
              cache=path)
-    # a line cut short by a crash is ignored, with a warning
+    # a line cut short by a crash is dropped, with a warning
     with open(path, "a") as f:
         f.write('{"params": {"k1": 1.0, "b"')
-    with pytest.warns(UserWarning, match="incomplete"):
+    with pytest.warns(UserWarning, match="cut short"):
         tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
 
 
@@ -316,6 +316,7 @@ def test_command_values_never_pass_through_a_shell(tmp_path):
     args = runner.arguments({"k1": 0.1, "n": 7}, "/x/run.txt")
     assert args == ["prog", "--k1=0.1", "7", "/x/run.txt"]
     assert "shell" not in CommandRun.__call__.__code__.co_names
+    assert "shell" not in CommandRun._run.__code__.co_names
 
 
 @needs_cranfield

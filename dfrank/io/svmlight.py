@@ -10,7 +10,7 @@ and the offending token.
 import gzip
 import math
 import os
-import warnings
+import sys
 import zlib
 
 import numpy as np
@@ -67,20 +67,33 @@ class _GzipFile(gzip.GzipFile):
         return self._checked(super().readline, size)
 
 
+STDIN = "-"
+
+
 def open_maybe_gzip(path):
     """Open ``path`` for binary reading, decompressing gzip transparently (by magic bytes).
-    A missing file raises FileNotFoundError naming it; a truncated or corrupt gzip stream
-    DataFormatError."""
+    ``"-"`` is standard input; a pipe or a FIFO is read as it streams (the magic bytes
+    are peeked, not consumed). A missing file raises FileNotFoundError naming it; a
+    truncated or corrupt gzip stream DataFormatError."""
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path}: is a folder, not a file")
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == b"\x1f\x8b":
-        return _GzipFile(path, "rb")
-    return open(path, "rb")
+    if path == STDIN:
+        f = open(sys.stdin.fileno(), "rb", closefd=False)
+    else:
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: no such file")
+        if os.path.isdir(path):
+            raise IsADirectoryError(f"{path}: is a folder, not a file")
+        f = open(path, "rb")
+    if f.peek(2)[:2] == b"\x1f\x8b":
+        g = _GzipFile(fileobj=f, mode="rb", filename=path)
+        g.myfileobj = f   # closed with it
+        return g
+    return f
+
+
+def is_regular_file(path):
+    """Whether ``path`` names a regular file (not standard input, a pipe or a device)."""
+    return os.fspath(path) != STDIN and os.path.isfile(path)
 
 
 def _blocks(f, block_size):
@@ -149,7 +162,8 @@ class _Segments:
 
 
 def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
-                  docids=True, max_features=MAX_FEATURES, block_size=1 << 25):
+                  single_query=False, docids=True, max_features=MAX_FEATURES,
+                  block_size=1 << 25):
     """Load a LETOR/SVMlight ranking file into :class:`RankingData`.
 
     Parameters
@@ -168,8 +182,10 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
         For SVMlight files without ``qid:`` (LightGBM style): a file with one integer per
         line, the number of consecutive rows of each query. The queries get ids 0, 1, ...
         Without it, a file without ``qid:`` takes its sibling query file as LightGBM does
-        (``FILE.query``, or ``rank.test.query`` for ``rank.test.gz``); with none, its rows
-        are one query and a warning says so.
+        (``FILE.query``, or ``rank.test.query`` for ``rank.test.gz``); with none, reading
+        it is an error (its queries cannot be told apart) unless ``single_query``.
+    single_query : bool, default False
+        The file has no ``qid:`` and all its rows are one query (``--one-query``).
     docids : bool, default True
         Keep the docids from the comments (``RankingData.docids``, or None when the file has
         none).
@@ -198,8 +214,16 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
     if int(max_features) != max_features or max_features < 1:
         raise ValueError(f"max_features must be a positive integer, got {max_features!r}")
+    if n_features is not None and n_features > max_features:
+        raise DataFormatError(
+            f"{int(n_features):,} feature columns asked for (n_features), more than the cap "
+            f"max_features={int(max_features):,}: the features become a dense matrix of "
+            f"rows x {int(n_features):,}; raise max_features (--max-features) if the data "
+            "really is that wide", path=path)
     cap = int(max_features) if n_features is None else int(n_features)
-    expect_qid = -1 if query_file is None else 0
+    if single_query and query_file is not None:
+        raise ValueError("give query_file or single_query, not both")
+    expect_qid = -1 if query_file is None and not single_query else 0
     blocks = []
     line_offset = 0
     width = 0 if n_features is None else int(n_features)
@@ -258,13 +282,18 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     y = np.concatenate([b.labels for b in blocks])
     lines = np.concatenate([b.lines for b in blocks])
     doc = _merge_docids([b.docids for b in blocks]) if docids else None
-    if query_file is None and expect_qid == 0:  # no qid: LightGBM's sibling query file
-        query_file = sibling_query_file(path)
+    if query_file is None and expect_qid == 0 and not single_query:
+        query_file = sibling_query_file(path)   # no qid: LightGBM's sibling query file
         if query_file is None and n > 1:
-            warnings.warn(f"{path} has no 'qid:' and no query file ({path}.query): its {n} "
-                          "rows are read as one query; give query_file= (--query-file) "
-                          "if it holds several", DataWarning, stacklevel=2)
-    if query_file is not None:
+            raise DataFormatError(
+                f"no 'qid:' and no query file ({path}.query), so its queries cannot be told "
+                "apart: give query_file= (--query-file FILE: one group size per line, as "
+                f"LightGBM), or single_query=True (--one-query) if all its {n} rows are one "
+                "query", path=path)
+    if single_query:
+        qptr = np.array([0, n], dtype=np.int64)
+        qid_out = np.zeros(1, dtype=np.int64)
+    elif query_file is not None:
         sizes = read_query_file(query_file, n_rows=n, data_path=path)
         qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         qid_out = np.arange(len(sizes), dtype=np.int64)

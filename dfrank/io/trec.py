@@ -16,7 +16,7 @@ import numpy as np
 from ..data import RankingData
 from ..errors import DataFormatError
 from . import _trec_kernel
-from .svmlight import open_maybe_gzip
+from .svmlight import is_regular_file, open_maybe_gzip
 
 __all__ = ["Qrels", "Run", "load_qrels", "load_run", "write_run", "run_from_scores"]
 
@@ -26,10 +26,14 @@ _MESSAGES = {_trec_kernel.TOO_FEW_COLUMNS: "too few columns",
              _trec_kernel.BAD_INTEGER: "the relevance is not an integer"}
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _read(path):
-    """The file's bytes (gzip decompressed); plain files straight into an array."""
+    """The file's bytes (gzip decompressed); regular files straight into an array, pipes
+    and standard input ("-") as they stream."""
     with open_maybe_gzip(path) as f:  # a missing file or a broken gzip: a clear error
-        if isinstance(f, gzip.GzipFile):
+        if isinstance(f, gzip.GzipFile) or not is_regular_file(path):
             return np.frombuffer(f.read(), dtype=np.uint8)
     return np.fromfile(path, dtype=np.uint8)
 
@@ -47,6 +51,11 @@ class _TrecFile:
         path = os.fspath(path)
         self.path = path
         buf = _read(path) if text is None else np.frombuffer(text, dtype=np.uint8)
+        if len(buf) >= 3 and bytes(buf[:3]) == _BOM:   # a UTF-8 byte-order mark
+            buf = buf[3:]
+        if buf.flags.writeable:   # one type for the kernels, whatever the source
+            buf = buf.view()
+            buf.flags.writeable = False
         self.buf = buf
         n_chunks = max(1, min(8 * numba.get_num_threads(), len(buf) // 65536 + 1))
         bounds = _trec_kernel.line_starts(buf, n_chunks)
@@ -89,7 +98,13 @@ class _TrecFile:
         if self.kind == 0:
             slow = np.flatnonzero(np.isnan(value))
             for r in slow:  # long mantissas: Python's correctly rounded float
-                value[r] = float(self._line_tokens(r)[4])
+                token = self._line_tokens(r)[4]
+                v = float(token)
+                if not np.isfinite(v):
+                    raise DataFormatError(_MESSAGES[_trec_kernel.NONFINITE], path=path,
+                                          line=int(self.line_no[r]),
+                                          token=token.decode("utf-8", "replace"))
+                value[r] = v
         self.value = value
         self.n = n
         self._queries = None

@@ -12,7 +12,7 @@ from .registry import with_options
 __all__ = ["evaluate", "evaluate_linear", "bind_metric", "check_scores"]
 
 
-def bind_metric(data, metric, ties="pessimistic", **options):
+def bind_metric(data, metric, ties="pessimistic", /, **options):
     """The :class:`BoundMetric` of ``metric`` on ``data``, kept with the data
     (``data.derived.metrics``)."""
     m = get_metric(metric)

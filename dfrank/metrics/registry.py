@@ -8,6 +8,8 @@ import difflib
 import re
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from . import _kernels
 from ._rank import TIES
 
@@ -88,6 +90,18 @@ class Metric:
     def doc(self):
         """The family's formula and conventions."""
         return self._fam.doc
+
+    @property
+    def bounds(self):
+        """(lowest, highest) value one query can take: what a value read from elsewhere (a
+        tune cache) is checked against. Unknown for a user metric."""
+        if self.is_custom:
+            return (-np.inf, np.inf)
+        if self.family == "dcg":
+            return (0.0, np.inf)
+        if self.family == "kendall_tau":
+            return (-1.0, 1.0)
+        return (0.0, 1.0)
 
 
 _FAMILIES = {}
@@ -203,12 +217,15 @@ def _validated(m):
     return m
 
 
-def with_options(metric, **options):
+def with_options(metric, /, **options):
     """A copy of ``metric`` with some options changed (unknown options are an error)."""
     allowed = {"gain", "rel_threshold", "empty", "max_grade"}
     bad = set(options) - allowed
     if bad:
-        raise TypeError(f"unknown metric option(s) {sorted(bad)}; known: {sorted(allowed)}")
+        hint = (" (the metric itself is not an option: pass it as metrics=, or first after "
+                "the data)") if bad & {"metric", "metrics"} else ""
+        raise TypeError(f"unknown metric option(s) {sorted(bad)}; known: {sorted(allowed)}"
+                        + hint)
     return _validated(replace(metric, **options))
 
 
