@@ -98,7 +98,7 @@ def main():
                 (fused, best), t_theirs = timed(ranx_end_to_end, qp, paths, args.metric)
                 fp = os.path.join(folder, "ranx.run")
                 with open(fp, "w") as f:
-                    f.writelines(run_to_trec_lines(fused.to_dict(), "ranx"))
+                    f.writelines(run_to_trec_lines(fused.run(), "ranx"))
                 theirs_v = dfrank.evaluate_run(qp, fp, [_trec_name(args.metric)]).all[
                     _trec_name(args.metric)]
             rows.append([k, f"{res.value:.4f}", "" if theirs_v is None else f"{theirs_v:.4f}",

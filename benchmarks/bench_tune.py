@@ -26,7 +26,8 @@ from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_warning,  # noqa: E
                      median_of, ratio, shared_path, table, timed)
 
 from dfrank import ir  # noqa: E402
-from dfrank.tuning import DEFAULT_STRATEGY, tune  # noqa: E402
+from dfrank.registry import BOX_STRATEGY as DEFAULT_STRATEGY  # noqa: E402
+from dfrank.tuning import tune  # noqa: E402
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
 SPACE = {"k1": (0.1, 3.0), "b": (0.0, 1.0)}
@@ -59,7 +60,7 @@ def bm25s_command(folder, qrels_path, metric):
     from dfrank.command import CommandRun
 
     run = CommandRun([sys.executable, os.path.join(EXAMPLES, "bm25s_search.py"),
-                      "--collection", folder, "--k1", "{k1}", "--b", "{b}", "--out",
+                      "--collection", folder, "--k1", "{k1}", "--b", "{b}", "--output",
                       "{run}"], ["k1", "b"])
     return float(np.mean(RunEvaluator(run, qrels_path, metric)({"k1": 1.2, "b": 0.75})))
 

@@ -22,9 +22,10 @@ run, as `maximize` breaks them):
 - "trained on train + the choosing half": es trained on both, best on train (the
   validation queries train instead of choose; fitted once per half).
 
-The last column is the median time of one fit (2 cores): a seed and fold make about
-30 s of fits, a set about 13 minutes with 5 seeds, alone on 2 cores (two sets run at
-once take far longer). Progress goes to stderr.
+The paired difference to the default is the mean over seeds, folds and halves of the
+candidate's value less the default's on the same half. The last columns are the median
+time of one fit (2 cores), over every fold and over fold 1 only. ``--only`` trains a subset
+of the configurations (and the default's, for the pairing). Progress goes to stderr.
 """
 
 import argparse
@@ -53,6 +54,13 @@ CONFIGS = {   # name: (strategy, options)
     "es, 20 runs of 4,000": ("es", dict(restarts=20, evals=4000)),
     "es, 10 runs of 8,000": ("es", dict(restarts=10, evals=8000)),
     SMOOTHED: ("es", dict(restarts=10, evals=16000, smoothing=8)),
+    "es, 10 runs of 2,500": ("es", dict(restarts=10, evals=2500)),
+    "es smoothed by 4 perturbations, 10 runs of 2,500": ("es", dict(restarts=10, evals=2500,
+                                                                     smoothing=4)),
+    "es smoothed by 8 perturbations, 10 runs of 2,500": ("es", dict(restarts=10, evals=2500,
+                                                                     smoothing=8)),
+    "es smoothed by 4 perturbations, 5 runs of 5,000": ("es", dict(restarts=5, evals=5000,
+                                                                    smoothing=4)),
 }
 PORTFOLIOS = {"portfolio: ca 10 + es 5": ("ca, 10 restarts", "es, 5 runs of 1,000"),
               "portfolio: ca 10 + es 10 of 1,000": ("ca, 10 restarts",
@@ -63,7 +71,14 @@ RULES = {   # row: (configuration, rule)
     f"{ES}, all runs averaged": (ES, "average"),
     f"{ES}, 3 best on vali averaged": (ES, "top3"),
     f"{SMOOTHED}, all runs averaged (the default)": (SMOOTHED, "average"),
+    "es smoothed by 4 perturbations, 10 runs of 2,500, all runs averaged":
+        ("es smoothed by 4 perturbations, 10 runs of 2,500", "average"),
+    "es smoothed by 8 perturbations, 10 runs of 2,500, all runs averaged":
+        ("es smoothed by 8 perturbations, 10 runs of 2,500", "average"),
+    "es smoothed by 4 perturbations, 5 runs of 5,000, all runs averaged":
+        ("es smoothed by 4 perturbations, 5 runs of 5,000", "average"),
 }
+DEFAULT_ROW = f"{SMOOTHED}, all runs averaged (the default)"
 POOLED = f"{ES}, trained on train + the choosing half"
 
 
@@ -122,10 +137,23 @@ def main():
     ap.add_argument("--metric", default="ndcg@10")
     ap.add_argument("--sets", default=",".join(LETOR_FOLDS),
                     help="comma-separated LETOR sets (default: all)")
+    ap.add_argument("--only", help="'|'-separated configurations to train (default: all); "
+                                   "the default's configuration is always trained, for the "
+                                   "paired differences")
     args = ap.parse_args()
     print(load_warning())
     metric = args.metric
-    rows_of = [*CONFIGS, *PORTFOLIOS, *RULES, POOLED]
+    configs = CONFIGS
+    if args.only:
+        keep = set(args.only.split("|")) | {SMOOTHED}
+        unknown = keep - set(CONFIGS)
+        if unknown:
+            raise SystemExit(f"unknown configurations {sorted(unknown)}")
+        configs = {k: v for k, v in CONFIGS.items() if k in keep}
+    portfolios = {k: m for k, m in PORTFOLIOS.items() if set(m) <= set(configs)}
+    rules = {k: r for k, r in RULES.items() if r[0] in configs}
+    pooled = [POOLED] if ES in configs else []
+    rows_of = [*configs, *portfolios, *rules, *pooled]
     for name in args.sets.split(","):
         folds = [(train, halves(valid)) for _, (train, valid) in letor_folds(name)]
         if not folds:
@@ -138,36 +166,42 @@ def main():
                 for i, (train, vali) in enumerate(folds):
                     runs = {k: Runs(fit(train, metric, s, seed, o, seconds[k]), train, vali,
                                     metric)
-                            for k, (s, o) in CONFIGS.items()}
+                            for k, (s, o) in configs.items()}
                     for h in (0, 1):
                         judge = vali[1 - h]
                         chosen = {k: r.chosen(h) for k, r in runs.items()}
                         for k, r in runs.items():
                             judged[k][seed, i, h] = r.vali[1 - h][chosen[k]]
-                        for k, members in PORTFOLIOS.items():
+                        for k, members in portfolios.items():
                             best = max(members, key=lambda x: runs[x].vali[h][chosen[x]])
                             judged[k][seed, i, h] = judged[best][seed, i, h]
-                        for k, (config, rule) in RULES.items():
+                        for k, (config, rule) in rules.items():
                             w = rule_weights(runs[config], rule, h)
                             judged[k][seed, i, h] = evaluate_linear(w, judge, metric)
-                        s, o = CONFIGS[ES]
-                        both = joined(train, vali[h])
-                        pooled = fit(both, metric, s, seed, o, seconds[POOLED])
-                        judged[POOLED][seed, i, h] = pooled.ranker.evaluate(judge, metric)
+                        if pooled:
+                            s, o = CONFIGS[ES]
+                            both = joined(train, vali[h])
+                            fitted = fit(both, metric, s, seed, o, seconds[POOLED])
+                            judged[POOLED][seed, i, h] = fitted.ranker.evaluate(judge, metric)
                     print(f"  {name}: seed {seed}, fold {i + 1} done", file=sys.stderr,
                           flush=True)
-        for k, members in PORTFOLIOS.items():
+        for k, members in portfolios.items():
             seconds[k] = [a + b for a, b in zip(*(seconds[x] for x in members))]
-        for k, (config, _) in RULES.items():
+        for k, (config, _) in rules.items():
             seconds[k] = seconds[config]
-        rows = [[k, f"{np.median(v.mean(axis=(1, 2))):.4f}"]
+        base = judged[DEFAULT_ROW]
+        rows = [[k, f"{np.median(v.mean(axis=(1, 2))):.4f}",
+                 f"{np.mean(v - base):+.4f}"]
                 + [f"{x:.4f}" for x in np.median(v.mean(axis=2), axis=0)]
-                + [f"{statistics.median(seconds[k]):.1f}"]
+                + [f"{statistics.median(seconds[k]):.1f}",
+                   f"{statistics.median(seconds[k][::len(folds)]):.1f}"]
                 for k, v in judged.items()]
         print(f"\n## {name}: {metric} of the chosen ranker on the other half of vali "
               f"({args.seeds} seeds, {m.timing:.0f} s; {LOAD_HEADER} {load_cell(m.timing)})")
-        print(table(rows, ["candidate", "median of the mean"]
-                    + [f"fold {i + 1}" for i in range(len(folds))] + ["s per fit"]))
+        print(table(rows, ["candidate", "median of the mean", "mean paired diff. to the "
+                                                              "default"]
+                    + [f"fold {i + 1}" for i in range(len(folds))]
+                    + ["s per fit", "s per fit, fold 1"]))
     print(LOAD_NOTE)
 
 

@@ -5,8 +5,16 @@ import importlib
 
 __all__ = ["need"]
 
-EXTRAS = {"pandas": "pandas", "ranx": "ranx", "pyterrier": "pyterrier",
-          "ir_datasets": "ir_datasets", "sklearn": "sklearn", "matplotlib": "plot"}
+# top-level module -> (the extra of pyproject.toml that installs it, its package name)
+EXTRAS = {"pandas": ("pandas", "pandas"), "ranx": ("ranx", "ranx"),
+          "pyterrier": ("pyterrier", "pyterrier"),
+          "ir_datasets": ("ir_datasets", "ir_datasets"),
+          "ir_measures": ("ir_measures", "ir-measures"),
+          "sklearn": ("sklearn", "scikit-learn"), "matplotlib": ("plot", "matplotlib"),
+          "dask": ("dask", "dask[distributed]"), "distributed": ("dask", "dask[distributed]"),
+          "cma": ("compare", "cma"), "nevergrad": ("compare", "nevergrad"),
+          "optuna": ("compare", "optuna"), "cmaes": ("compare", "cmaes"),
+          "lightgbm": ("compare", "lightgbm"), "bm25s": ("bm25s", "bm25s")}
 
 
 def need(module, what):
@@ -14,6 +22,8 @@ def need(module, what):
     try:
         return importlib.import_module(module)
     except ImportError:
-        extra = EXTRAS.get(module, module)
-        raise ImportError(f"{what} needs {module}: pip install 'dfrank[{extra}]' (or "
-                          f"pip install {module})") from None
+        top = module.split(".")[0]
+        extra, package = EXTRAS.get(top, (None, top))
+        how = f"pip install 'dfrank[{extra}]' (or pip install {package})" if extra \
+            else f"pip install {package}"
+        raise ImportError(f"{what} needs {top}: {how}") from None

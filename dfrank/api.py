@@ -12,9 +12,9 @@ from .metrics.evaluation import bind_metric, evaluate, evaluate_linear
 from .normalization import query_level_source
 from .objective import BudgetExhausted, check_budget, make_objective
 from .parallel import child, describe_seed, effective_n_jobs, run_tasks, seed_sequence
-from .registry import resolve
-from .result import RestartResult, Result
-from .spaces import Simplex
+from .registry import BOX_STRATEGY, DEFAULT_STRATEGY, resolve
+from .result import RestartResult, Result, overall_status
+from .spaces import Box, Simplex
 
 __all__ = ["evaluate", "maximize", "bind_metric"]
 
@@ -64,7 +64,7 @@ def _run_restart(task, objective, listener=None, progress=None):
     except KeyboardInterrupt:
         status = "interrupted"
     return RestartResult(index=index, seed=describe_seed(ss), value=float(obj.best_value),
-                         point=obj.best_point, n_evals=obj.n_evals, elapsed=obj.elapsed,
+                         point=obj.best_point, n_evals=obj.n_evals, seconds=obj.elapsed,
                          status=status, trace=obj.trace, info=info)
 
 
@@ -80,13 +80,13 @@ def _merge_traces(restarts):
                 secs.append(float(t0 + t))
                 vals.append(float(v))
         e0 += r.n_evals
-        t0 += r.elapsed
+        t0 += r.seconds
     return {"evals": np.array(evals), "seconds": np.array(secs), "values": np.array(vals)}
 
 
-def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, seed=0,
+def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
              n_jobs=1, budget=None, max_seconds=None, valid=None, callback=None,
-             progress=False, ties="pessimistic", checkpoint=None, resume=None,
+             progress=False, ties=None, checkpoint=None, resume=None,
              checkpoint_every=5.0, **options):
     """Maximize a rank metric directly.
 
@@ -96,9 +96,12 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
         Training data (a linear ranker is learned over the simplex of its features), or
         any :class:`~dfrank.objective.Objective` (e.g. a ScoringObjective over a Box).
     metric : str, optional
-        Metric name for data (default ``"ndcg@10"``); not used with an objective.
-    strategy : str, Strategy, Strategy class or function
+        Metric name for data (default :data:`~dfrank.metrics.DEFAULT_METRIC`); an objective
+        has its own.
+    strategy : str, Strategy, Strategy class or function, optional
         A registered name (``dfrank.strategies.available()``), e.g. ``"ca"``, ``"pso"``.
+        Default :data:`~dfrank.registry.DEFAULT_STRATEGY` for a linear ranker,
+        :data:`~dfrank.registry.BOX_STRATEGY` on a box of parameters.
     seed : int, Generator, SeedSequence or None
         One SeedSequence spawns a child per restart: same seed, same result, whatever
         ``n_jobs``.
@@ -117,7 +120,8 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
         ``StopIteration`` to stop and keep the best so far.
     progress : bool
         Show a progress bar (tqdm).
-    ties : tie policy of the metric (default "pessimistic").
+    ties : tie policy of the metric on data (default "pessimistic"); an objective has its
+        own.
     checkpoint : path, optional
         Write the finished restarts to this JSON file (atomically, at most every
         ``checkpoint_every`` seconds, and always at the end or on an interruption).
@@ -147,6 +151,8 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
         budget = objective.max_evals
     if max_seconds is None:
         max_seconds = objective.max_seconds
+    if strategy is None:
+        strategy = BOX_STRATEGY if isinstance(objective.space, Box) else DEFAULT_STRATEGY
     strat = resolve(strategy, **options)
     strat.check(objective)
     if valid is not None:
@@ -255,8 +261,12 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
         raise NoEvaluationError("no point was evaluated: the budget or time limit is too "
                                 f"small for {strat.label} ({n_tasks} restarts)")
     result = snapshot()
-    if interrupted or len(done) < n_tasks:
-        result.interrupted = True
+    if interrupted:
+        result.status = "interrupted"
+    if len(done) < n_tasks:
+        if result.status not in ("interrupted", "stopped"):
+            result.status = "time" if deadline is not None and time.time() >= deadline \
+                else "stopped"
         result.message = (f"stopped after {len(done)} of {n_tasks} restarts; "
                           + result.message).rstrip("; ")
     return result
@@ -265,7 +275,7 @@ def maximize(data_or_objective, metric=None, strategy="coordinate_ascent", *, se
 def _partial(obj):
     """A RestartResult for a restart still running (for callbacks)."""
     return RestartResult(index=-1, seed={}, value=float(obj.best_value), point=obj.best_point,
-                         n_evals=obj.n_evals, elapsed=obj.elapsed, status="running",
+                         n_evals=obj.n_evals, seconds=obj.elapsed, status="running",
                          trace=obj.trace)
 
 
@@ -304,15 +314,15 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
     if isinstance(info, dict) and info.get("zero_gradient"):
         msg = (msg + "; " if msg else "") + \
             "the finite-difference gradient was exactly zero (a plateau of the metric)"
-    metric_name = getattr(getattr(objective, "metric", None), "name", None)
+    metric_name = getattr(getattr(objective, "metric", None), "label", None)
     data = getattr(objective, "data", None)
     return Result(
         value=float(value), point=point,
         weights=objective.space.to_weights(point) if (simplex and point is not None) else None,
-        n_evals=int(sum(r.n_evals for r in restarts)), elapsed=float(elapsed),
+        n_evals=int(sum(r.n_evals for r in restarts)), seconds=float(elapsed),
         trace=_merge_traces(restarts), restarts=list(restarts), strategy=strat.label,
         params=strat.get_params(), metric=metric_name, seed=seed,
-        interrupted=bool(early), valid_value=valid_value,
+        status=overall_status(r.status for r in restarts), valid_value=valid_value,
         plateau=info.get("plateau") if isinstance(info, dict) else None, message=msg,
         feature_ids=getattr(data, "feature_ids", None),
         space="simplex" if simplex else "box",

@@ -24,7 +24,7 @@ from .objective import check_budget, make_objective
 from .parallel import run_tasks
 from .registry import resolve
 from .files import VERSION, jsonable, write_json_atomic
-from .stats import significance
+from .stats import significance as paired_test
 from .text import format_table
 
 __all__ = ["compare", "Comparison", "Run", "COMPARISON_FORMAT"]
@@ -73,8 +73,8 @@ class Comparison:
     metric: str
     budget: int = None
     max_seconds: float = None
-    test_name: str = "randomization"
-    significance: dict = field(default_factory=dict)   # strategy -> SignificanceResult
+    significance: str = "randomization"          # the paired test against the best
+    tests: dict = field(default_factory=dict)    # strategy -> SignificanceResult
     line_cost: int = 1   # evaluations an exact line search counted
 
     @property
@@ -120,7 +120,7 @@ class Comparison:
                 row[f"evals_to_{pct}"] = float(np.median([h[0] for h in hits])) if hits else None
                 row[f"seconds_to_{pct}"] = float(np.median([h[1] for h in hits])) if hits \
                     else None
-            sig = self.significance.get(s)
+            sig = self.tests.get(s)
             if sig is not None:
                 row["p_vs_best"] = sig.p_value
             rows.append(row)
@@ -134,7 +134,7 @@ class Comparison:
         headers += ["valid"] * has["valid"] + ["test"] * has["test"]
         headers += ["evals", "seconds", "evals to 95%", "evals to 99%", "s to 95%", "s to 99%"]
         if has["p_vs_best"]:
-            headers.append(f"p vs best ({self.test_name})")
+            headers.append(f"p vs best ({self.significance})")
         table = []
         for r in rows:
             line = [r["strategy"], _pm(r, "train") + (f" ({r['failed']} runs evaluated "
@@ -170,7 +170,8 @@ class Comparison:
             "budget": self.budget, "max_seconds": self.max_seconds,
             "line_cost": self.line_cost, "best_value": self.best_value,
             "summary": self.summary_rows(),
-            "significance": {k: v.to_dict() for k, v in self.significance.items()},
+            "significance": self.significance,
+            "tests": {k: v.to_dict() for k, v in self.tests.items()},
             "runs": [r.to_dict() for r in self.runs]})
 
     def to_json(self, path=None):
@@ -231,8 +232,8 @@ def _one_run(task, objective, valid, test):
 
 def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random"),
             seeds=range(5), *, budget=None, max_seconds=None, metric=None, valid=None,
-            test=None, n_jobs=1, options=None, test_name="randomization",
-            ties="pessimistic", progress=False, line_cost=1):
+            test=None, n_jobs=1, options=None, significance="randomization",
+            ties=None, progress=False, line_cost=1):
     """Run every strategy with every seed on the same objective and budget.
 
     Parameters
@@ -256,7 +257,7 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
         the results are the same for any n_jobs.
     options : dict, optional
         ``{strategy name: {option: value}}`` for names given as plain strings.
-    test_name : {"randomization", "t", "wilcoxon", "sign"}
+    significance : {"randomization", "t", "wilcoxon", "sign"}
         The paired test of each strategy against the best on test.
     line_cost : int
         Evaluations an exact line search counts against ``budget``: 1, or what its time
@@ -295,8 +296,9 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
             opts = options.get(spec, {})
         resolve(spec, **opts).check(objective)      # fail before any run starts
         specs.append((spec, dict(opts)))
-    if test_name not in ("randomization", "t", "wilcoxon", "sign"):
-        raise ValueError(f"unknown test {test_name!r}")
+    if significance not in ("randomization", "t", "wilcoxon", "sign"):
+        raise ValueError(f"unknown significance test {significance!r}; known: "
+                         "randomization, t, wilcoxon, sign")
     tasks = [(spec, opts, seed, budget, max_seconds) for spec, opts in specs for seed in seeds]
     bar = None
     if progress:
@@ -316,10 +318,10 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
             bar.close()
     name = getattr(getattr(objective, "metric", None), "name", None)
     cmp = Comparison(runs=runs, metric=name or "objective", budget=budget,
-                     max_seconds=max_seconds, test_name=test_name,
+                     max_seconds=max_seconds, significance=significance,
                      line_cost=objective.line_cost)
     if test is not None:
-        cmp.significance = _against_best(cmp, test_name)
+        cmp.tests = _against_best(cmp, significance)
     return cmp
 
 
@@ -341,5 +343,5 @@ def _against_best(cmp, test_name):
         a, b = means[best], pq
         if np.array_equal(a, b, equal_nan=True):
             continue
-        out[s] = significance(a, b, test_name)
+        out[s] = paired_test(a, b, test_name)
     return out

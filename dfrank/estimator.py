@@ -14,19 +14,24 @@ reach ``fit`` and ``score`` through metadata routing
 ``dfrank.DirectRanker`` does.
 """
 
-import numpy as np
-from sklearn.base import BaseEstimator
+import numbers
 
+import numpy as np
+
+from ._optional import need
 from .api import maximize
 from .data import RankingData
+from .metrics._rank import TIES
 from .metrics.evaluation import evaluate
+from .metrics.registry import DEFAULT_METRIC
+from .metrics.registry import get as get_metric
 from . import normalization
+from .registry import DEFAULT_STRATEGY, resolve
 from .result import LinearRanker
 
-__all__ = ["DirectRanker"]
+BaseEstimator = need("sklearn.base", "DirectRanker").BaseEstimator
 
-_PARAMS = ("metric", "strategy", "restarts", "seed", "n_jobs", "ties", "normalize",
-           "budget", "max_seconds")
+__all__ = ["DirectRanker"]
 
 
 class DirectRanker(BaseEstimator):
@@ -34,10 +39,13 @@ class DirectRanker(BaseEstimator):
 
     Parameters
     ----------
-    metric : str, default "ndcg@10"
-    strategy : str, default "ca"
-        A registered strategy (``dfrank strategies``); its options go as keyword arguments
-        (``DirectRanker(strategy="pso", swarm_size=40)``).
+    metric : str, default :data:`~dfrank.metrics.DEFAULT_METRIC`
+    strategy : str, default :data:`~dfrank.registry.DEFAULT_STRATEGY`
+        A registered strategy (``dfrank strategies``).
+    strategy_options : dict, optional
+        The strategy's options (``{"swarm_size": 40}`` for ``"pso"``), one parameter so
+        that a search over ``strategy`` keeps working (``GridSearchCV`` sets ``strategy``
+        and ``strategy_options`` together, or leaves the options empty).
     restarts : int, optional
         The strategy's restarts (its default when None).
     seed : int, default 0
@@ -47,6 +55,8 @@ class DirectRanker(BaseEstimator):
         Normalize each feature with constants fitted on the training rows; they are kept in
         the model (``ranker_``) and exported with it.
     budget, max_seconds : optional allowances of the search.
+
+    Every parameter is checked at :meth:`fit` (a constructor only stores them).
 
     Attributes
     ----------
@@ -59,11 +69,12 @@ class DirectRanker(BaseEstimator):
     n_features_in_, feature_names_in_
     """
 
-    def __init__(self, metric="ndcg@10", strategy="ca", restarts=None, seed=0, n_jobs=1,
-                 ties="pessimistic", normalize=None, budget=None, max_seconds=None,
-                 **strategy_options):
+    def __init__(self, metric=DEFAULT_METRIC, strategy=DEFAULT_STRATEGY,
+                 strategy_options=None, restarts=None, seed=0, n_jobs=1,
+                 ties="pessimistic", normalize=None, budget=None, max_seconds=None):
         self.metric = metric
         self.strategy = strategy
+        self.strategy_options = strategy_options
         self.restarts = restarts
         self.seed = seed
         self.n_jobs = n_jobs
@@ -71,26 +82,38 @@ class DirectRanker(BaseEstimator):
         self.normalize = normalize
         self.budget = budget
         self.max_seconds = max_seconds
-        for k, v in strategy_options.items():   # each option an attribute, as sklearn asks
-            setattr(self, k, v)
 
     # -------------------------------------------------------------- parameters
-    @property
-    def _options(self):
-        """The strategy's options: the attributes that are not the named parameters nor
-        fitted (trailing ``_``) nor private."""
-        return {k: v for k, v in vars(self).items()
-                if k not in _PARAMS and not k.endswith("_") and not k.startswith("_")}
-
-    def get_params(self, deep=True):
-        params = {k: getattr(self, k) for k in _PARAMS}
-        params.update(self._options)
-        return params
-
-    def set_params(self, **params):
-        for k, v in params.items():
-            setattr(self, k, v)
-        return self
+    def _validated_options(self):
+        """Check every parameter (ValueError / TypeError naming it); the strategy's
+        options as :func:`dfrank.maximize` takes them."""
+        get_metric(self.metric)   # an unknown metric names the known ones
+        if self.strategy_options is not None and not isinstance(self.strategy_options, dict):
+            raise TypeError(f"strategy_options must be a dict or None, got "
+                            f"{type(self.strategy_options).__name__}")
+        options = dict(self.strategy_options or {})
+        if self.restarts is not None:
+            if not _is_int(self.restarts) or self.restarts < 1:
+                raise ValueError(f"restarts must be an integer >= 1 or None, got "
+                                 f"{self.restarts!r}")
+            options["restarts"] = int(self.restarts)
+        resolve(self.strategy, **options)   # an unknown strategy or option says so
+        if self.seed is not None and not _is_int(self.seed):
+            raise TypeError(f"seed must be an integer or None, got {self.seed!r}")
+        if not _is_int(self.n_jobs) or self.n_jobs == 0:
+            raise ValueError(f"n_jobs must be a nonzero integer, got {self.n_jobs!r}")
+        if self.ties not in TIES:
+            raise ValueError(f"ties must be one of {', '.join(TIES)}, got {self.ties!r}")
+        if self.normalize not in (None, "standard", "minmax"):
+            raise ValueError(f"normalize must be None, 'standard' or 'minmax', got "
+                             f"{self.normalize!r}")
+        if self.budget is not None and (not _is_int(self.budget) or self.budget < 1):
+            raise ValueError(f"budget must be an integer >= 1 or None, got {self.budget!r}")
+        if self.max_seconds is not None and not (
+                isinstance(self.max_seconds, numbers.Real) and self.max_seconds > 0):
+            raise ValueError(f"max_seconds must be a number > 0 or None, got "
+                             f"{self.max_seconds!r}")
+        return options
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -138,6 +161,7 @@ class DirectRanker(BaseEstimator):
         """Learn the weights on (X, y) grouped by ``group`` or ``qid``; ``eval_set`` (a list
         of (X, y) pairs, the first used) chooses among the restarts, with ``eval_group`` /
         ``eval_qid`` (lists, one per pair)."""
+        options = self._validated_options()
         names = getattr(X, "columns", None)
         data = self._data(X, y, group, qid)
         if data.n_docs and np.all(data.y == data.y[0]):
@@ -163,9 +187,6 @@ class DirectRanker(BaseEstimator):
                 raise ValueError(f"eval_set[0] has {valid.n_features} features, X has "
                                  f"{data.n_features}")
             valid = normalization.apply(valid, self.norm_)
-        options = self._options
-        if self.restarts is not None:
-            options["restarts"] = self.restarts
         res = maximize(data, self.metric, self.strategy, seed=self.seed, n_jobs=self.n_jobs,
                        budget=self.budget, max_seconds=self.max_seconds, valid=valid,
                        ties=self.ties, **options)
@@ -198,3 +219,7 @@ class DirectRanker(BaseEstimator):
         X = self._check_fitted(X)
         data = self._data(X, y, group, qid)
         return float(evaluate(self.ranker_.predict(X), data, self.metric, ties=self.ties))
+
+
+def _is_int(x):
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)

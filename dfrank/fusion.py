@@ -31,12 +31,14 @@ from .api import maximize
 from .data import RankingData
 from .io.forms import (DocnoDesc, ranked, read_qrels, read_run, run_as_data, run_to_dataframe,
                        run_to_trec_lines)
-from .linesearch import choose, line_profile
 from .metrics.evaluation import bind_metric
 from .objective import LinearObjective
 from .parallel import child, seed_sequence
 from .files import VERSION, jsonable, write_json_atomic
-from .stats import significance
+from .metrics.registry import RUN_METRIC
+from .metrics.registry import get as get_metric
+from .result import overall_status
+from .stats import significance as paired_test
 
 __all__ = ["fuse", "FusionResult", "NORMS", "FUSION_FORMAT", "normalize"]
 
@@ -160,43 +162,6 @@ def _scores(data, weights):
     return linear_scores(features_T(data), np.asarray(weights, dtype=np.float64))
 
 
-def _segment(w, j):
-    """The direction to vertex j and the range of t keeping w + t (e_j - w) >= 0."""
-    delta = -w.copy()
-    delta[j] += 1.0
-    lo = -w[j] / (1.0 - w[j]) if w[j] < 1.0 else 0.0
-    return delta, lo, 1.0
-
-
-def _ascent(obj, w, rng, tol, max_sweeps, rule):
-    """Exact coordinate ascent on the simplex over the runs (w >= 0, sum 1): each move runs
-    along the segment through w and a vertex, searched exactly. Returns (w, value,
-    line searches)."""
-    d = len(w)
-    bound, classes = obj.bound, obj.classes
-    s0 = _scores(obj.data, w)
-    value = float(bound.mean(bound.per_query(s0)))
-    lines = 0
-    for _ in range(max_sweeps):
-        before = value
-        for j in rng.permutation(d):
-            delta, lo, hi = _segment(w, j)
-            if not np.any(delta):
-                continue
-            u = _scores(obj.data, delta)
-            prof, _ = line_profile(bound, classes, s0, u)
-            res = choose(prof.within(lo, hi), rule=rule, floor=value)
-            lines += 1
-            if res.t != 0.0 and res.value >= value:
-                w = np.maximum(w + res.t * delta, 0.0)
-                w /= w.sum()
-                s0 = _scores(obj.data, w)
-                value = float(bound.mean(bound.per_query(s0)))
-        if value - before < tol:
-            break
-    return w, value, lines
-
-
 # ---------------------------------------------------------------- the result
 @dataclass
 class FusionResult:
@@ -214,9 +179,14 @@ class FusionResult:
         name -> {"value", "per_query", "p_value"} for each run alone, CombSUM (equal
         weights) and reciprocal-rank fusion (k = 60); ``p_value`` of the paired test of the
         learned fusion against it.
-    held_out_value, held_out_per_query, fold_weights
+    cv_value, cv_per_query, fold_weights
         With ``folds``: the value of the run assembled from each fold's fusion learned on
         the other folds, per query, and each fold's weights.
+    status : str
+        Why the search ended: ``converged``, ``completed``, ``budget``, ``time``,
+        ``stopped`` or ``interrupted``.
+    seconds : float
+        Wall-clock seconds of the whole fusion (reading included).
     """
     weights: dict
     value: float
@@ -229,15 +199,16 @@ class FusionResult:
     fused: dict = field(repr=False)
     baselines: dict = field(default_factory=dict, repr=False)
     folds: int = None
-    held_out_value: float = None
-    held_out_per_query: dict = field(default=None, repr=False)
+    cv_value: float = None
+    cv_per_query: dict = field(default=None, repr=False)
     fold_weights: list = None
     n_queries: int = 0
     left_out: dict = field(default_factory=dict)
-    test: str = "randomization"
+    significance: str = "randomization"
+    status: str = "completed"
     seconds: float = 0.0
 
-    def to_dict(self):
+    def run(self):
         """The fused run as ``{qid: {docno: score}}``."""
         return {q: dict(d) for q, d in self.fused.items()}
 
@@ -253,9 +224,9 @@ class FusionResult:
 
     def summary_rows(self):
         rows = [{"name": "learned fusion (train)", "value": self.value, "p_value": None}]
-        if self.held_out_value is not None:
+        if self.cv_value is not None:
             rows.append({"name": f"learned fusion ({self.folds}-fold held out)",
-                         "value": self.held_out_value, "p_value": None})
+                         "value": self.cv_value, "p_value": None})
         for name, b in self.baselines.items():
             rows.append({"name": name, "value": b["value"], "p_value": b["p_value"]})
         return rows
@@ -270,7 +241,7 @@ class FusionResult:
         weights = ", ".join(f"{n} {w:+.4f}" if self.signed else f"{n} {w:.4f}"
                             for n, w in self.weights.items())
         notes = [f"{self.metric} over {self.n_queries} queries; weights: {weights}",
-                 f"p: paired {self.test} test of the learned fusion (train) against each "
+                 f"p: paired {self.significance} test of the learned fusion (train) against each "
                  "row; * = p < 0.05"]
         lo = self.left_out
         if lo.get("run_only"):
@@ -281,18 +252,23 @@ class FusionResult:
                             "left out (as trec_eval without -c)"))
         return format_table(rows, ["", self.metric, "p vs learned"]) + "\n" + "\n".join(notes)
 
-    def to_json(self, path=None):
+    def to_dict(self):
         """The result as a JSON-ready dict (``format``, ``version``, weights, values,
-        baselines, folds), also written atomically to ``path``."""
-        d = jsonable({
+        baselines, folds); :meth:`run` is the fused run."""
+        return jsonable({
             "format": FUSION_FORMAT, "version": VERSION, "metric": self.metric,
             "norm": self.norm, "missing": self.missing, "signed": self.signed,
             "weights": self.weights, "value": self.value, "n_queries": self.n_queries,
-            "folds": self.folds, "held_out_value": self.held_out_value,
+            "folds": self.folds, "cv_value": self.cv_value,
             "fold_weights": self.fold_weights, "left_out": self.left_out,
             "baselines": {k: {"value": v["value"], "p_value": v["p_value"]}
                           for k, v in self.baselines.items()},
-            "per_query": self.per_query})
+            "per_query": self.per_query, "significance": self.significance,
+            "status": self.status, "seconds": self.seconds})
+
+    def to_json(self, path=None):
+        """:meth:`to_dict`, also written atomically to ``path``."""
+        d = self.to_dict()
         if path is not None:
             write_json_atomic(path, d)
         return d
@@ -323,9 +299,14 @@ def _rrf(runs, qids, k=60):
     return out
 
 
-def fuse(qrels, runs, metric="map", *, norm="minmax", missing="zero", signed=False,
-         strategy="ca", restarts=5, tol=1e-6, max_sweeps=50, rule="best", folds=None,
-         seed=0, complete=False, test="randomization", **options):
+FUSE_STRATEGY = "ca"
+FUSE_OPTIONS = {"restarts": 5, "tol": 1e-6, "max_sweeps": 50, "rule": "best"}
+
+
+def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signed=False,
+         strategy=FUSE_STRATEGY, folds=None, seed=0, budget=None, max_seconds=None,
+         n_jobs=1, complete=False, significance="randomization", progress=False,
+         **options):
     """Learn the weights of a linear fusion of ``runs`` that maximize ``metric``.
 
     Parameters
@@ -333,30 +314,37 @@ def fuse(qrels, runs, metric="map", *, norm="minmax", missing="zero", signed=Fal
     qrels : TREC qrels path, dict ``{qid: {docno: relevance}}``, DataFrame or ranx Qrels
     runs : dict name -> run (TREC run path, dict ``{qid: {docno: score}}``, DataFrame with
         ``qid, docno, score``, or a ranx Run)
-    metric : str
-        A dfrank metric (``map``, ``ndcg@10``, ``p@10``, ``mrr``, ``recall@100``, ...),
-        computed as trec_eval computes it.
+    metric : str, Metric or ir_measures measure
+        ``map``, ``ndcg@10``, ``p@10``, ``mrr``, ``recall@100``, ... (default
+        :data:`~dfrank.metrics.RUN_METRIC`), with trec_eval's conventions for runs (ties
+        broken by docno, judged documents a run lacks counted in R and the ideal DCG). A
+        name means what it means everywhere (:mod:`dfrank.metrics.registry`): ``ndcg@10``
+        is dfrank's (gain 2^l - 1), ``nDCG@10`` trec_eval's and ir_measures' (linear gain).
     norm : one of :data:`NORMS`
         The per-query normalization of each run's scores.
     missing : "zero", "min" or a number
         The normalized score of a candidate a run did not retrieve (Borda has its own).
     signed : bool
-        Search Metzler's augmented simplex (weights of any sign, summing to 1) with
-        ``strategy``, instead of the non-negative weights of the plain simplex.
-    strategy, restarts, tol, max_sweeps, rule
-        The search: on the plain simplex exact coordinate ascent ("ca"), ``restarts`` of it
-        (the first from equal weights), stopping when a sweep gains less than ``tol``;
-        ``rule`` of the line search. With ``signed`` any registered strategy and its
-        ``options``.
+        Search Metzler's augmented simplex (weights of any sign, summing to 1), instead of
+        the non-negative weights of the plain simplex.
+    strategy, **options
+        The search, through :func:`dfrank.maximize` and the strategy registry: by default
+        exact coordinate ascent (:data:`FUSE_STRATEGY`) with :data:`FUSE_OPTIONS` (5
+        restarts, the first from equal weights; tolerance 1e-6; the ``best`` line-search
+        rule), each option overridable. Without ``signed`` the search keeps the weights
+        non-negative (coordinate ascent's ``nonnegative=True``, which other strategies do
+        not offer); with ``signed`` any registered strategy.
+    seed, budget, max_seconds, n_jobs, progress
+        As :func:`dfrank.maximize` (the budget and time limit are per fusion learned: with
+        ``folds``, per fold).
     folds : int, optional
         Cross-validate by query (seeded): each fold's fusion is learned on the other
         folds; the run assembled from the held-out folds is reported next to the training
-        value.
+        value (``cv_value``).
     complete : bool
         Judged queries no run retrieved count as 0 in every mean (trec_eval -c); by
         default they are left out, as trec_eval does.
-    test : the paired significance test against each baseline (see
-        :func:`dfrank.significance`).
+    significance : the paired test against each baseline (see :func:`dfrank.significance`).
 
     Returns
     -------
@@ -370,36 +358,35 @@ def fuse(qrels, runs, metric="map", *, norm="minmax", missing="zero", signed=Fal
     if len(rs) != len(runs):
         raise ValueError("two runs have the same name")
     fu = _build(q, rs, norm, missing, complete)
-    metric_name = str(metric)
+    spec = get_metric(metric)
+    metric_name = spec.label
     ss = seed_sequence(seed)
+    opts = dict(FUSE_OPTIONS if strategy == FUSE_STRATEGY else {}, **options)
+    if not signed:
+        opts["nonnegative"] = True
+        if "nonnegative" not in _strategy_options(strategy):
+            raise ValueError(f"fuse keeps the weights non-negative with a strategy that "
+                             f"offers nonnegative=True ('ca'); for {strategy!r} pass "
+                             "signed=True (Metzler's augmented simplex)")
+    status = []
 
     def learn(data):
-        if signed:
-            res = maximize(LinearObjective(data, metric_name, ties="stable", gain="linear"),
-                           strategy=strategy, seed=ss, **options)
-            w = res.weights
-            total = w.sum()
-            return w / (total if total > 0 else np.abs(w).sum())
-        if strategy not in ("ca", "coordinate_ascent"):
-            raise ValueError(f"on the simplex of non-negative weights fuse searches with "
-                             f"exact coordinate ascent ('ca'); for {strategy!r} pass "
-                             "signed=True (Metzler's augmented simplex)")
-        obj = LinearObjective(data, metric_name, ties="stable", gain="linear")
-        best_w, best_v = None, -np.inf
-        d = data.n_features
-        for r in range(restarts):
-            rng = np.random.default_rng(child(ss, r))
-            w = np.full(d, 1.0 / d) if r == 0 else rng.dirichlet(np.ones(d))
-            w, v, _ = _ascent(obj, w, rng, tol, max_sweeps, rule)
-            if v > best_v:
-                best_w, best_v = w, v
-        return best_w
+        res = maximize(LinearObjective(data, spec, ties="stable"),
+                       strategy=strategy, seed=ss, budget=budget, max_seconds=max_seconds,
+                       n_jobs=n_jobs, progress=progress, **opts)
+        status.append(res.status)
+        w = res.weights
+        if not signed:
+            return w
+        total = w.sum()
+        return w / (total if total > 0 else np.abs(w).sum())
 
     w = learn(fu.data)
-    fused_pq = _values(fu.data, metric_name, w)
+    fused_pq = _values(fu.data, spec, w)
     res = FusionResult(weights=dict(zip(fu.names, map(float, w))), value=0.0,
                        per_query={}, metric=metric_name, norm=norm, missing=missing,
-                       signed=signed, runs=fu.names, fused=_fused_run(fu, w), test=test)
+                       signed=signed, runs=fu.names, fused=_fused_run(fu, w),
+                       significance=significance)
     res.per_query = dict(zip(fu.qids, map(float, fused_pq)))
     n_extra = len(fu.unretrieved) if complete else 0
     res.n_queries = len(fu.qids) + n_extra
@@ -409,20 +396,30 @@ def fuse(qrels, runs, metric="map", *, norm="minmax", missing="zero", signed=Fal
     # baselines: each run, CombSUM, RRF
     base = {}
     for name in fu.names:
-        base[f"run {name}"] = _values_of_run(rs[name], fu, q, metric_name)
-    base["CombSUM (equal weights)"] = _values(fu.data, metric_name, _combsum(fu))
-    base["RRF (k = 60)"] = _values_of_run(_rrf(rs, fu.qids), fu, q, metric_name)
+        base[f"run {name}"] = _values_of_run(rs[name], fu, q, spec)
+    base["CombSUM (equal weights)"] = _values(fu.data, spec, _combsum(fu))
+    base["RRF (k = 60)"] = _values_of_run(_rrf(rs, fu.qids), fu, q, spec)
     for name, pq in base.items():
         p = None
         if not np.array_equal(pq, fused_pq):
-            p = float(significance(fused_pq, pq, test).p_value)
+            p = float(paired_test(fused_pq, pq, significance).p_value)
         res.baselines[name] = {"value": _mean(pq, n_extra),
                                "per_query": dict(zip(fu.qids, map(float, pq))),
                                "p_value": p}
     if folds is not None:
-        _cross_validate(res, fu, folds, ss, learn, metric_name, n_extra)
+        _cross_validate(res, fu, folds, ss, learn, spec, n_extra)
+    res.status = overall_status(status)
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def _strategy_options(strategy):
+    """The option names a strategy takes."""
+    import inspect
+
+    from .registry import resolve
+
+    return set(inspect.signature(type(resolve(strategy)).__init__).parameters)
 
 
 def _mean(per_query, n_extra):
@@ -430,7 +427,7 @@ def _mean(per_query, n_extra):
 
 
 def _values(data, metric, w):
-    bound = bind_metric(data, metric, "stable", gain="linear")
+    bound = bind_metric(data, metric, "stable")
     return bound.per_query(_scores(data, w))
 
 
@@ -472,5 +469,5 @@ def _cross_validate(res, fu, folds, ss, learn, metric, n_extra):
         held[test_q] = _values(fu.data.subset(test_q), metric, w)
     res.folds = int(folds)
     res.fold_weights = weights
-    res.held_out_per_query = dict(zip(fu.qids, map(float, held)))
-    res.held_out_value = _mean(held, n_extra)
+    res.cv_per_query = dict(zip(fu.qids, map(float, held)))
+    res.cv_value = _mean(held, n_extra)

@@ -19,9 +19,11 @@ import numpy as np
 from ._kernels.scoring import features_T, linear_scores, nonzero_rows
 from .data import RankingData
 from ._kernels.scratch import PerThread
-from .linesearch import (LineClasses, LineResult, direction_kind, flat_within_queries,
-                         line_search, sort_within_queries, unsupported)
+from .linesearch import (LineClasses, LineResult, choose, direction_kind,
+                         flat_within_queries, line_profile, line_search, sort_within_queries,
+                         unsupported)
 from .metrics.evaluation import bind_metric
+from .metrics.registry import DEFAULT_METRIC
 from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
@@ -398,27 +400,35 @@ class LinearObjective(Objective):
             self._classes = LineClasses.of(self.bound)
         return self._classes
 
-    def line_scores(self, s0, u, *, rule="best", window=None, floor=-np.inf, u_order=None):
-        """Exact line search along s0 + t u (scores); counts ``line_cost`` evaluations
-        (raises BudgetExhausted when fewer are left).
+    def line_scores(self, s0, u, *, rule="best", window=None, floor=-np.inf, u_order=None,
+                    within=None):
+        """Exact line search along s0 + t u (scores), over all t or over the segment
+        ``within=(lo, hi)``; counts ``line_cost`` evaluations (raises BudgetExhausted when
+        fewer are left).
 
         Returns a :class:`~dfrank.linesearch.LineResult`. The caller records the point.
         """
         if self._allowance(self.line_cost) < self.line_cost:
             raise self._exhausted("evaluations")
-        res = line_search(self.bound, self.classes, s0, u, rule=rule, window=window,
-                          floor=floor, u_order=u_order, scratch=self._scratch.get())
+        if within is None:
+            res = line_search(self.bound, self.classes, s0, u, rule=rule, window=window,
+                              floor=floor, u_order=u_order, scratch=self._scratch.get())
+        else:
+            prof, n = line_profile(self.bound, self.classes, s0, u, u_order,
+                                   self._scratch.get())
+            res = choose(prof.within(*within), n, rule=rule, window=window, floor=floor)
         self.n_evals += self.line_cost
         self.n_lines += 1
         return res
 
-    def line(self, point, direction, *, rule="best", window=None, floor=-np.inf):
+    def line(self, point, direction, *, rule="best", window=None, floor=-np.inf,
+             within=None):
         """Exact line search from simplex point ``point`` along ``direction`` (d + 1
         coordinates): scores move along X . to_weights(point + t direction), over all
-        t in R. The new point is ``Simplex.project(point + t direction)`` (returned as
-        ``LineResult.point``); it is recorded as evaluated with the line's value. Counts
-        ``line_cost`` evaluations. ``rule``, ``window`` and ``floor``: see
-        :func:`dfrank.linesearch.choose`.
+        t in R (or t in ``within=(lo, hi)``). The new point is ``Simplex.project(point +
+        t direction)`` (returned as ``LineResult.point``); it is recorded as evaluated
+        with the line's value. Counts ``line_cost`` evaluations. ``rule``, ``window`` and
+        ``floor``: see :func:`dfrank.linesearch.choose`.
         """
         lam = self.space.check(np.asarray(point, dtype=np.float64))
         if lam.ndim != 1:
@@ -435,7 +445,8 @@ class LinearObjective(Objective):
         else:  # a coordinate: its u and order are kept with the data
             s0 = linear_scores(self.XT, w, self.rows)
             u, u_order = self._coordinate_line(j)
-        res = self.line_scores(s0, u, rule=rule, window=window, floor=floor, u_order=u_order)
+        res = self.line_scores(s0, u, rule=rule, window=window, floor=floor, u_order=u_order,
+                               within=within)
         new = lam if res.t == 0 else self.space.project(lam + res.t * delta)
         self.n_evals -= 1  # _record counts it again
         self._record(new[None, :], np.array([res.value]))
@@ -463,7 +474,6 @@ class ScoringObjective(Objective):
             raise TypeError(f"space must be a Box or a Simplex, got {type(space).__name__}")
         self.score_fn = score_fn
         self.data = data
-        _check_magnitude(data)
         self.bound = bind_metric(data, metric, ties, **metric_options)
         self.metric = self.bound.metric
         self.ties = ties
@@ -510,15 +520,18 @@ class FunctionObjective(Objective):
         return out
 
 
-def make_objective(data_or_objective, metric=None, ties="pessimistic"):
+def make_objective(data_or_objective, metric=None, ties=None):
     """The objective a run maximizes: an :class:`Objective` as it is, or the
-    :class:`LinearObjective` of ``metric`` (default ``"ndcg@10"``) on a RankingData."""
+    :class:`LinearObjective` of ``metric`` (default :data:`~dfrank.metrics.DEFAULT_METRIC`)
+    under ``ties`` (default pessimistic) on a RankingData."""
     if isinstance(data_or_objective, Objective):
-        if metric is not None:
-            raise ValueError("metric= is for data; this objective already has its metric "
-                             f"({getattr(data_or_objective, 'metric', None)})")
+        for name, given in (("metric", metric), ("ties", ties)):
+            if given is not None:
+                raise ValueError(f"{name}= is for data; this objective already has its "
+                                 f"{name} ({getattr(data_or_objective, name, None)})")
         return data_or_objective
     if isinstance(data_or_objective, RankingData):
-        return LinearObjective(data_or_objective, metric or "ndcg@10", ties=ties)
+        return LinearObjective(data_or_objective, metric or DEFAULT_METRIC,
+                               ties=ties or "pessimistic")
     raise TypeError("maximize needs a RankingData or an Objective, got "
                     f"{type(data_or_objective).__name__}")

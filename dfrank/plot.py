@@ -8,15 +8,13 @@ work on machines without a screen.
 
 import numpy as np
 
+from ._optional import need
+
 __all__ = ["convergence", "ternary_surface", "per_query_differences", "comparison"]
 
 
 def _plt():
-    try:
-        import matplotlib
-    except ImportError:
-        raise ImportError("plots need matplotlib: pip install 'dfrank[plot]' "
-                          "(or pip install matplotlib)") from None
+    matplotlib = need("matplotlib", "plots")
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     return plt

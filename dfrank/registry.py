@@ -15,12 +15,20 @@ import inspect
 
 import numpy as np
 
+from .metrics.registry import DEFAULT_METRIC
 from .spaces import Box
 
 __all__ = ["register", "register_family", "get", "available", "resolve", "Strategy",
-           "FunctionStrategy"]
+           "FunctionStrategy", "DEFAULT_STRATEGY", "BOX_STRATEGY", "DEFAULT_METRIC"]
 
 ENTRY_POINT_GROUP = "dfrank.strategies"
+
+# The one default for learning a linear ranker on data: maximize, dfrank fit and
+# DirectRanker (chosen by the time / quality table in docs/decisions.md).
+DEFAULT_STRATEGY = "smoothed_es"
+# The default on a Box of parameters (maximize on a box objective, tune): a strategy that
+# searches boxes with few evaluations.
+BOX_STRATEGY = "pattern"
 
 
 class Strategy:

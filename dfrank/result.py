@@ -179,6 +179,21 @@ def _src(data):
     return f" ({data.source})" if getattr(data, "source", None) else ""
 
 
+STATUSES = ("converged", "completed", "budget", "time", "stopped", "interrupted")
+
+
+def overall_status(statuses):
+    """Why a run of several parts (restarts, folds) ended, as one of :data:`STATUSES`: the
+    first of interrupted, time, budget, stopped that some part reports; else converged
+    when every part converged, else completed."""
+    statuses = list(statuses)
+    for s in ("interrupted", "time", "budget", "stopped"):
+        if s in statuses:
+            return s
+    return "converged" if statuses and all(s == "converged" for s in statuses) \
+        else "completed"
+
+
 @dataclass
 class RestartResult:
     """One restart: where it started from (its seed), where it ended, how it ended."""
@@ -187,16 +202,21 @@ class RestartResult:
     value: float
     point: np.ndarray
     n_evals: int
-    elapsed: float
-    status: str                     # converged, completed, budget, time, stopped, interrupted
+    seconds: float
+    status: str                     # one of STATUSES (or "running", for a callback)
     valid_value: float = None
     trace: dict = None
     info: dict = field(default_factory=dict)
 
+    @property
+    def elapsed(self):
+        """Former name of :attr:`seconds`."""
+        return self.seconds
+
     def to_dict(self):
         return jsonable({"index": self.index, "seed": self.seed, "value": self.value,
                          "valid_value": self.valid_value, "point": self.point,
-                         "n_evals": self.n_evals, "elapsed": self.elapsed,
+                         "n_evals": self.n_evals, "seconds": self.seconds,
                          "status": self.status,
                          "info": {k: v for k, v in self.info.items() if k != "values"}})
 
@@ -218,7 +238,7 @@ class Result:
         the best validation value is chosen).
     n_evals : int
         Objective evaluations over all restarts (one per exact line search).
-    elapsed : float
+    seconds : float
         Wall-clock seconds of the whole run.
     trace : dict of arrays
         Best value after each improvement vs ``evals`` and ``seconds``, restarts laid end
@@ -226,8 +246,11 @@ class Result:
     restarts : list of RestartResult
     strategy, params, metric, seed
         What ran, with which hyperparameters, on which metric, from which seed.
-    interrupted : bool
-        True if any restart ended early (budget, time, callback, Ctrl-C).
+    status : str
+        Why the run ended (:func:`overall_status` of the restarts'): ``converged`` (every
+        restart met its stopping rule), ``completed`` (ran its course), ``budget``,
+        ``time``, ``stopped`` (a callback) or ``interrupted`` (Ctrl-C). ``interrupted`` is
+        ``status == "interrupted"``.
     plateau : ndarray or None
         Exact line searches: width of the winning interval per coordinate on the chosen
         restart's last sweep (wide = robust).
@@ -241,14 +264,14 @@ class Result:
     point: np.ndarray
     weights: np.ndarray
     n_evals: int
-    elapsed: float
+    seconds: float
     trace: dict
     restarts: list
     strategy: str
     params: dict
     metric: str
     seed: object
-    interrupted: bool = False
+    status: str = "completed"
     valid_value: float = None
     plateau: np.ndarray = None
     message: str = ""
@@ -267,6 +290,17 @@ class Result:
         return LinearRanker(self.weights, self.feature_ids, meta, self.normalization)
 
     @property
+    def interrupted(self):
+        """Whether Ctrl-C ended the run (a budget or a time limit that ran out is not an
+        interruption: see :attr:`status`)."""
+        return self.status == "interrupted"
+
+    @property
+    def elapsed(self):
+        """Former name of :attr:`seconds`."""
+        return self.seconds
+
+    @property
     def best_restart(self):
         return next(r for r in self.restarts if r.point is not None and
                     np.array_equal(r.point, self.point))
@@ -277,11 +311,11 @@ class Result:
             lines.append(f"  valid_value: {self.valid_value:.6f}")
         lines += [f"  strategy: {self.strategy} {self.params}",
                   f"  n_evals: {self.n_evals}",
-                  f"  elapsed: {self.elapsed:.3f} s",
+                  f"  seconds: {self.seconds:.3f}",
                   f"  restarts: {len(self.restarts)} "
                   f"({', '.join(sorted({r.status for r in self.restarts}))})",
                   f"  seed: {self.seed}",
-                  f"  interrupted: {self.interrupted}"]
+                  f"  status: {self.status}"]
         if self.message:
             lines.append(f"  message: {self.message}")
         pt = np.array2string(np.asarray(self.point), precision=4, threshold=8)
@@ -293,11 +327,11 @@ class Result:
             "format": RESULT_FORMAT, "version": VERSION, "value": self.value,
             "valid_value": self.valid_value, "point": self.point, "weights": self.weights,
             "feature_ids": self.feature_ids, "n_evals": self.n_evals,
-            "elapsed": self.elapsed, "trace": self.trace, "strategy": self.strategy,
+            "seconds": self.seconds, "trace": self.trace, "strategy": self.strategy,
             "params": {k: v for k, v in self.params.items()
                        if isinstance(v, (int, float, str, bool, type(None)))},
             "metric": self.metric, "seed": self.seed if isinstance(self.seed, (int, type(None)))
-            else repr(self.seed), "interrupted": self.interrupted, "plateau": self.plateau,
+            else repr(self.seed), "status": self.status, "plateau": self.plateau,
             "message": self.message, "space": self.space,
             "normalization": self.normalization,
             "restarts": [r.to_dict() for r in self.restarts]})

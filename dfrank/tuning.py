@@ -1,9 +1,11 @@
 """Tuning a retrieval system's parameters directly on a metric: :func:`tune`.
 
-Each evaluation is one run of the system at one parameter point, scored as trec_eval
-scores it (linear gains, ties by docno, judged documents the run lacks counted in R, a
-query the run lacks scoring 0: ``trec_eval -c``). The parameters live in a :class:`Box`
-(names, log scales, whole numbers); any strategy of the registry searches it, and the runs
+Each evaluation is one run of the system at one parameter point, scored with trec_eval's
+conventions for runs (ties by docno, judged documents the run lacks counted in R, a query
+the run lacks scoring 0: ``trec_eval -c``); a metric's name means what it means
+everywhere (``nDCG@10``: trec_eval's linear gain; ``ndcg@10``: dfrank's 2^l - 1). The
+parameters live in a :class:`Box` (names, log scales, whole numbers); any strategy of the
+registry searches it, and the runs
 of a batch go through joblib (``joblib.parallel_config(backend="dask")`` sends them to a
 cluster).
 
@@ -26,19 +28,20 @@ from .api import maximize
 from .errors import DataFormatError, TuneError
 from .io.forms import read_qrels, read_run, run_as_data
 from .metrics import registry as metric_registry
+from .metrics.registry import RUN_METRIC
+from .registry import BOX_STRATEGY
 from .metrics.evaluation import bind_metric
 from .objective import Objective
 from .parallel import effective_n_jobs, seed_sequence
 from .files import VERSION, jsonable, write_json_atomic
 from .spaces import Box
-from .stats import significance
+from .stats import significance as paired_test
 
-__all__ = ["tune", "TuneResult", "TuneError", "space_of", "DEFAULT_STRATEGY",
+__all__ = ["tune", "TuneResult", "TuneError", "space_of",
            "DEFAULT_BUDGET"]
 
 CACHE_FORMAT = "dfrank.tune_cache"
 RESULT_FORMAT = "dfrank.tune"
-DEFAULT_STRATEGY = "pattern"
 DEFAULT_BUDGET = 40
 FAILED = -1.0        # what a strategy sees for a failed run: below any metric value
 
@@ -92,8 +95,8 @@ class RunEvaluator:
         if not self.qids:
             raise DataFormatError("the qrels judge no document")
         self.metric = metric
-        bind_metric(run_as_data({}, self.qrels, self.qids[:1]), metric, "stable",
-                    gain="linear")   # an unknown metric fails now, not at the first run
+        bind_metric(run_as_data({}, self.qrels, self.qids[:1]), metric,
+                    "stable")   # an unknown metric fails now, not at the first run
 
     def __call__(self, params):
         run = read_run(self.run_fn(dict(params)), name=f"at {params}")
@@ -101,7 +104,7 @@ class RunEvaluator:
             raise DataFormatError(f"the run shares no query with the qrels (its queries: "
                                   f"{_some(list(run))}; the qrels': {_some(self.qids)})")
         data = run_as_data(run, self.qrels, self.qids)
-        bound = bind_metric(data, self.metric, "stable", gain="linear")
+        bound = bind_metric(data, self.metric, "stable")
         return bound.per_query(np.ascontiguousarray(data.X[:, 0]))
 
     def fingerprint(self):
@@ -368,7 +371,7 @@ class TuneResult:
     cv_value: float = None
     cv_default: float = None
     cv_test: object = None
-    interrupted: bool = False
+    status: str = "completed"
     space: Box = field(default=None, repr=False)
 
     def to_dict(self):
@@ -376,7 +379,7 @@ class TuneResult:
              "strategy": self.strategy, "best_params": self.best_params,
              "value": self.value, "n_runs": self.n_runs, "n_cached": self.n_cached,
              "n_failed": self.n_failed, "seconds": self.seconds,
-             "interrupted": self.interrupted, "qids": self.qids,
+             "status": self.status, "qids": self.qids,
              "per_query": self.per_query,
              "default_params": self.default_params, "default_value": self.default_value,
              "history": [{k: e[k] for k in ("params", "status", "seconds", "error")} |
@@ -422,8 +425,9 @@ class TuneResult:
 
 
 # ---------------------------------------------------------------- tune
-def tune(run_fn, space, qrels=None, metric="map", *, strategy=None, budget=DEFAULT_BUDGET,
-         folds=None, n_jobs=1, cache=None, seed=0, default=None, test="randomization",
+def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
+         budget=DEFAULT_BUDGET, folds=None, n_jobs=1, cache=None, seed=0, default=None,
+         significance="randomization",
          progress=False, system=None, **options):
     """Tune the parameters of a retrieval system to maximize ``metric``.
 
@@ -440,14 +444,15 @@ def tune(run_fn, space, qrels=None, metric="map", *, strategy=None, budget=DEFAU
         The queries evaluated are those with some judgment.
     metric : dfrank's metric name (map, ndcg@10, p@10, recall@100, mrr, rprec, ...),
         computed as trec_eval computes it.
-    strategy : a registered strategy (default ``DEFAULT_STRATEGY``); ``**options`` its
+    strategy : a registered strategy (default :data:`~dfrank.registry.BOX_STRATEGY`);
+        ``**options`` its
         options.
     budget : int
         Evaluations (runs) in all, including those the cache answers.
     folds : int, optional
         Cross-validate: queries split in ``folds`` (seeded), each fold's parameters chosen
         on the other folds among the evaluated points, and the held-out values compared
-        with ``default`` by the paired ``test``.
+        with ``default`` by the paired ``significance`` test.
     n_jobs : int
         Runs of one batch in parallel (joblib).
     cache : path, optional
@@ -463,6 +468,7 @@ def tune(run_fn, space, qrels=None, metric="map", *, strategy=None, budget=DEFAU
     TuneResult
     """
     space = space_of(space)
+    spec = metric_registry.get(metric)
     if isinstance(run_fn, tuple):
         engine, model = run_fn
         if qrels is not None:
@@ -482,13 +488,11 @@ def tune(run_fn, space, qrels=None, metric="map", *, strategy=None, budget=DEFAU
             raise ValueError(f"default must give every parameter ({', '.join(space.names)}),"
                              f" got {sorted(default)}")
     header = {"format": CACHE_FORMAT, "version": VERSION,
-              "space": repr(space), "metric": metric, "system": system,
+              "space": repr(space), "metric": spec.label, "system": system,
               "queries": evaluator.fingerprint()}
     store = _Cache(cache, header, space.names, len(evaluator.qids),
-                   metric_registry.get(metric).bounds if isinstance(metric, str)
-                   else (-np.inf, np.inf))
+                   spec.bounds)
     obj = TuneObjective(evaluator, space, store, n_jobs=n_jobs)
-    strategy = strategy or DEFAULT_STRATEGY
     t0 = time.perf_counter()
     res = maximize(obj, strategy=strategy, seed=seed, budget=budget, progress=progress,
                    **options)
@@ -510,19 +514,20 @@ def tune(run_fn, space, qrels=None, metric="map", *, strategy=None, budget=DEFAU
     best = max(ok, key=lambda e: (float(np.mean(e["per_query"])), _key(e["params"])))
     out = TuneResult(
         best_params=dict(best["params"]), value=float(np.mean(best["per_query"])),
-        per_query=np.asarray(best["per_query"]), qids=list(evaluator.qids), metric=metric,
+        per_query=np.asarray(best["per_query"]), qids=list(evaluator.qids),
+        metric=spec.label,
         strategy=res.strategy, n_runs=len(obj.ran),
         n_cached=sum(1 for k in seen if k not in obj.ran),
         n_failed=sum(1 for e in evaluated if e["status"] != "ok"),
         seconds=time.perf_counter() - t0, history=evaluated,
-        interrupted=res.interrupted, space=space)
+        status=res.status, space=space)
     if default_params is not None:
         e = store.entries[_key(default_params)]
         out.default_params = default_params
         out.default_per_query = np.asarray(e["per_query"])
         out.default_value = float(np.mean(e["per_query"]))
     if folds is not None:
-        _cross_validate(out, ok, int(folds), seed, test)
+        _cross_validate(out, ok, int(folds), seed, significance)
     return out
 
 
@@ -546,4 +551,4 @@ def _cross_validate(out, ok, k, seed, test):
     out.cv_value = float(held.mean())
     if out.default_per_query is not None:
         out.cv_default = float(out.default_per_query.mean())
-        out.cv_test = significance(held, out.default_per_query, test=test, seed=seed)
+        out.cv_test = paired_test(held, out.default_per_query, test=test, seed=seed)

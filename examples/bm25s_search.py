@@ -3,13 +3,13 @@ when it indexes, so every point indexes the collection again), run on Cranfield 
 and written as a TREC run.
 
     python examples/bm25s_search.py --collection ../shared/data/cranfield --k1 1.2 --b 0.75 \\
-        --out run.txt
+        -o run.txt
 
 Tuned by dfrank through its command line (each point one run of this script):
 
     dfrank tune --qrels cranfield.qrels --param k1=0.1:3 --param b=0:1 --budget 40 -- \\
         python {cwd}/examples/bm25s_search.py --collection {cwd}/../shared/data/cranfield \\
-        --k1 {k1} --b {b} --out {run}
+        --k1 {k1} --b {b} -o {run}
 """
 
 import argparse
@@ -52,15 +52,15 @@ def main():
     ap.add_argument("--collection", required=True, help="a Cranfield or CISI folder")
     ap.add_argument("--k1", type=float, required=True)
     ap.add_argument("--b", type=float, required=True)
-    ap.add_argument("--out", help="the TREC run file (default: standard output)")
+    ap.add_argument("-o", "--output", help="the TREC run file (default: standard output)")
     args = ap.parse_args()
     docs, topics, _ = load(args.collection)
     run = search(docs, topics, args.k1, args.b)
-    out = open(args.out, "w") if args.out else sys.stdout
+    out = open(args.output, "w") if args.output else sys.stdout
     for q, ranked in run.items():
         for rank, (d, s) in enumerate(sorted(ranked.items(), key=lambda kv: -kv[1]), 1):
             out.write(f"{q} Q0 {d} {rank} {s!r} bm25s\n")
-    if args.out:
+    if args.output:
         out.close()
     return 0
 

@@ -50,6 +50,13 @@ class CoordinateAscent(Strategy):
         The ``steps`` schedule: step_base * 2^i for i < n_steps, both directions.
     line_points, refine : int
         On a box: evenly spaced points per coordinate, then golden-section evaluations.
+    nonnegative : bool, default False
+        Search only the face of the simplex where every weight is >= 0 (the last simplex
+        coordinate 0: weights summing to 1, as :func:`dfrank.fuse` learns them): the first
+        restart starts from equal weights, the others from uniform samples of the face;
+        each move runs along the segment from the point to a vertex (one per weight, in a
+        seeded order each sweep), searched exactly within the segment, and the point
+        moves only when the line's value is at least the current one.
     """
 
     default_restarts = 10
@@ -57,7 +64,7 @@ class CoordinateAscent(Strategy):
 
     def __init__(self, *, restarts=10, line_search="auto", rule="plateau", window=None,
                  tol=1e-3, max_sweeps=100, shuffle=True, n_steps=25, step_base=0.001,
-                 line_points=11, refine=8):
+                 line_points=11, refine=8, nonnegative=False):
         self.restarts = restarts
         self.line_search = line_search
         self.rule = rule
@@ -69,6 +76,7 @@ class CoordinateAscent(Strategy):
         self.step_base = step_base
         self.line_points = line_points
         self.refine = refine
+        self.nonnegative = nonnegative
 
     def check(self, objective):
         super().check(objective)
@@ -83,16 +91,23 @@ class CoordinateAscent(Strategy):
         check_int(name, "refine", self.refine, 0)
         if self.window is not None:
             check_float(name, "window", self.window, 0.0, low_open=True)
-        if self.line_search == "exact" and not objective.exact_line:
+        if (self.line_search == "exact" or self.nonnegative) and not objective.exact_line:
             reason = getattr(objective, "exact_line_reason", None) or \
                 "it needs a LinearObjective (a linear ranker over the simplex)"
-            raise TypeError(f"{name}: line_search='exact' is not available: {reason}")
+            what = "nonnegative=True" if self.nonnegative else "line_search='exact'"
+            raise TypeError(f"{name}: {what} needs the exact line search, which is not "
+                            f"available: {reason}")
+        if self.nonnegative and self.line_search == "steps":
+            raise ValueError(f"{name}: nonnegative=True searches each segment exactly; "
+                             "line_search='steps' cannot be combined with it")
 
     def run(self, objective, rng, *, restart=0):
         self.check(objective)
         space = objective.space
         if is_box(space):
             return self._run_box(objective, rng, restart)
+        if self.nonnegative:
+            return self._run_face(objective, rng, restart)
         exact = self.line_search != "steps" and objective.exact_line
         point = start_point(objective, rng, restart)
         value = objective(point)
@@ -124,6 +139,41 @@ class CoordinateAscent(Strategy):
         return {"sweeps": sweep, "converged": bool(gain < self.tol),
                 "line_search": "exact" if exact else "steps",
                 "plateau": widths if exact else None}
+
+    def _run_face(self, objective, rng, restart):
+        """Coordinate ascent on the face lambda_{d+1} = 0 (non-negative weights, sum 1).
+        The point after each move is renormalized on the face (not projected), evaluated
+        afresh, and is the run's answer (:meth:`~dfrank.objective.Objective.settle`)."""
+        d = objective.space.dim - 1
+        lam = np.zeros(d + 1)
+        lam[:d] = np.full(d, 1.0 / d) if restart == 0 else rng.dirichlet(np.ones(d))
+        value = objective(lam)
+        s0 = objective.scores(lam)
+        gain = np.inf
+        sweep = 0
+        for sweep in range(1, self.max_sweeps + 1):
+            before = value
+            for j in (rng.permutation(d) if self.shuffle else range(d)):
+                delta = -lam   # toward vertex j, staying on the face
+                delta[j] += 1.0
+                delta[d] = 0.0
+                if not np.any(delta):
+                    continue
+                lo = -lam[j] / (1.0 - lam[j]) if lam[j] < 1.0 else 0.0
+                res = objective.line_scores(s0, objective.scores(delta), rule=self.rule,
+                                            window=self.window, floor=value,
+                                            within=(lo, 1.0))
+                if res.t != 0.0 and res.value >= value:
+                    lam = np.maximum(lam + res.t * delta, 0.0)
+                    lam /= lam.sum()
+                    value = objective(lam)
+                    s0 = objective.scores(lam)
+            gain = value - before
+            if gain < self.tol:
+                break
+        objective.settle(lam)
+        return {"sweeps": sweep, "converged": bool(gain < self.tol), "line_search": "exact",
+                "plateau": None}
 
     def _steps(self, objective, point, value, e):
         """RankLib's schedule: step_base * 2^i along +e and -e, evaluated as one batch."""

@@ -81,9 +81,9 @@ def test_summary_json_significance_and_plot(tmp_path):
     # significance: every strategy but the best on test, against it
     test_means = {s: rows[s]["test"] for s in rows}
     best = max(test_means, key=test_means.get)
-    assert best not in cmp.significance
-    assert set(cmp.significance) <= set(rows) - {best}
-    for s, sig in cmp.significance.items():
+    assert best not in cmp.tests
+    assert set(cmp.tests) <= set(rows) - {best}
+    for s, sig in cmp.tests.items():
         a = np.mean([r.test_per_query for r in cmp.runs_of(best)], axis=0)
         b = np.mean([r.test_per_query for r in cmp.runs_of(s)], axis=0)
         assert sig.mean_difference == pytest.approx(np.mean(a - b))
@@ -98,7 +98,7 @@ def test_summary_json_significance_and_plot(tmp_path):
     assert len(d["runs"]) == 9 and d["budget"] == 150
     assert [r["train"] for r in d["runs"]] == [r.train for r in cmp.runs]
     assert d["runs"][0]["trace"]["evals"][0] == 0
-    assert set(d["significance"]) == set(cmp.significance)
+    assert set(d["tests"]) == set(cmp.tests) and d["significance"] == "randomization"
     fig = cmp.plot(tmp_path / "anytime.png")
     assert (tmp_path / "anytime.png").stat().st_size > 10_000
     assert [ax.get_xlabel() for ax in fig.axes[:2]] == ["evaluations", "seconds"]
@@ -142,7 +142,7 @@ def test_line_cost_charges_line_searches_against_the_budget(data):
     ({"budget": -5}, ValueError, "budget"),
     ({"budget": 10, "seeds": []}, ValueError, "seeds is empty"),
     ({"budget": 10, "strategies": ["nope"]}, ValueError, "unknown strategy"),
-    ({"budget": 10, "test_name": "z"}, ValueError, "unknown test"),
+    ({"budget": 10, "significance": "z"}, ValueError, "unknown significance test"),
     ({"budget": 10, "test": "x"}, TypeError, "test must be a RankingData"),
     ({"budget": 10, "metric": "ndcg@x"}, ValueError, "ndcg@x"),
 ])

@@ -24,7 +24,7 @@ OHSUMED = os.path.join(HERE, "..", "..", "shared", "data", "ohsumed-letor3",
 needs_ohsumed = pytest.mark.skipif(not os.path.isdir(OHSUMED), reason="../shared absent")
 
 
-@parametrize_with_checks([DirectRanker(restarts=1)])
+@parametrize_with_checks([DirectRanker(strategy="ca", restarts=1)])
 def test_sklearn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
         # the checks fit without query ids: one query, which the estimator warns about
@@ -60,27 +60,65 @@ def test_same_weights_and_scores_as_maximize():
 
 def test_group_and_qid_give_the_same_model():
     X, y, qid = letor()
-    a = DirectRanker(restarts=2, seed=1).fit(X, y, qid=qid)
-    b = DirectRanker(restarts=2, seed=1).fit(X, y, group=np.bincount(qid - 100))
+    a = DirectRanker(strategy="ca", restarts=2, seed=1).fit(X, y, qid=qid)
+    b = DirectRanker(strategy="ca", restarts=2, seed=1).fit(X, y, group=np.bincount(qid - 100))
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
-def test_strategy_options_are_parameters():
-    est = DirectRanker(strategy="pso", swarm_size=6, iterations=3, restarts=1)
-    assert est.get_params()["swarm_size"] == 6
+def test_strategy_options_are_one_parameter():
+    est = DirectRanker(strategy="pso", restarts=1,
+                       strategy_options={"swarm_size": 6, "iterations": 3})
+    assert est.get_params()["strategy_options"] == {"swarm_size": 6, "iterations": 3}
     c = clone(est)
     assert c.get_params() == est.get_params()
     X, y, qid = letor()
-    c.set_params(swarm_size=4).fit(X, y, qid=qid)
+    c.set_params(strategy_options={"swarm_size": 4, "iterations": 3}).fit(X, y, qid=qid)
     assert c.result_.params["swarm_size"] == 4
     with pytest.raises(TypeError, match="swarm"):
-        DirectRanker(strategy="ca", swarm_size=4, restarts=1).fit(X, y, qid=qid)
+        DirectRanker(strategy="ca", strategy_options={"swarm_size": 4}).fit(X, y,
+                                                                             qid=qid)
+    # switching the strategy alone drops nothing it cannot take
+    c.set_params(strategy="random", strategy_options=None).fit(X, y, qid=qid)
+    assert c.result_.strategy == "random"
+
+
+def test_grid_search_over_the_strategy():
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    X, y, qid = letor()
+    grid = [{"strategy": ["ca"], "strategy_options": [{"max_sweeps": 1}]},
+            {"strategy": ["random"], "strategy_options": [{"n_samples": 20}]}]
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = DirectRanker(strategy="ca", restarts=1)
+        est.set_fit_request(qid=True).set_score_request(qid=True)
+        search = GridSearchCV(est, grid, cv=GroupKFold(n_splits=2))
+        search.fit(X, y, qid=qid, groups=qid)
+    assert search.best_params_["strategy"] in ("ca", "random")
+    assert len(search.cv_results_["params"]) == 2
+
+
+@pytest.mark.parametrize("params,exc,words", [
+    ({"metric": "ndgc@10"}, ValueError, "ndgc@10"),
+    ({"strategy": "nope"}, ValueError, "unknown strategy"),
+    ({"strategy_options": [1]}, TypeError, "strategy_options must be a dict"),
+    ({"restarts": 0}, ValueError, "restarts must be an integer >= 1"),
+    ({"n_jobs": 0}, ValueError, "n_jobs must be a nonzero integer"),
+    ({"ties": "random"}, ValueError, "ties must be one of"),
+    ({"normalize": "zscore"}, ValueError, "normalize must be"),
+    ({"budget": -1}, ValueError, "budget must be"),
+    ({"max_seconds": 0}, ValueError, "max_seconds must be"),
+])
+def test_parameters_are_checked_at_fit(params, exc, words):
+    X, y, qid = letor()
+    est = DirectRanker(**params)   # stores only
+    with pytest.raises(exc, match=words):
+        est.fit(X, y, qid=qid)
 
 
 def test_eval_set_chooses_the_restart():
     X, y, qid = letor(0)
     Xv, yv, qv = letor(1)
-    est = DirectRanker(restarts=4, seed=3).fit(X, y, qid=qid, eval_set=[(Xv, yv)],
+    est = DirectRanker(strategy="ca", restarts=4, seed=3).fit(X, y, qid=qid, eval_set=[(Xv, yv)],
                                                eval_qid=[qv])
     values = [r.valid_value for r in est.result_.restarts]
     assert est.best_score_ == max(values)
@@ -91,7 +129,7 @@ def test_eval_set_chooses_the_restart():
 
 def test_normalize_keeps_constants_in_the_model():
     X, y, qid = letor()
-    est = DirectRanker(normalize="standard", restarts=1).fit(X, y, qid=qid)
+    est = DirectRanker(strategy="ca", normalize="standard", restarts=1).fit(X, y, qid=qid)
     norm = est.ranker_.normalization
     np.testing.assert_allclose(norm["mean"], X.mean(axis=0))
     Z = (X - X.mean(axis=0)) / X.std(axis=0)
@@ -102,10 +140,10 @@ def test_normalize_keeps_constants_in_the_model():
 
 def test_pipeline_after_a_scaler():
     X, y, qid = letor()
-    pipe = make_pipeline(StandardScaler(), DirectRanker(restarts=1, seed=0))
+    pipe = make_pipeline(StandardScaler(), DirectRanker(strategy="ca", restarts=1, seed=0))
     pipe.fit(X, y, directranker__qid=qid)
-    alone = DirectRanker(restarts=1, seed=0).fit(StandardScaler().fit_transform(X), y,
-                                                 qid=qid)
+    alone = DirectRanker(strategy="ca", restarts=1, seed=0)
+    alone.fit(StandardScaler().fit_transform(X), y, qid=qid)
     np.testing.assert_array_equal(pipe[-1].coef_, alone.coef_)
     np.testing.assert_array_equal(pipe.predict(X), alone.predict(
         StandardScaler().fit_transform(X)))
@@ -114,13 +152,14 @@ def test_pipeline_after_a_scaler():
 def test_group_kfold_with_metadata_routing():
     X, y, qid = letor(n_q=24)
     with sklearn.config_context(enable_metadata_routing=True):
-        est = DirectRanker(restarts=1).set_fit_request(qid=True).set_score_request(qid=True)
+        est = DirectRanker(strategy="ca", restarts=1)
+        est.set_fit_request(qid=True).set_score_request(qid=True)
         scores = cross_val_score(est, X, y, cv=GroupKFold(n_splits=3),
                                  params={"qid": qid, "groups": qid})
     assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
     # by hand: the same folds give the same scores
     for s, (tr, te) in zip(scores, GroupKFold(n_splits=3).split(X, y, qid)):
-        m = DirectRanker(restarts=1).fit(X[tr], y[tr], qid=qid[tr])
+        m = DirectRanker(strategy="ca", restarts=1).fit(X[tr], y[tr], qid=qid[tr])
         assert m.score(X[te], y[te], qid=qid[te]) == s
 
 
@@ -128,7 +167,7 @@ def test_lightgbm_style_call_with_group_and_eval_group():
     """The keywords a LightGBM-style caller passes (PyTerrier's form="ltr" among them)."""
     X, y, qid = letor(0)
     Xv, yv, qv = letor(1)
-    est = DirectRanker(restarts=2).fit(X, y, group=np.bincount(qid - 100),
+    est = DirectRanker(strategy="ca", restarts=2).fit(X, y, group=np.bincount(qid - 100),
                                        eval_set=[(Xv, yv)],
                                        eval_group=[np.bincount(qv - 100)])
     assert est.best_score_ == max(r.valid_value for r in est.result_.restarts)
@@ -138,7 +177,7 @@ def test_dataframe_names_travel_to_exports():
     pd = pytest.importorskip("pandas")
     X, y, qid = letor()
     df = pd.DataFrame(X, columns=["title_bm25", "body_bm25", "pr", "age", "len"])
-    est = DirectRanker(restarts=1).fit(df, y, qid=qid)
+    est = DirectRanker(strategy="ca", restarts=1).fit(df, y, qid=qid)
     assert list(est.feature_names_in_) == list(df.columns)
     assert "title_bm25" in est.ranker_.export(format="solr-ltr")
 
@@ -155,8 +194,8 @@ def test_clear_errors():
         DirectRanker().fit(X, y, qid=np.tile([1, 2], len(X) // 2))
     with pytest.raises(ValueError, match="unknown metric|metric"):
         DirectRanker(metric="ndgc@10").fit(X, y, qid=qid)
-    est = DirectRanker(restarts=1).fit(X, y, qid=qid)
+    est = DirectRanker(strategy="ca", restarts=1).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="expecting 5 features"):
         est.predict(X[:, :3])
     with pytest.warns(UserWarning, match="one query"):
-        DirectRanker(restarts=1).fit(X[:20], y[:20])
+        DirectRanker(strategy="ca", restarts=1).fit(X[:20], y[:20])

@@ -39,15 +39,15 @@ def case():
     return make_runs()
 
 
-TREC = {"map": "map", "ndcg@10": "ndcg_cut_10", "p@5": "P_5", "mrr": "recip_rank",
-        "recall@20": "recall_20", "rprec": "Rprec", "ndcg": "ndcg"}
+TREC = {"map": "map", "nDCG@10": "ndcg_cut_10", "p@5": "P_5", "mrr": "recip_rank",
+        "recall@20": "recall_20", "rprec": "Rprec", "nDCG": "ndcg"}
 
 
 @pytest.mark.parametrize("metric", list(TREC))
 def test_fused_value_is_trec_evals(case, metric):
     qrels, runs = case
     res = fuse(qrels, runs, metric, restarts=2)
-    per = pytrec_eval.RelevanceEvaluator(qrels, {TREC[metric]}).evaluate(res.to_dict())
+    per = pytrec_eval.RelevanceEvaluator(qrels, {TREC[metric]}).evaluate(res.run())
     for q, v in res.per_query.items():
         assert v == pytest.approx(per[q][TREC[metric]], abs=1e-12), q
     assert res.value == pytest.approx(np.mean([per[q][TREC[metric]] for q in per]),
@@ -78,7 +78,7 @@ def test_every_normalization_and_the_ranx_export(norm):
         return
     fused = ranx.fuse([ranx.Run(runs[n], name=n) for n in ex["runs"]], norm=ex["norm"],
                       method="wsum", params=ex["params"]).to_dict()
-    ours = res.to_dict()
+    ours = res.run()
     for q in ours:
         assert set(fused[q]) == set(ours[q])
         for d, s in ours[q].items():
@@ -103,7 +103,7 @@ def test_folds_never_let_a_held_out_query_choose_its_own_weights(case):
     qrels, runs = case
     res = fuse(qrels, runs, "map", folds=3, restarts=2)
     assert res.folds == 3 and len(res.fold_weights) == 3
-    assert res.held_out_value <= res.value + 0.05
+    assert res.cv_value <= res.value + 0.05
     # rewrite the judgments of fold 0's held-out queries: fold 0's weights cannot change
     held = set(res.fold_weights[0]["held_out"])
     rng = np.random.default_rng(9)
@@ -144,7 +144,7 @@ def test_signed_weights_on_the_augmented_simplex(case):
     qrels, runs = case
     res = fuse(qrels, runs, "map", signed=True, strategy="ca", restarts=2)
     assert res.signed and sum(res.weights.values()) == pytest.approx(1.0)
-    per = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(res.to_dict())
+    per = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(res.run())
     assert res.value == pytest.approx(np.mean([per[q]["map"] for q in per]), abs=1e-12)
     with pytest.raises(ValueError, match="signed=True"):
         fuse(qrels, runs, "map", strategy="pso")

@@ -144,7 +144,7 @@ def test_fit_json_scores_are_fresh_evaluations(tmp_path, capsys, sets):
         dfrank.io.save_svmlight(d, p, precision=1)  # halves are exact in one decimal
         paths.append(p)
     assert cli.main(["fit", paths[0], "--valid", paths[1], "--test", paths[1], "--metric",
-                     "p@5", "--ties", "expected", "--restarts", "2", "--json",
+                     "p@5", "--ties", "expected", "--restarts", "2", "--json", "-",
                      "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
     w = np.asarray(out["weights"])

@@ -213,14 +213,61 @@ def test_known_values():
     assert math.isclose(dfrank.evaluate(s, data, "kendall_tau"), (2 - 1) / 3)
 
 
-def test_names_case_insensitive_and_aliases():
-    assert metrics.get("NDCG@10").name == "ndcg@10"
-    assert metrics.get("MAP@5").name == "map@5"
+def test_lower_case_names_are_dfranks_and_aliases():
+    assert metrics.get("ndcg@10").gain == "exp"
     assert metrics.get("ap@5").name == "map@5"
     assert metrics.get("precision@3").name == "p@3"
-    assert metrics.get("MRR").name == "mrr"
     assert metrics.get("mrr@10").name == "rr@10"
     assert "ndcg@k" in metrics.available()
+    assert metrics.get("ndcg@10", gain="linear").label == "ndcg@10 (linear gain)"
+
+
+ir_measures = pytest.importorskip("ir_measures")
+
+
+@pytest.mark.parametrize("name,family,k,gain,rel", [
+    ("nDCG@10", "ndcg", 10, "linear", 1), ("NDCG@10", "ndcg", 10, "linear", 1),
+    ("nDCG(dcg='exp-log2')@5", "ndcg", 5, "exp", 1), ("AP(rel=2)", "map", 0, "linear", 2),
+    ("AP@100", "map", 100, "linear", 1), ("MAP", "map", 0, "linear", 1),
+    ("P@5", "p", 5, "linear", 1), ("R@100", "recall", 100, "linear", 1),
+    ("RR", "rr", 0, "linear", 1), ("RR(rel=2)@10", "rr", 10, "linear", 2),
+    ("Rprec", "rprec", 0, "linear", 1)])
+def test_names_with_capitals_are_ir_measures(name, family, k, gain, rel):
+    m = metrics.get(name)
+    assert (m.family, m.k, m.rel_threshold) == (family, k, rel)
+    if family == "ndcg":
+        assert m.gain == gain
+    assert metrics.get(ir_measures.parse_measure(name)).key == m.key
+
+
+def test_ir_measures_names_compute_what_ir_measures_computes():
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 30, 25)
+    qid = np.repeat(np.arange(25), sizes)
+    y = rng.integers(0, 4, len(qid)).astype(float)
+    y[qid == 3] = 0                                  # a query without a relevant document
+    s = rng.permutation(len(qid)).astype(float)      # no ties
+    data = dfrank.RankingData.from_arrays(s[:, None], y, qid)
+    qrels = {str(q): {f"d{i}": int(y[i]) for i in np.flatnonzero(qid == q)} for q in range(25)}
+    run = {str(q): {f"d{i}": float(s[i]) for i in np.flatnonzero(qid == q)} for q in range(25)}
+    names = ["nDCG@10", "nDCG", "AP", "AP(rel=2)", "AP@5", "P@5", "P(rel=2)@3", "R@10",
+             "RR", "RR@3", "Rprec", "nDCG(dcg='exp-log2')@10"]
+    want = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels,
+                                      run)
+    got = dfrank.evaluate(s, data, names)
+    for n in names:
+        # ir_measures' provider of dcg='exp-log2' (gdeval) prints 6 decimals per query
+        tol = 1e-6 if "exp-log2" in n else 1e-12
+        assert got[str(ir_measures.parse_measure(n))] == pytest.approx(
+            want[ir_measures.parse_measure(n)], abs=tol), n
+    # the gain is never silently changed: dfrank's lower-case name keeps 2^l - 1
+    assert got["nDCG@10"] != dfrank.evaluate(s, data, "ndcg@10")
+    assert got["nDCG@10"] == pytest.approx(dfrank.evaluate(s, data, "ndcg@10",
+                                                           gain="linear"), abs=1e-15)
+    with pytest.raises(ValueError, match="not one dfrank's kernels compute exactly"):
+        metrics.get("Judged@10")
+    with pytest.raises(ValueError, match="unknown metric 'Nope@3'"):
+        metrics.get("Nope@3")
 
 
 @pytest.mark.parametrize("bad,match", [
@@ -262,7 +309,7 @@ def test_user_metric_works_like_builtin():
         # pessimistic: query 2's tie puts label 0 first
         assert dfrank.evaluate(s, data, "top1_rel") == 0.0
         assert dfrank.evaluate(s, data, "top1_rel", ties="optimistic") == 0.5
-        assert dfrank.evaluate(s, data, ["TOP1_REL", "p@1"]) == {"top1_rel": 0.0, "p@1": 0.0}
+        assert dfrank.evaluate(s, data, ["top1_rel", "p@1"]) == {"top1_rel": 0.0, "p@1": 0.0}
         assert dfrank.evaluate(s, data, top_is_relevant) == 0.0  # a function directly
         with pytest.raises(ValueError, match="already registered"):
             metrics.register("top1_rel", top_is_relevant)

@@ -131,7 +131,7 @@ def test_callback_stop_then_resume_equals_uninterrupted(strategy, opts, tmp_path
     part = dfrank.maximize(data, "ndcg@10", strategy, seed=4, budget=600,
                            callback=stop_after(full.n_evals // 2), checkpoint=ckpt,
                            checkpoint_every=0, **opts)
-    assert part.interrupted
+    assert part.status == "stopped"
     saved = json.loads(ckpt.read_text())
     assert saved["format"] == "dfrank.checkpoint" and 1 <= len(saved["restarts"]) < 5
     resumed = dfrank.maximize(data, "ndcg@10", strategy, seed=4, budget=600, resume=ckpt,
@@ -255,7 +255,7 @@ def test_resume_inside_a_restart(strategy, opts, metric, data_kw, tmp_path):
 
     part = dfrank.maximize(data, metric, strategy, seed=5, callback=stop, checkpoint=ckpt,
                            checkpoint_every=0, **opts)
-    assert part.interrupted
+    assert part.status == "stopped"
     saved = json.loads(ckpt.read_text())
     assert saved["restarts"] == [] and saved["current"]["index"] == 0
     assert 0 < saved["current"]["objective"]["n_evals"] <= stop_at

@@ -208,7 +208,7 @@ def test_valid_chooses_restart_and_reports(data):
 
 def test_budget_exhausted_returns_best_so_far(data):
     r = dfrank.maximize(data, "ndcg@10", "pso", budget=45, swarm_size=10)
-    assert r.n_evals == 45 and r.interrupted
+    assert r.n_evals == 45 and r.status == "budget" and not r.interrupted
     assert "budget" in r.message
 
 
@@ -221,7 +221,7 @@ def test_callback_stop_iteration_returns_best_so_far(data):
             raise StopIteration
 
     r = dfrank.maximize(data, "ndcg@10", "random", callback=cb, batch_size=10)
-    assert r.interrupted and r.n_evals == 30 and seen[-1] == 30
+    assert r.status == "stopped" and r.n_evals == 30 and seen[-1] == 30
     assert np.isfinite(r.value)
 
 
@@ -231,7 +231,7 @@ def test_keyboard_interrupt_returns_best_so_far(data):
             raise KeyboardInterrupt
 
     r = dfrank.maximize(data, "ndcg@10", "random", callback=cb, batch_size=10)
-    assert r.interrupted and r.n_evals == 20
+    assert r.interrupted and r.status == "interrupted" and r.n_evals == 20
 
 
 def test_result_repr_json_and_model_round_trip(data, tmp_path):
@@ -303,7 +303,7 @@ def test_ready_made_callbacks(data, capsys):
     stop = EarlyStopping(patience=40)
     r = dfrank.maximize(data, "ndcg@10", "random", callback=chain(stop, Logger(every=0)),
                         batch_size=10, n_samples=100000)
-    assert r.interrupted and r.n_evals < 100000
+    assert r.status == "stopped" and r.n_evals < 100000
     assert "evals  best ndcg@10" in capsys.readouterr().err
     with pytest.raises(ValueError, match="patience"):
         EarlyStopping(patience=0)
@@ -327,7 +327,7 @@ def test_time_limit_with_a_million_restarts_stops_on_time(data):
     r = dfrank.maximize(data, "ndcg@10", "random", max_seconds=0.3, restarts=10 ** 6,
                         n_samples=50)
     assert time.perf_counter() - t < 3.0
-    assert r.interrupted and "of 1000000 restarts" in r.message
+    assert r.status == "time" and "of 1000000 restarts" in r.message
 
 
 def test_progress_bar_shows_the_best_value_of_all_restarts(data, monkeypatch):

@@ -72,7 +72,7 @@ def reference(engine, run, measures=("map", "ndcg_cut.10", "P.5", "recip_rank"))
 def test_engine_values_are_trec_evals(engine, model, params):
     run = engine.run(model, params, depth=10 ** 9)
     ref = reference(engine, run)
-    for ours, theirs in (("map", "map"), ("ndcg@10", "ndcg_cut.10"), ("p@5", "P.5"),
+    for ours, theirs in (("map", "map"), ("nDCG@10", "ndcg_cut.10"), ("p@5", "P.5"),
                          ("mrr", "recip_rank")):
         got = engine.per_query(model, params, ours)
         np.testing.assert_allclose(got, ref[theirs], atol=1e-12, err_msg=ours)
@@ -350,7 +350,7 @@ def test_bm25s_tuned_from_python_and_from_its_command_line(tmp_path, capsys):
                      "b=0:1", "--budget", "4", "--seed", "0", "--json",
                      str(tmp_path / "t.json"), "--quiet", "--", sys.executable, script,
                      "--collection", CRANFIELD, "--k1", "{k1}", "--b", "{b}",
-                     "--out", "{run}"]) == 0
+                     "--output", "{run}"]) == 0
     d = json.loads((tmp_path / "t.json").read_text())
     # the same points, the same runs (written exactly), the same values
     assert d["best_params"] == res.best_params

@@ -27,7 +27,12 @@ def _is_path(x):
 
 
 def _from_trec_file(cls, path, what):
-    f = cls(path)
+    return trec_mapping(cls(path), what)
+
+
+def trec_mapping(f, what):
+    """``{qid: {docno: value}}`` of a read TREC file (a Qrels or a Run)."""
+    path = f.path
     qids = [f.text(int(r), f.q_span) for r in range(f.n)]
     docs = [f.text(int(r), f.d_span) for r in range(f.n)]
     out, where = {}, {}

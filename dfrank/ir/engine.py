@@ -4,8 +4,8 @@ one pass over the candidate rows.
 
 Its rankings are evaluated as trec_eval evaluates a run of them: each query's candidates in
 docno-descending order with ``ties="stable"`` (trec_eval's order among equal scores),
-linear gains, judged documents that hold no query term counted in R and in the ideal DCG,
-and a query with no candidate scoring 0.
+judged documents that hold no query term counted in R and in the ideal DCG, and a query
+with no candidate scoring 0 (the gain is the metric's: ``nDCG@10`` trec_eval's linear one).
 """
 
 import numpy as np
@@ -228,7 +228,8 @@ class Engine:
         """The evaluated queries' candidate rows as learning-to-rank data with the three
         sequential dependence features (term, ordered window, unordered window): their
         weights are a linear ranker that :func:`dfrank.maximize` learns with the exact line
-        search. Maximize it with ``ties="stable", gain="linear"`` for trec_eval's values."""
+        search. Maximize it with ``ties="stable"`` (and ``nDCG@k`` rather than ``ndcg@k`` for
+        trec_eval's linear gain) for trec_eval's values."""
         d = self.data
         return RankingData(self.sdm_features(), d.y, d.qptr, d.qids, docids=d.docids,
                            unranked=d.unranked, source=d.source)
@@ -246,7 +247,7 @@ class Engine:
     def bound(self, metric):
         """The metric bound to the engine's rows under trec_eval's conventions."""
         if metric not in self._bound:
-            self._bound[metric] = bind_metric(self.data, metric, "stable", gain="linear")
+            self._bound[metric] = bind_metric(self.data, metric, "stable")
         return self._bound[metric]
 
     def per_query(self, model, params, metric="map"):

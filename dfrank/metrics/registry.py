@@ -1,7 +1,16 @@
 """Metric names → :class:`Metric` specifications.
 
-Names are case-insensitive, ``family`` or ``family@k``: ``ndcg@10``, ``map``, ``p@5``...
+dfrank's names are lower-case, ``family`` or ``family@k``: ``ndcg@10``, ``map``, ``p@5``...
 Users add metrics with :func:`register`; they then work everywhere a built-in name does.
+
+One rule decides what a name means, everywhere dfrank takes a metric: **a name in lower
+case is dfrank's** (``ndcg@10``: gain 2^l - 1, the LETOR/RankLib convention; ``gain=
+"linear"`` for trec_eval's); **a name with a capital letter or parentheses is
+ir_measures'** (``nDCG@10``: linear gain, as trec_eval and ir_measures compute it;
+``AP(rel=2)``, ``P@5``, ``R@100``, ``RR``, ``Rprec``), and so is an ir_measures measure
+object. An ir_measures measure runs on dfrank's kernels when they compute exactly what
+ir_measures does (nDCG, AP, P, R, RR, Rprec, with their cut-offs and ``rel``); others are
+refused where dfrank optimizes, and computed by ir_measures itself in ``dfrank trec-eval``.
 """
 
 import difflib
@@ -13,7 +22,13 @@ import numpy as np
 from . import _kernels
 from ._rank import TIES
 
-__all__ = ["Metric", "get", "available", "register", "describe"]
+__all__ = ["Metric", "get", "available", "register", "describe", "DEFAULT_METRIC",
+           "RUN_METRIC", "is_ir_measure", "from_ir_measure"]
+
+# The metric maximized when none is named: on LETOR-style data (the LETOR/RankLib
+# convention) and on TREC runs (fuse, tune: trec_eval's own headline measure).
+DEFAULT_METRIC = "ndcg@10"
+RUN_METRIC = "map"
 
 GAINS = {"exp": _kernels.GAIN_EXP, "linear": _kernels.GAIN_LINEAR}
 EMPTY = ("zero", "one", "skip")
@@ -92,6 +107,15 @@ class Metric:
         return self._fam.doc
 
     @property
+    def label(self):
+        """The name, with the gain when a dfrank name of the DCG family uses the linear one
+        (``"ndcg@10 (linear gain)"``): what results and tables print."""
+        if self.family in ("ndcg", "dcg") and self.gain == "linear" and \
+                not is_ir_measure(self.name):
+            return f"{self.name} (linear gain)"
+        return self.name
+
+    @property
     def bounds(self):
         """(lowest, highest) value one query can take: what a value read from elsewhere (a
         tune cache) is checked against. Unknown for a user metric."""
@@ -164,24 +188,28 @@ def _unknown(text):
     close = difflib.get_close_matches(text.split("@")[0], known, n=3)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return ValueError(f"unknown metric {text!r}.{hint} Known metrics: {', '.join(available())} "
-                      "(names are case-insensitive; register your own with "
-                      "dfrank.metrics.register).")
+                      "(dfrank's names are lower case, ir_measures' have capitals; register "
+                      "your own with dfrank.metrics.register).")
 
 
 def get(name, *, gain="exp", rel_threshold=1.0, empty="zero", max_grade=None):
     """The :class:`Metric` for a name such as ``"ndcg@10"`` with the given options.
 
-    A :class:`Metric` passes through (options given explicitly override its own).
+    A :class:`Metric` passes through (options given explicitly override its own); an
+    ir_measures measure, or its name (see the module docstring), becomes the Metric that
+    computes the same values.
     """
     if isinstance(name, Metric):
         return _validated(name)
+    if is_ir_measure(name):
+        return from_ir_measure(name)
     if hasattr(name, "py_func"):  # an @njit function fn(labels, k) used directly
         fam = _Family(-1, "none", False, False, name.__doc__ or name.__name__, name)
         return _validated(Metric(name.__name__, name.__name__, 0, gain, rel_threshold, empty,
                                  max_grade, fam))
     if not isinstance(name, str):
         raise TypeError(f"a metric is a name like 'ndcg@10' or a Metric, got {name!r}")
-    m = _NAME.match(name.lower())
+    m = _NAME.match(name)
     if not m:
         raise _unknown(name)
     family, k = m.group(1), m.group(2)
@@ -203,6 +231,61 @@ def get(name, *, gain="exp", rel_threshold=1.0, empty="zero", max_grade=None):
     if family == "rr" and k == 0:
         canon = "mrr"
     return _validated(Metric(canon, family, k, gain, rel_threshold, empty, max_grade, fam))
+
+
+# ir_measures' measure -> (dfrank family, whether its cut-off is required, its parameters)
+_IR_MEASURES = {"nDCG": ("ndcg", False, {"cutoff", "dcg"}),
+                "AP": ("map", False, {"cutoff", "rel"}),
+                "P": ("p", True, {"cutoff", "rel"}),
+                "R": ("recall", True, {"cutoff", "rel"}),
+                "RR": ("rr", False, {"cutoff", "rel"}),
+                "Rprec": ("rprec", False, {"rel"})}
+
+
+def is_ir_measure(name):
+    """Whether ``name`` is ir_measures' (a measure object, or a name with a capital letter
+    or parentheses) rather than dfrank's."""
+    if isinstance(name, str):
+        return name != name.lower() or "(" in name
+    return hasattr(name, "NAME") and hasattr(name, "params")
+
+
+def from_ir_measure(measure):
+    """The :class:`Metric` computing exactly ir_measures' ``measure`` (an object or its
+    name); a ValueError names what dfrank's kernels cannot compute."""
+    import importlib
+
+    text = str(measure)
+    if isinstance(measure, str):
+        try:
+            irm = importlib.import_module("ir_measures")
+        except ImportError:
+            raise ValueError(f"{measure!r} is an ir_measures name (dfrank's own names are "
+                             f"lower case, e.g. {measure.lower()!r}); ir_measures' names "
+                             "need pip install 'dfrank[ir_measures]'") from None
+        try:
+            measure = irm.parse_measure(measure)
+        except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as e:
+            raise ValueError(f"unknown metric {text!r}: not one of dfrank's (lower case: "
+                             f"{', '.join(available())}) nor an ir_measures measure ({e})") \
+                from None
+        text = str(measure)
+    entry = _IR_MEASURES.get(measure.NAME)
+    params = dict(measure.params)
+    if entry is None or set(params) - entry[2] or \
+            params.get("dcg", "log2") not in ("log2", "exp-log2"):
+        known = ", ".join(f"{n}" for n in _IR_MEASURES)
+        raise ValueError(f"ir_measures' {text} is not one dfrank's kernels compute exactly "
+                         f"(those are {known}, with cut-offs and rel=, and nDCG's dcg); "
+                         "'dfrank trec-eval -m' evaluates any ir_measures measure")
+    family, needs_cut, _ = entry
+    k = int(params.get("cutoff") or 0)
+    if needs_cut and not k:
+        raise ValueError(f"ir_measures' {text} needs a cut-off, e.g. {measure.NAME}@10")
+    gain = "exp" if params.get("dcg") == "exp-log2" else "linear"
+    m = _validated(Metric(text, family, k, gain, float(params.get("rel", 1)), "zero", None,
+                          _FAMILIES[family]))
+    return m
 
 
 def _validated(m):

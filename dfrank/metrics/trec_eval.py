@@ -433,7 +433,8 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
     if iprec_rounding not in IPREC_ROUNDING:
         raise ValueError(f"iprec_rounding must be one of {list(IPREC_ROUNDING)}, got "
                          f"{iprec_rounding!r}")
-    chosen = parse_measures(list(measures))
+    trec_specs, ir = _split_measures(measures)
+    chosen = parse_measures(trec_specs or ["num_q"])
     names = []
     for fam, params in chosen.items():
         names += _names(fam, params)
@@ -516,7 +517,57 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
             agg[name] = math.exp(col.sum() / n_eval)
         else:
             agg[name] = float(col.sum() / n_eval)
+    if ir:
+        if not trec_specs:
+            names, values, agg = [], values[:, :0], {}
+        names, values = _add_ir_measures(ir, qrels, run, qids, names, values, agg)
     return TrecEval(names, qids, values, agg, run.runid)
+
+
+def _split_measures(measures):
+    """(trec_eval's measure specs, ir_measures' measures): a spec trec_eval knows is
+    trec_eval's (``P.5``, ``Rprec``); else a name with a capital letter or parentheses, or
+    a measure object, is ir_measures' (``P@5``, ``nDCG@10``, ``AP(rel=2)``)."""
+    from .registry import is_ir_measure
+
+    trec, ir = [], []
+    for m in measures:
+        if isinstance(m, str):
+            try:
+                parse_measures([m])
+                trec.append(m)
+                continue
+            except ValueError:
+                if not is_ir_measure(m):
+                    raise
+        elif not is_ir_measure(m):
+            raise TypeError(f"a measure is a trec_eval spec or an ir_measures measure, got "
+                            f"{m!r}")
+        ir.append(m)
+    return trec, ir
+
+
+def _add_ir_measures(ir, qrels, run, qids, names, values, agg):
+    """ir_measures' own values of its measures ``ir`` on the queries ``qids`` (a query it
+    does not score counts 0, as trec_eval -c): columns named as ir_measures names them."""
+    from .._optional import need
+    from ..io.forms import trec_mapping
+
+    irm = need("ir_measures", "ir_measures' measure names")
+    parsed = []
+    for m in ir:
+        try:
+            parsed.append(irm.parse_measure(m) if isinstance(m, str) else m)
+        except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as e:
+            raise ValueError(f"unknown measure {m!r}: not trec_eval's nor ir_measures' "
+                             f"({e})") from None
+    got = {}
+    for r in irm.iter_calc(parsed, trec_mapping(qrels, "qrels"), trec_mapping(run, "run")):
+        got[str(r.measure), str(r.query_id)] = float(r.value)
+    cols = np.array([[got.get((str(m), str(q)), 0.0) for m in parsed] for q in qids])
+    for j, m in enumerate(parsed):
+        agg[str(m)] = float(cols[:, j].mean()) if len(qids) else 0.0
+    return names + [str(m) for m in parsed], np.hstack([values, cols.reshape(len(qids), -1)])
 
 
 def _some(qids, n=5):

@@ -1,0 +1,162 @@
+"""The ``dfrank`` command line.
+
+A module per command (``add_arguments(parser)`` and ``run(args)``, with ``HELP``,
+``DESCRIPTION`` and ``EPILOG``), the options they share in :mod:`.options`, and
+:data:`COMMANDS`, the table naming them: a run imports only its own command's module.
+
+Exit codes: 0 success; 1 a data error (a malformed or missing file, an output that cannot
+be written); 2 bad usage (an unknown metric, strategy or option, a bad value); 3 an
+unexpected error (a bug: one line, and ``--debug`` shows its traceback); 130 Ctrl-C.
+dfrank's own errors print one line without a traceback unless ``--debug``.
+"""
+
+import argparse
+import importlib
+import sys
+
+__all__ = ["main", "parser", "COMMANDS"]
+
+# name: (module, what it does) -- in the order ``dfrank --help`` lists them
+COMMANDS = {
+    "demo": ("demo", "a first run on bundled data"),
+    "fit": ("fit", "learn a linear ranker"),
+    "evaluate": ("evaluate", "evaluate a model on data"),
+    "export": ("export", "write a model in the format of RankLib or a search engine"),
+    "fuse": ("fuse", "learn the weights of a fusion of TREC runs"),
+    "tune": ("tune", "tune a retrieval system's parameters on a metric"),
+    "search": ("search", "rank a collection with the built-in engine, as a TREC run"),
+    "compare": ("compare", "compare optimizers on one objective with one budget"),
+    "trec-eval": ("trec_eval", "trec_eval's measures of a TREC run, trec_eval's output"),
+    "grid": ("grid", "metric surface over a few features (Metzler's Figure 1)"),
+    "info": ("info", "summarize a LETOR/SVMlight file"),
+    "metrics": ("metrics", "list the metrics and formulas"),
+    "strategies": ("strategies", "list the optimizers"),
+    "warmup": ("warmup", "compile every numba kernel ahead of use (once, on every core)"),
+}
+
+EXIT_DATA, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED = 1, 2, 3, 130
+
+EPILOG = """\
+first run:
+  dfrank demo                                   learn a ranker on the bundled demo data
+
+examples:
+  dfrank fit Fold1/train.txt.gz --valid Fold1/vali.txt.gz --test Fold1/test.txt.gz \\
+      --metric ndcg@10 -o model.json
+  dfrank evaluate model.json Fold1/test.txt.gz --metric map --metric ndcg@10
+  dfrank export model.json --format es-ltr --names names.txt -o model.es.json
+  dfrank fuse qrels.txt a.run b.run --metric map -o fused.run
+  dfrank tune --collection cranfield/ --model bm25 --folds 5
+  dfrank compare Fold1/train.txt.gz --test Fold1/test.txt.gz \\
+      --strategies ca,pso,random,cma:es --seeds 5 --budget 2000 --plot anytime.png
+  dfrank trec-eval qrels.txt run.txt            trec_eval's measures of a TREC run
+
+Run "dfrank COMMAND --help" for the options of a command."""
+
+
+def _top_parser():
+    p = argparse.ArgumentParser(
+        prog="dfrank", formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
+        allow_abbrev=False,
+        description="Directly maximize rank-based metrics (MAP, NDCG@k, P@k, MRR, ERR@k) "
+                    "of linear rankers over Metzler's multinomial manifold, and tune and "
+                    "fuse retrieval systems on the metric you report.",
+        usage="dfrank [--version] [--debug] COMMAND [options]",
+        epilog="commands:\n" + "\n".join(f"  {name:12s} {text}"
+                                         for name, (_, text) in COMMANDS.items())
+        + "\n\n" + EPILOG)
+    p.add_argument("-h", "--help", action="store_true", help="show this help")
+    p.add_argument("--version", action="store_true", help="print dfrank's version")
+    p.add_argument("--debug", action="store_true",
+                   help="show tracebacks on errors (also after the command)")
+    return p
+
+
+def parser(name):
+    """The argument parser of command ``name`` (its module imported now)."""
+    module, _ = COMMANDS[name]
+    mod = importlib.import_module(f".{module}", __name__)
+    p = argparse.ArgumentParser(prog=f"dfrank {name}", description=mod.DESCRIPTION,
+                                epilog=mod.EPILOG, allow_abbrev=False,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    mod.add_arguments(p)
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show tracebacks on errors")
+    p.set_defaults(command_run=mod.run)
+    return p
+
+
+def _split(argv):
+    """(the options before the command, the command or None, the rest)."""
+    for i, a in enumerate(argv):
+        if not a.startswith("-"):
+            return argv[:i], a, argv[i + 1:]
+    return argv, None, []
+
+
+def main(argv=None):
+    """Entry point of the ``dfrank`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    head, name, rest = _split(argv)
+    top = _top_parser()
+    opts = top.parse_args(head)
+    if opts.version:
+        from .. import __version__
+
+        print(f"dfrank {__version__}")
+        return 0
+    if name is None or opts.help:
+        top.print_help()
+        return 0 if opts.help else EXIT_USAGE
+    if name not in COMMANDS:
+        import difflib
+
+        close = difflib.get_close_matches(name, COMMANDS, n=1)
+        print(f"dfrank: error: unknown command {name!r}"
+              + (f"; did you mean {close[0]!r}?" if close else "")
+              + f" (commands: {', '.join(COMMANDS)})", file=sys.stderr)
+        return EXIT_USAGE
+    args = parser(name).parse_args(rest)
+    debug = opts.debug or getattr(args, "debug", False)
+    return _run(args, debug)
+
+
+def _run(args, debug):
+    """``args.command_run(args)`` with dfrank's errors mapped to exit codes and warnings
+    printed as one line each."""
+    import warnings
+
+    from ..errors import DataFormatError, NoEvaluationError, OutputError, TuneError
+    from .options import UsageError
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"dfrank: warning: {message}", file=sys.stderr)
+
+    def say(e, code):
+        if debug:
+            raise e
+        print(f"dfrank: error: {e}", file=sys.stderr)
+        return code
+
+    try:
+        with warnings.catch_warnings():
+            if not debug:
+                warnings.showwarning = show
+            return args.command_run(args)
+    except (DataFormatError, FileNotFoundError, IsADirectoryError, PermissionError,
+            TuneError, OutputError) as e:
+        return say(e, EXIT_DATA)
+    except (UsageError, NoEvaluationError, ValueError, TypeError) as e:
+        return say(e, EXIT_USAGE)
+    except KeyboardInterrupt:
+        print("dfrank: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except Exception as e:   # not one of dfrank's errors: a bug
+        if debug:
+            raise
+        print(f"dfrank: internal error: {type(e).__name__}: {e}\n(this is a bug in dfrank: "
+              "run the command again with --debug for the traceback, and report it)",
+              file=sys.stderr)
+        return EXIT_BUG

@@ -1,0 +1,7 @@
+"""``python -m dfrank.cli``: the dfrank command line."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,85 @@
+"""``dfrank evaluate``: a saved model's metrics on a LETOR/SVMlight file."""
+
+import numpy as np
+
+from ..text import format_table
+from . import options as o
+
+DESCRIPTION = "Score DATA with MODEL and print metrics."
+EPILOG = """\
+examples:
+  dfrank evaluate model.json Fold1/test.txt.gz --metric map --metric ndcg@10 --per-query
+  dfrank evaluate model.json OHSUMED/Fold1/test.txt --letor-tool   (as LETOR's published tables)"""
+DEFAULT_METRICS = ("ndcg@10", "map")
+
+
+def add_arguments(p):
+    p.add_argument("model", help="model JSON written by 'dfrank fit'")
+    p.add_argument("data", help="LETOR/SVMlight file (- for standard input)")
+    o.add_metric(p, " and ".join(DEFAULT_METRICS), repeat=True)
+    o.add_reading(p, "DATA")
+    p.add_argument("--per-query", action="store_true", help="one row per query")
+    o.add_json(p, "the values")
+    p.add_argument("--letor-tool", nargs="?", const="3.0", choices=["3.0", "4.0"],
+                   metavar="VERSION",
+                   help="score as LETOR's Eval-Score-VERSION.pl (3.0, the default, for "
+                        "OHSUMED; 4.0 for MQ2007/MQ2008), which produced the published "
+                        "numbers on its folds: ranks 1 and 2 undiscounted then 1/log2(rank), "
+                        "ties in file order, NDCG@k of a query shorter than k counts 0 "
+                        "(metrics p@1..16 for 3.0 or p@1..10 for 4.0, ndcg@ the same, map)")
+    o.add_ties(p)
+    o.add_quiet(p)
+
+
+def run(args):
+    from ..api import evaluate
+    from ..result import LinearRanker
+
+    o.outputs_writable(args, "json", inputs=[args.model, args.data])
+    model = LinearRanker.load(args.model)
+    data = o.load(args.data, args, n_features=model.n_features)
+    if data.n_features != model.n_features:
+        raise o.UsageError(f"the model has {model.n_features} features but {args.data} has "
+                           f"{data.n_features}")
+    names = args.metric or list(DEFAULT_METRICS)
+    if args.letor_tool:
+        values = _letor_tool_values(model.predict(data), data, names, args)
+    else:
+        metrics = [o.metric_of(args, m) for m in names]
+        o.compiling(args.quiet)
+        values = evaluate(model.predict(data), data, metrics, ties=args.ties,
+                          per_query=args.per_query)
+    out = o.Outputs()
+    js = {k: (v.tolist() if args.per_query else v) for k, v in values.items()}
+    if args.per_query:
+        js["qid"] = [q.item() if hasattr(q, "item") else q for q in data.qids]
+    out.json(args.json, js, "values")
+    if args.json != "-":
+        if args.per_query:
+            names = list(values)
+            rows = [[str(q)] + [f"{values[n][i]:.4f}" for n in names]
+                    for i, q in enumerate(data.qids)]
+            rows.append(["all"] + [f"{np.nanmean(values[n]):.4f}" for n in names])
+            print(format_table(rows, ["qid"] + names))
+        else:
+            print(format_table([[k, f"{v:.4f}"] for k, v in values.items()],
+                               ["metric", "value"]))
+    out.done()
+    return 0
+
+
+def _letor_tool_values(scores, data, metrics, args):
+    """``metrics`` of ``scores`` as LETOR's evaluation tool computes them."""
+    from ..metrics.letor_tool import MAX_CUTOFF, evaluate_letor
+
+    if args.ties != "pessimistic":
+        raise o.UsageError("--letor-tool orders equal scores as the tool does (file order); "
+                           "drop --ties")
+    every = evaluate_letor(scores, data, version=args.letor_tool, per_query=args.per_query)
+    names = [m.strip().lower() for m in metrics]
+    unknown = [m for m in names if m not in every]
+    if unknown:
+        k = MAX_CUTOFF[args.letor_tool]
+        raise o.UsageError(f"--letor-tool {args.letor_tool} computes p@1..p@{k}, "
+                           f"ndcg@1..ndcg@{k} and map, not {', '.join(unknown)}")
+    return {m: every[m] for m in names}

@@ -1,0 +1,69 @@
+"""``dfrank export``: a model in the format of RankLib or of a search engine."""
+
+import os
+import sys
+
+from ..export import RANKER_TARGETS
+from . import options as o
+
+DESCRIPTION = ("Write MODEL (JSON from 'dfrank fit') in the format of the system that applies "
+               "it: ranklib (a Coordinate Ascent model RankLib loads with -load), es-ltr / "
+               "opensearch-ltr (the body of the LTR plugin's _createmodel: a model/linear "
+               "with feature_normalizers), solr-ltr (a LinearModel for Solr's model store), "
+               "vespa (a rank profile). Engines name their features: give --names. A model "
+               "learned on features normalized within each query (LETOR's QueryLevelNorm) is "
+               "refused for the engines: they cannot apply that normalization.")
+EPILOG = """\
+examples:
+  dfrank export model.json --format ranklib -o model.ranklib
+  dfrank export model.json --format es-ltr --names title_bm25,body_bm25,pagerank
+  dfrank export model.json --format solr-ltr --names names.txt -o model.json"""
+
+
+def add_arguments(p):
+    p.add_argument("model", help="model JSON written by 'dfrank fit'")
+    p.add_argument("--format", required=True, choices=list(RANKER_TARGETS),
+                   help="the target system's format")
+    p.add_argument("--names", metavar="A,B,C|FILE",
+                   help="the engine's name of each feature, in feature order: separated by "
+                        "commas, or a file with one per line")
+    o.add_output(p, "the exported model (default: standard output)")
+    o.add_quiet(p)
+
+
+def _names_arg(value):
+    """--names: a file with one name per line (blank lines and # comments skipped), or
+    names separated by commas. Returns (names, the file's line of each name or None)."""
+    if value is None:
+        return None, None
+    if os.path.isfile(value):
+        with open(value, encoding="utf-8-sig") as f:
+            kept = [(i, ln.strip()) for i, ln in enumerate(f, 1)
+                    if ln.strip() and not ln.lstrip().startswith("#")]
+        return [n for _, n in kept], [i for i, _ in kept]
+    return [n.strip() for n in value.split(",")], None
+
+
+def run(args):
+    from ..export import ExportError
+    from ..files import write_text_atomic
+    from ..result import LinearRanker
+
+    o.outputs_writable(args, "output", inputs=[args.model, args.names])
+    model = LinearRanker.load(args.model)
+    names, lines = _names_arg(args.names)
+    try:
+        text = model.export(None, args.format, names)
+    except ExportError as e:
+        if lines is None or e.index is None:
+            raise
+        raise o.UsageError(f"{args.names}, line {lines[e.index]}: {e}") from None
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    out = o.Outputs()
+    if out.write(args.output, lambda p: write_text_atomic(p, text), f"{args.format} model",
+                 os.path.splitext(args.output)[1], stdout=lambda: text):
+        print(f"{args.format} model written to {args.output}")
+    out.done()
+    return 0

@@ -1,0 +1,127 @@
+"""``dfrank fit``: learn a linear ranker that maximizes a metric, and write it."""
+
+import json
+import os
+import time
+
+from ..registry import DEFAULT_STRATEGY, DEFAULT_METRIC
+from ..text import format_table
+from . import options as o
+
+DESCRIPTION = ("Learn a linear ranker on TRAIN that maximizes --metric directly, and write "
+               "it as JSON.")
+EPILOG = f"""\
+examples:
+  dfrank fit Fold1/train.txt.gz --valid Fold1/vali.txt.gz --test Fold1/test.txt.gz \\
+      --metric ndcg@10 -o model.json
+  dfrank fit Fold1/train.txt.gz --strategy ca --restarts 5 -o model.json
+
+The default strategy is {DEFAULT_STRATEGY} ('dfrank strategies' describes every one).
+With --valid, the validation metric is reported, and strategies with restarts keep the
+best restart on it. Ctrl-C stops the run and keeps the best point found so far.
+Long runs: add --checkpoint run.ckpt; after a crash, the same command with
+--resume run.ckpt finishes it with the result of an uninterrupted run."""
+
+
+def add_arguments(p):
+    o.add_data(p, "validation file (chooses among restarts)", "test file (only reported)")
+    o.add_metric(p, DEFAULT_METRIC)
+    o.add_strategy(p, DEFAULT_STRATEGY, f"optimizer (default {DEFAULT_STRATEGY}; see "
+                                        "'dfrank strategies')")
+    o.add_seed(p)
+    o.add_n_jobs(p)
+    p.add_argument("--restarts", type=o.positive_int, help="restarts of the strategy")
+    o.add_budget(p)
+    o.add_max_seconds(p)
+    o.add_options(p, "--option evals=8000 (es), --option rule=best (ca)")
+    p.add_argument("--checkpoint", metavar="FILE",
+                   help="save finished restarts here (JSON, atomically, every few seconds)")
+    p.add_argument("--resume", metavar="FILE",
+                   help="continue the run saved in this checkpoint (same arguments: the "
+                        "result equals an uninterrupted run)")
+    p.add_argument("--normalize", choices=["standard", "minmax"],
+                   help="normalize each feature by constants fitted on TRAIN ((x - mean) / "
+                        "std, or (x - min) / (max - min)), applied to every set; the model "
+                        "keeps them, so 'dfrank export' writes them as the engine's "
+                        "normalizers. (Files in LETOR's QueryLevelNorm folders are "
+                        "recognized as normalized within each query.)")
+    o.add_output(p, "the model (JSON)")
+    p.add_argument("--result", metavar="FILE",
+                   help="write the full result (JSON, with traces) here")
+    o.add_json(p, "the outcome (values, evaluations, seconds, weights)")
+    o.add_ties(p)
+    o.add_quiet(p)
+
+
+def _normalization(kind, train, path):
+    """The normalization ``--normalize KIND`` fits on TRAIN (None without the option)."""
+    from .. import normalization
+
+    if kind is None:
+        return None
+    if normalization.query_level_source(path):
+        raise o.UsageError(f"{path} is in a QueryLevelNorm folder: its features are already "
+                           "normalized within each query, and normalizing them again by "
+                           "constants gives a model no engine can apply either. Use the "
+                           "collection's raw (Feature) files with --normalize")
+    return normalization.fit(train.X, kind)
+
+
+def run(args):
+    from .._kernels.scoring import features_T, linear_scores
+    from ..api import evaluate, maximize
+
+    metric = o.metric_of(args)
+    options = o.parse_options(args.option)
+    if args.restarts is not None:
+        options["restarts"] = args.restarts
+    o.outputs_writable(args, "output", "result", "checkpoint", "json",
+                       inputs=[args.train, args.valid, args.test, args.query_file,
+                               args.resume])
+    o.prefetch(metric, args.ties)
+    train, valid, test = o.load_sets(args)
+    norm = _normalization(args.normalize, train, args.train)
+    if norm is not None:
+        from .. import normalization
+
+        train, valid, test = (normalization.apply(d, norm) if d is not None else None
+                              for d in (train, valid, test))
+    o.compiling(args.quiet)
+    o.warm_up(metric, args.ties, strategy=args.strategy)
+    t0 = time.perf_counter()
+    result = maximize(train, metric, args.strategy, seed=args.seed, n_jobs=args.n_jobs,
+                      budget=args.budget, max_seconds=args.max_seconds, valid=valid,
+                      progress=o.show_progress(args), ties=args.ties,
+                      checkpoint=args.checkpoint, resume=args.resume, **options)
+    secs = time.perf_counter() - t0
+    if norm is not None:
+        result.normalization = norm
+    ranker = result.ranker
+    scores = {"train": result.value}
+    if valid is not None:
+        scores["valid"] = result.valid_value
+    if test is not None:   # already normalized: score with the bare weights
+        scores["test"] = evaluate(linear_scores(features_T(test), result.weights), test,
+                                  metric, ties=args.ties)
+    ranker.meta.update({"train_file": os.path.abspath(args.train), "test": scores.get("test")})
+    out = o.Outputs()
+    saved = out.write(args.output, ranker.save, "model", ".json",
+                      stdout=lambda: json.dumps(ranker.to_dict(), indent=1) + "\n")
+    out.write(args.result, result.save, "result", ".json")
+    out.json(args.json, {"metric": result.metric, "scores": scores,
+                         "n_evals": result.n_evals, "seconds": secs,
+                         "strategy": result.strategy, "status": result.status,
+                         "model": args.output, "weights": result.weights.tolist()},
+             "outcome")
+    if args.json != "-":
+        rows = [[k, f"{v:.4f}"] for k, v in scores.items()]
+        rows += [["evaluations", str(result.n_evals)], ["time", f"{secs:.2f} s"]]
+        print(f"{result.strategy} on {train.n_queries} queries, {train.n_features} features "
+              f"(seed {args.seed})")
+        print(format_table(rows, ["", result.metric]))
+        if result.status == "interrupted":
+            print(f"note: {result.message} (the best point found so far is kept)")
+        if saved:
+            print(f"model written to {args.output}")
+    out.done()
+    return 0

@@ -1,0 +1,347 @@
+"""What the commands share: the options that mean one thing everywhere, how data files are
+read, how result files are written, and the errors the command line maps to exit codes.
+
+One vocabulary (a test reads every command's parser and checks it):
+
+* ``--metric``, ``--strategy``, ``--option KEY=VALUE``, ``--seed``, ``--budget``,
+  ``--max-seconds``, ``--n-jobs``: what the Python API calls ``metric``, ``strategy``,
+  the strategy's options, ``seed``, ``budget``, ``max_seconds``, ``n_jobs``;
+* ``--valid`` and ``--test`` are data (validation and test files); the paired test of
+  significance is ``--significance``;
+* every file a command writes is named by ``-o/--output`` (its main output) or by an option
+  named after what it holds (``--json``, ``--plot``, ``--cache``, ``--checkpoint``);
+  ``--json FILE`` writes JSON to FILE, ``--json -`` to standard output;
+* ``--quiet`` silences progress bars and notes, ``--ties`` names the tie policy.
+"""
+
+import argparse
+import ast
+import json
+import os
+import sys
+
+import numpy as np
+
+__all__ = ["UsageError", "Outputs", "add_seed", "add_budget", "add_max_seconds", "add_n_jobs",
+           "add_strategy", "add_options", "add_metric", "metric_of", "add_json", "add_output",
+           "add_ties", "add_quiet", "add_significance", "add_data", "add_reading",
+           "positive_int", "positive_float", "parse_options", "load", "load_sets",
+           "outputs_writable", "show_progress", "compiling", "warm_up", "prefetch",
+           "SIGNIFICANCE_TESTS"]
+
+SIGNIFICANCE_TESTS = ("randomization", "t", "wilcoxon", "sign")
+
+
+class UsageError(ValueError):
+    """Bad command-line usage (exit code 2)."""
+
+
+# ---------------------------------------------------------------- value types
+def positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (v > 0 and np.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return v
+
+
+def n_jobs(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v == 0 or v < -1:
+        raise argparse.ArgumentTypeError(f"must be a positive count or -1 (every core), got {v}")
+    return v
+
+
+# ---------------------------------------------------------------- shared options
+def add_seed(p):
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0): the same "
+                                                       "seed gives the same result")
+
+
+def add_budget(p, help="objective evaluations in all (an exact line search counts one)",
+               default=None):
+    p.add_argument("--budget", type=positive_int, default=default, metavar="N", help=help)
+
+
+def add_max_seconds(p, help="wall-clock limit in seconds (the best point so far is kept)"):
+    p.add_argument("--max-seconds", type=positive_float, metavar="S", help=help)
+
+
+def add_n_jobs(p, help="parallel restarts (-1: every core; default 1)"):
+    p.add_argument("--n-jobs", type=n_jobs, default=1, metavar="N", help=help)
+
+
+def add_strategy(p, default, help):
+    p.add_argument("--strategy", default=default, help=help)
+
+
+def add_options(p, example="--option restarts=5"):
+    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help=f"a strategy option, e.g. {example} (repeatable; 'dfrank "
+                        "strategies' lists them)")
+
+
+def add_metric(p, default, help=None, repeat=False):
+    """--metric (a dfrank name in lower case, or an ir_measures name with capitals: see
+    dfrank.metrics.registry) and --gain."""
+    if repeat:
+        p.add_argument("--metric", action="append",
+                       help=help or f"metric (repeatable; default {default})")
+    else:
+        p.add_argument("--metric", default=default,
+                       help=help or f"metric to maximize (default {default}; 'dfrank "
+                                    "metrics' lists them)")
+    p.add_argument("--gain", choices=["exp", "linear"],
+                   help="the gain of ndcg/dcg: exp (2^l - 1, the default of dfrank's lower-case "
+                        "names) or linear (l, trec_eval's; ir_measures' nDCG@k has it)")
+
+
+def metric_of(args, name=None):
+    """The metric --metric names (``name``: one of a repeated --metric), with --gain."""
+    name = args.metric if name is None else name
+    if args.gain is None:
+        return name
+    from ..metrics.registry import get, is_ir_measure
+
+    if is_ir_measure(name):
+        raise UsageError(f"--gain is for dfrank's metric names; ir_measures' {name} has its "
+                         "own gain")
+    return get(name, gain=args.gain)
+
+
+def add_json(p, what):
+    p.add_argument("--json", metavar="FILE", help=f"write {what} as JSON to FILE (- for "
+                                                  "standard output)")
+
+
+def add_output(p, what, required=False):
+    p.add_argument("-o", "--output", metavar="FILE", required=required,
+                   help=f"write {what} to FILE")
+
+
+def add_ties(p):
+    p.add_argument("--ties", default="pessimistic",
+                   choices=["pessimistic", "optimistic", "stable", "expected"],
+                   help="how equal scores are ordered (default: pessimistic, worst label "
+                        "first)")
+
+
+def add_quiet(p):
+    p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
+
+
+def add_significance(p, against):
+    p.add_argument("--significance", default="randomization", choices=SIGNIFICANCE_TESTS,
+                   help=f"the paired test over queries against {against} (default "
+                        "randomization)")
+
+
+def add_data(p, valid_help, test_help):
+    """TRAIN, --valid, --test and how files are read (fit, compare)."""
+    p.add_argument("train", help="LETOR/SVMlight file (plain or .gz; - for standard input)")
+    p.add_argument("--valid", metavar="FILE", help=valid_help)
+    p.add_argument("--test", metavar="FILE", help=test_help)
+    add_reading(p, "TRAIN")
+
+
+def add_reading(p, which="the file"):
+    """--query-file, --one-query and --max-features: how a LETOR/SVMlight file is read."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--query-file", metavar="FILE",
+                       help=f"group sizes (one per line) for {which} when it has no qid: "
+                            f"(default: {which}.query when it exists, as LightGBM)")
+    group.add_argument("--one-query", action="store_true",
+                       help=f"{which} has no qid: and all its rows are one query")
+    p.add_argument("--max-features", type=positive_int, metavar="N",
+                   help="largest feature id read (default 65536: the features become a "
+                        "dense matrix)")
+
+
+# ---------------------------------------------------------------- reading
+def parse_options(pairs, flag="--option"):
+    """``key=value`` strings into a dict; values are Python literals when they parse."""
+    out = {}
+    for item in pairs or []:
+        if "=" not in item:
+            raise UsageError(f"{flag} expects key=value, got {item!r}")
+        k, v = item.split("=", 1)
+        k = k.strip().replace("-", "_")
+        try:
+            out[k] = ast.literal_eval(v)
+        except (ValueError, SyntaxError):
+            out[k] = v
+    return out
+
+
+def load(path, args, n_features=None, grouping=True):
+    """A LETOR/SVMlight file, with the command's --max-features and (``grouping``: the
+    command's main file) its --query-file / --one-query."""
+    from ..io import load_svmlight
+    from ..io.svmlight import MAX_FEATURES
+
+    return load_svmlight(path, n_features=n_features,
+                         query_file=args.query_file if grouping else None,
+                         single_query=bool(args.one_query) if grouping else False,
+                         max_features=args.max_features or MAX_FEATURES)
+
+
+def load_sets(args):
+    """TRAIN, and --valid/--test read with TRAIN's feature count (None when absent); a file
+    without qids takes its sibling query file (FILE.query), as LightGBM does."""
+    train = load(args.train, args)
+    valid = load(args.valid, args, train.n_features, False) if args.valid else None
+    test = load(args.test, args, train.n_features, False) if args.test else None
+    return train, valid, test
+
+
+# ---------------------------------------------------------------- writing
+def outputs_writable(args, *names, inputs=()):
+    """Check now that the output files named by ``args`` can be written (before any work)
+    and that none of them is one of the ``inputs``."""
+    from ..files import check_not_input, check_writable
+
+    for name in names:
+        path = getattr(args, name, None)
+        if path and path != "-":
+            what = f"--{name.replace('_', '-')} file"
+            check_writable(path, what)
+            check_not_input(path, [os.fspath(x) for x in inputs if x and x != "-"], what)
+
+
+class Outputs:
+    """Writes a command's result files; a write that fails keeps its file elsewhere
+    (:func:`dfrank.files.write_kept`), the others are still written, and :meth:`done`
+    raises the failures once the command has printed its outcome."""
+
+    def __init__(self):
+        self.errors = []
+
+    def write(self, path, write, what, suffix="", stdout=None):
+        """``write(path)`` kept safe; whether the file was written."""
+        from ..errors import OutputError
+        from ..files import write_kept
+
+        if not path:
+            return False
+        try:
+            write_kept(path, write, what, suffix, stdout)
+        except OutputError as e:
+            self.errors.append(e)
+            return False
+        return True
+
+    def json(self, path, obj, what):
+        """``obj`` as JSON to ``path`` (``-``: standard output); whether a file was
+        written."""
+        from ..files import write_json_atomic
+
+        if not path:
+            return False
+        if path == "-":
+            print(json.dumps(obj))
+            return False
+        return self.write(path, lambda p: write_json_atomic(p, obj), what, ".json",
+                          stdout=lambda: json.dumps(obj) + "\n")
+
+    def done(self):
+        from ..errors import OutputError
+
+        if self.errors:
+            raise OutputError("\n".join(str(e) for e in self.errors),
+                              kept=self.errors[0].kept)
+
+
+# ---------------------------------------------------------------- compiling
+def show_progress(args):
+    return not args.quiet and sys.stderr.isatty()
+
+
+def compiling(quiet):
+    """Let dfrank._compiling say, after a few seconds, that kernels are compiling (once per
+    process), unless --quiet."""
+    from .. import _compiling
+
+    _compiling.quiet(quiet)
+
+
+def warm_up(metric, ties="pessimistic", exact=True, strategy="ca"):
+    """Load (or compile) the kernels a run of ``strategy`` needs, on a tiny problem: the
+    line search's only for a strategy that makes line searches."""
+    from ..api import maximize
+    from ..data import RankingData
+    from ..registry import resolve
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    tiny = RankingData.from_arrays(X, np.arange(12) % 3, np.repeat([0, 1], 6))
+    if resolve(strategy).makes_line_searches:
+        maximize(tiny, metric, "ca", restarts=1, max_sweeps=1, ties=ties,
+                 line_search="auto" if exact else "steps")
+    else:
+        maximize(tiny, metric, strategy, budget=4, ties=ties)
+
+
+def prefetch(metric, ties="pessimistic"):
+    """Start compiling the metric's parallel kernel in the background if it is not cached
+    (see :mod:`dfrank.metrics._background`); a bad metric name is reported later, where
+    it is used."""
+    from ..metrics import _background
+
+    try:
+        _background.prefetch(metric, ties)
+    except (ValueError, TypeError):
+        pass
+
+
+# ---------------------------------------------------------------- the built-in engine
+def add_collection(p, required=False):
+    """--collection and --topics: the built-in engine's documents and queries (search,
+    tune)."""
+    p.add_argument("--collection", metavar="PATH", required=required,
+                   help="built-in engine: a TSV / JSON-lines collection, or a Cranfield or "
+                        "CISI folder")
+    p.add_argument("--topics", metavar="FILE", help="built-in engine: TREC topics, TSV or "
+                                                    "JSON lines")
+
+
+def engine(args, need_qrels=True):
+    """The built-in engine on --collection (a file, or a Cranfield / CISI folder)."""
+    from .. import ir
+    from ..io.forms import read_qrels
+
+    path = args.collection
+    if os.path.isdir(path):
+        if os.path.exists(os.path.join(path, "cran.all.1400.gz")):
+            docs, topics, qrels = ir.load_cranfield(path)
+        elif os.path.exists(os.path.join(path, "CISI.ALL.gz")):
+            docs, topics, qrels = ir.load_cisi(path)
+        else:
+            raise UsageError(f"{path}: a folder is read as Cranfield or CISI (their SMART "
+                             "files); give a TSV or JSON-lines collection file otherwise")
+    else:
+        if not args.topics:
+            raise UsageError("--collection FILE needs --topics (TREC topics, TSV or "
+                             "JSON lines)")
+        docs, topics, qrels = ir.read_collection(path), ir.read_topics(args.topics), None
+    if args.topics and os.path.isdir(path):
+        topics = ir.read_topics(args.topics)
+    if getattr(args, "qrels", None):
+        qrels = read_qrels(args.qrels)
+    if qrels is None and need_qrels:
+        raise UsageError("--qrels is needed to evaluate the runs")
+    return ir.Engine(docs, topics, qrels if need_qrels else None)

@@ -1,0 +1,37 @@
+"""``dfrank warmup``: compile every numba kernel ahead of use."""
+
+import os
+import sys
+
+from . import options as o
+
+DESCRIPTION = ("Compile dfrank's numba kernels now, split over processes (one per core by "
+               "default), instead of on their first use: they are cached on disk, so every "
+               "later run loads them in a fraction of a second. Run it once after installing "
+               "(or after upgrading) dfrank.")
+EPILOG = """\
+examples:
+  dfrank warmup
+  dfrank warmup demo --n-jobs 1"""
+
+
+def add_arguments(p):
+    p.add_argument("what", nargs="?", default="all", choices=["all", "demo", "fit"],
+                   help="which kernels: all (default), those of 'dfrank demo', or of a "
+                        "first 'dfrank fit'")
+    o.add_n_jobs(p, "processes (-1 or default: one per core)")
+    p.set_defaults(n_jobs=None)
+    o.add_quiet(p)
+
+
+def run(args):
+    from ..warmup import warm
+
+    jobs = None if args.n_jobs in (None, -1) else args.n_jobs
+    print(f"compiling dfrank's numba kernels ({args.what}) on "
+          f"{jobs or os.cpu_count()} processes; they are cached on disk for every "
+          "later run", file=sys.stderr)
+    secs = warm(args.what, jobs, progress=None if args.quiet else
+                lambda name, s: print(f"  {name:28s} {s:6.1f} s", file=sys.stderr))
+    print(f"kernels ready in {secs:.1f} s")
+    return 0

@@ -1,0 +1,139 @@
+"""One library: the same names mean the same thing in every entry point (the Python API,
+every command's parser, the result classes), and every extra named in an error exists."""
+
+import dataclasses
+import inspect
+import os
+import re
+import tomllib
+
+import pytest
+
+import dfrank
+from dfrank import _optional, cli
+from dfrank.compare import Comparison
+from dfrank.fusion import FusionResult
+from dfrank.result import Result
+from dfrank.tuning import TuneResult
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+
+
+def _extras():
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        return set(tomllib.load(f)["project"]["optional-dependencies"])
+
+
+def test_every_extra_named_exists():
+    extras = _extras()
+    assert {"sklearn", "pandas", "ranx", "pyterrier", "plot", "all", "dev"} <= extras
+    assert {extra for extra, _ in _optional.EXTRAS.values()} <= extras
+    named = set()
+    for folder in ("dfrank", "strategies"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
+            for name in files:
+                if name.endswith(".py"):
+                    with open(os.path.join(dirpath, name)) as f:
+                        named |= set(re.findall(r"dfrank\[(\w+)\]", f.read()))
+    assert named and named <= extras, named - extras
+
+
+def _options(name):
+    """{option string: action} of command ``name``'s parser."""
+    return {s: a for a in cli.parser(name)._actions for s in a.option_strings}
+
+
+SHARED = {   # option: (dest, takes a value)
+    "--seed": ("seed", True), "--budget": ("budget", True),
+    "--max-seconds": ("max_seconds", True), "--n-jobs": ("n_jobs", True),
+    "--metric": ("metric", True), "--strategy": ("strategy", True),
+    "--option": ("option", True), "--json": ("json", True), "--output": ("output", True),
+    "--valid": ("valid", True), "--test": ("test", True),
+    "--significance": ("significance", True), "--quiet": ("quiet", False),
+    "--ties": ("ties", True),
+}
+RETIRED = ("--out", "--jobs", "--test-name")
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_shared_options_mean_one_thing_in_every_command(name):
+    opts = _options(name)
+    for flag in RETIRED:
+        assert flag not in opts, f"dfrank {name} still has {flag}"
+    for flag, (dest, value) in SHARED.items():
+        if flag not in opts:
+            continue
+        action = opts[flag]
+        assert action.dest == dest, (name, flag)
+        assert (action.nargs != 0) == value, (name, flag)
+        if flag == "--output":
+            assert "-o" in action.option_strings, name
+        if flag in ("--json", "--test", "--valid", "--output"):
+            assert action.metavar == "FILE", (name, flag)
+        if flag == "--significance":
+            assert action.choices == ("randomization", "t", "wilcoxon", "sign"), name
+    if "-o" in opts:
+        assert opts["-o"].dest == "output", name
+
+
+API = {"maximize": dfrank.maximize, "fuse": dfrank.fuse, "tune": dfrank.tune,
+       "compare": dfrank.compare}
+
+
+def test_python_api_uses_the_same_names():
+    params = {k: set(inspect.signature(f).parameters) for k, f in API.items()}
+    from dfrank import DirectRanker
+
+    params["DirectRanker"] = set(inspect.signature(DirectRanker).parameters)
+    for name, ps in params.items():
+        assert not ps & {"jobs", "test_name", "elapsed", "timeout_seconds"}, name
+        assert ({"seeds", "strategies"} if name == "compare" else {"seed", "strategy"}) <= ps, \
+            name
+    for name in ("maximize", "fuse", "compare", "DirectRanker"):
+        assert {"budget", "max_seconds", "n_jobs"} <= params[name], name
+    assert "n_jobs" in params["tune"] and "budget" in params["tune"]
+    for name in ("fuse", "tune", "compare"):
+        assert "significance" in params[name], name
+
+
+def test_result_classes_share_field_names():
+    for cls in (Result, FusionResult, TuneResult):
+        fields = {f.name for f in dataclasses.fields(cls)}
+        assert {"value", "seconds", "status"} <= fields, cls.__name__
+        assert not fields & {"elapsed", "held_out_value", "interrupted"}, cls.__name__
+    assert "cv_value" in {f.name for f in dataclasses.fields(FusionResult)}
+    assert "cv_value" in {f.name for f in dataclasses.fields(TuneResult)}
+    assert "significance" in {f.name for f in dataclasses.fields(Comparison)}
+
+
+def test_one_default_in_one_place():
+    from dfrank import registry
+
+    for f in (dfrank.maximize,):
+        assert inspect.signature(f).parameters["strategy"].default is None
+    from dfrank import DirectRanker
+
+    assert DirectRanker().strategy == registry.DEFAULT_STRATEGY
+    fit = _options("fit")
+    assert fit["--strategy"].default == registry.DEFAULT_STRATEGY
+    assert _options("tune")["--strategy"].default == registry.BOX_STRATEGY
+    assert inspect.signature(dfrank.tune).parameters["strategy"].default == \
+        registry.BOX_STRATEGY
+    assert _options("fuse")["--metric"].default == dfrank.metrics.RUN_METRIC
+    assert _options("fit")["--metric"].default == dfrank.metrics.DEFAULT_METRIC
+
+
+def test_unknown_options_are_errors_everywhere(tmp_path):
+    from dfrank.testing import planted_data
+
+    data = planted_data(n_queries=6, seed=0)
+    with pytest.raises(TypeError, match="no_such_option"):
+        dfrank.maximize(data, "ndcg@10", "ca", no_such_option=1)
+    qrels = {"1": {"a": 1, "b": 0}}
+    runs = {"x": {"1": {"a": 1.0, "b": 0.5}}, "y": {"1": {"a": 0.2, "b": 0.9}}}
+    with pytest.raises(TypeError, match="no_such_option"):
+        dfrank.fuse(qrels, runs, no_such_option=1)
+    for argv in (["fit", "x.txt", "--no-such-option"], ["fuse", "q", "a", "b", "--out", "f"]):
+        with pytest.raises(SystemExit) as e:
+            cli.main(argv)
+        assert e.value.code == 2
