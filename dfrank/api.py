@@ -13,6 +13,7 @@ from .normalization import query_level_source
 from .objective import BudgetExhausted, check_budget, make_objective
 from .parallel import child, describe_seed, effective_n_jobs, run_tasks, seed_sequence
 from .registry import BOX_STRATEGY, DEFAULT_STRATEGY, resolve
+from .observers import CallbackCaller, CheckpointWriter, ProgressBar, RunState
 from .result import RestartResult, Result, overall_status
 from .spaces import Box, Simplex
 
@@ -169,20 +170,10 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
     root = seed_sequence(seed)
     deadline = None if max_seconds is None else time.time() + max_seconds
     n_tasks = R if budget is None else min(R, budget)   # restarts with evaluations to make
-    saver, restored, current = None, [], None
-    if checkpoint is not None or resume is not None:
-        fp = fingerprint(objective, strat, root, budget, R)
-        saver = Checkpoint(checkpoint if checkpoint is not None else resume, fp,
-                           every=checkpoint_every)
-        if resume is not None:
-            reader = Checkpoint(resume, fp)
-            restored, current = reader.restore()
-            if getattr(strat, "resumable", False):
-                saver.current = current   # kept until the restart saves anew or ends
+    saver, restored, partial = _checkpointing(checkpoint, resume, checkpoint_every,
+                                              fingerprint(objective, strat, root, budget, R)
+                                              if checkpoint or resume else None, strat)
     skip = {r.index for r in restored}
-    # a restart cut short mid-way continues from its saved state if its strategy can
-    partial = current if (current is not None and getattr(strat, "resumable", False)) \
-        else None
 
     def tasks():
         """Restarts made on demand; none is started after the deadline."""
@@ -194,73 +185,41 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
             yield (strat, r, child(root, r), _restart_budget(budget, R, r), deadline,
                    partial if (partial is not None and partial["index"] == r) else None)
 
-    done = sorted(restored, key=lambda r: r.index)
-    bar = _progress_bar(progress, n_tasks, len(done), strat.label)
-    evals_before = [sum(r.n_evals for r in done)]
-    best_done = [max((r.value for r in done), default=-np.inf)]
+    def assemble(restarts, seconds):
+        return _result_of(objective, strat, restarts, valid, seed, seconds)
 
-    def snapshot(current=None):
-        rs = done + ([current] if current is not None else [])
-        return _result_of(objective, strat, rs, valid, seed,
-                          time.perf_counter() - t_start, Result, ties)
-
-    last_valid = {}  # the running restart's best point -> its validation value
-
-    def listener(obj):
-        if bar is not None:
-            _bar_note(bar, evals_before[0] + obj.n_evals, max(best_done[0], obj.best_value))
-        if callback is not None:
-            part = _partial(obj)
-            key = None if part.point is None else part.point.tobytes()
-            part.valid_value = last_valid.get(key)   # evaluated once per best point
-            result = snapshot(part)
-            if valid is not None and key is not None:
-                last_valid.clear()
-                last_valid[key] = part.valid_value
-            callback(result)
-
+    writer = CheckpointWriter(saver) if saver is not None else None
+    state = RunState(restored, assemble, [
+        ProgressBar(n_tasks, len(restored), strat.label) if progress else None, writer,
+        CallbackCaller(callback, n_jobs_eff != 1, objective, valid) if callback else None],
+        t_start=t_start)
     interrupted = False
     try:
-        progress_fn = None
-        if saver is not None and getattr(strat, "resumable", False):
-            def progress_fn(index, obj, state_fn):
-                saver.progress(done, index, obj, state_fn)
-        local = functools.partial(_run_restart, listener=listener
-                                  if (bar is not None or callback is not None) else None,
-                                  progress=progress_fn)
+        local = functools.partial(
+            _run_restart, listener=state.evaluated if state.wants_evaluations else None,
+            progress=(lambda index, obj, state_fn: writer.progress(state, index, obj,
+                                                                   state_fn))
+            if writer is not None and getattr(strat, "resumable", False) else None)
         for res in run_tasks(local if n_jobs_eff == 1 else _run_restart, tasks(), n_jobs,
                              shared=(objective,)):
-            done.append(res)
-            evals_before[0] += res.n_evals
-            best_done[0] = max(best_done[0], res.value)
-            if saver is not None and res.status not in ("stopped", "interrupted"):
-                saver.finished(res.index)
-                saver.write(done)
-            if bar is not None:
-                bar.update(1)
-                _bar_note(bar, evals_before[0], best_done[0])
+            try:
+                state.finished(res)
+            except StopIteration:
+                break
             if res.status in ("stopped", "interrupted"):
                 break
-            if callback is not None and n_jobs_eff != 1:
-                try:
-                    callback(snapshot())
-                except StopIteration:
-                    break
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        if bar is not None:
-            bar.close()
-        if saver is not None:   # restarts that ended on their own (+ a resumable one's state)
-            saver.write([r for r in done if r.status not in ("stopped", "interrupted")],
-                        force=True)
-    done.sort(key=lambda r: r.index)
+        state.close()
+    done = sorted(state.done, key=lambda r: r.index)
     if not any(r.point is not None for r in done):
         if interrupted:
             raise KeyboardInterrupt("interrupted before any restart finished")
         raise NoEvaluationError("no point was evaluated: the budget or time limit is too "
                                 f"small for {strat.label} ({n_tasks} restarts)")
-    result = snapshot()
+    state.done = done
+    result = state.snapshot()
     if interrupted:
         result.status = "interrupted"
     if len(done) < n_tasks:
@@ -272,14 +231,24 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
     return result
 
 
-def _partial(obj):
-    """A RestartResult for a restart still running (for callbacks)."""
-    return RestartResult(index=-1, seed={}, value=float(obj.best_value), point=obj.best_point,
-                         n_evals=obj.n_evals, seconds=obj.elapsed, status="running",
-                         trace=obj.trace)
+def _checkpointing(checkpoint, resume, every, fp, strat):
+    """(the Checkpoint written, the restarts read back from ``resume``, the saved state of
+    the restart cut short there when its strategy can continue it, else None)."""
+    if fp is None:
+        return None, [], None
+    saver = Checkpoint(checkpoint if checkpoint is not None else resume, fp, every=every)
+    if resume is None:
+        return saver, [], None
+    restored, current = Checkpoint(resume, fp).restore()
+    if current is None or not getattr(strat, "resumable", False):
+        return saver, restored, None
+    saver.current = current   # kept until the restart saves anew or ends
+    return saver, restored, current
 
 
-def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
+def _result_of(objective, strat, restarts, valid, seed, elapsed):
+    """The Result of ``restarts``: the best one (by validation value when ``valid`` is
+    given), or the strategy's combination of all of them."""
     simplex = isinstance(objective.space, Simplex)
     with_point = [r for r in restarts if r.point is not None]
     if valid is not None:
@@ -328,19 +297,3 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed, Result, ties):
         space="simplex" if simplex else "box",
         normalization={"kind": "query"} if query_level_source(getattr(data, "source", None))
         else None)
-
-
-def _progress_bar(progress, n_restarts, n_done, label):
-    """Restarts done of how many, with tqdm's estimate of the time left; the evaluations and
-    the best value so far beside them."""
-    if not progress:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=n_restarts, initial=n_done, desc=label, unit="restart", leave=False,
-                dynamic_ncols=True)
-
-
-def _bar_note(bar, n_evals, best):
-    bar.set_postfix_str(f"{n_evals} evals, best {best:.4f}", refresh=False)
-    bar.update(0)   # redraws when tqdm's refresh interval has passed

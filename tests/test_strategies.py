@@ -345,7 +345,9 @@ def test_progress_bar_shows_the_best_value_of_all_restarts(data, monkeypatch):
         def close(self):
             pass
 
-    monkeypatch.setattr(dfrank.api, "_progress_bar", lambda *args: Bar())
+    import tqdm.auto
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", lambda *args, **kwargs: Bar())
     r = dfrank.maximize(data, "ndcg@10", "random", restarts=6, budget=600, seed=2,
                         progress=True)
     running = [rr.trace["values"] for rr in r.restarts]
