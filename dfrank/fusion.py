@@ -101,6 +101,11 @@ class _Fusion:
 
 
 def _build(qrels, runs, norm, missing, complete):
+    """The fusion's data: a row per candidate (the union of the runs' documents of a
+    query, docno-descending), a feature per run (its normalized score or ``missing``),
+    labels from ``qrels`` (None: every query of the runs, labels 0, to apply a fusion)."""
+    if qrels is None:
+        qrels = {q: {} for r in runs.values() for q in r}
     if norm not in NORMS:
         raise ValueError(f"unknown normalization {norm!r}; known: {', '.join(NORMS)}")
     fill = missing
@@ -221,6 +226,17 @@ class FusionResult:
     def to_dataframe(self):
         """The fused run as a pandas DataFrame (``qid, docno, score, rank``)."""
         return run_to_dataframe(self.fused)
+
+    def apply(self, runs):
+        """The fused run ``{qid: {docno: score}}`` of other runs of the same systems (a dict
+        name -> run, the names of :attr:`runs`), with this fusion's normalization,
+        missing-document rule and weights: the learned fusion applied to new queries."""
+        if not hasattr(runs, "items") or sorted(runs) != sorted(self.runs):
+            raise ValueError(f"apply takes a dict of the runs {self.runs}, got "
+                             f"{sorted(runs) if hasattr(runs, 'items') else type(runs)}")
+        rs = {str(n): read_run(runs[n], n) for n in self.runs}
+        fu = _build(None, rs, self.norm, self.missing, False)
+        return _fused_run(fu, np.array([self.weights[n] for n in self.runs]))
 
     def summary_rows(self):
         rows = [{"name": "learned fusion (train)", "value": self.value, "p_value": None}]

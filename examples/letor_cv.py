@@ -7,8 +7,8 @@ For every fold: train on train.txt (maximizing --metric directly), keep the rest
 the best validation metric on vali.txt, report test NDCG@1,3,5,10, P@1,3,5,10 and MAP.
 Each row is the median over the seeds of the mean over the 5 folds. The row "fit" is
 what ``dfrank fit train.txt --valid vali.txt`` does with nothing set by hand (the
-``smoothed_es`` strategy: 10 CMA-ES runs of 16,000 evaluations on the metric smoothed by
-8 perturbations, averaged into one ranker). The rows sit next to the published numbers of
+``smoothed_es`` strategy: 5 CMA-ES runs of 5,000 evaluations on the metric smoothed by 4
+perturbations, averaged into one ranker). The rows sit next to the published numbers of
 the literature for the same folds (LETOR 3.0 baselines; Qin, Liu & Li 2010 for
 ApproxNDCG; Alejo et al. 2010 for RankPSO) and, with --lambdamart, LightGBM's
 LambdaMART on the same folds (default parameters, early stopping on vali.txt as a user

@@ -237,22 +237,24 @@ class IPOPCMAES(Strategy):
 
 @register("smoothed_es", aliases=("ses",))
 class SmoothedES(IPOPCMAES):
-    """``dfrank fit``'s default: :class:`IPOPCMAES` on the metric smoothed by 8
-    perturbations (``smoothing=8``), 10 runs of 16,000 evaluations, whose unit standardized
-    weights are averaged into one linear ranker (``ensemble="average"``).
+    """The default for linear rankers (``dfrank.registry.DEFAULT_STRATEGY``):
+    :class:`IPOPCMAES` on the metric smoothed by 4 perturbations (``smoothing=4``), 5 runs
+    of 5,000 evaluations, whose unit standardized weights are averaged into one linear
+    ranker (``ensemble="average"``).
 
     A direct maximizer of a piecewise-constant metric on a few dozen queries overfits: its
     runs differ more on unseen queries than validation queries can tell apart. Smoothing
     moves each run into a wide region of high values, and averaging the runs cancels
-    their differences. Chosen on validation queries only
-    (``benchmarks/choose_fit_default.py``). The options are those of :class:`IPOPCMAES`.
+    their differences. Chosen on validation queries only, by training time and quality
+    (``benchmarks/choose_fit_default.py``, docs/decisions.md; until then its budget was 8
+    perturbations and 10 runs of 16,000). The options are those of :class:`IPOPCMAES`.
     """
 
     name = "smoothed_es"     # its own, not the inherited one
     supports_box = False
 
     def __init__(self, *, popsize=None, sigma0=None, start="ridge", stall=None,
-                 max_restarts=9, evals=16000, restarts=10, smoothing=8,
+                 max_restarts=9, evals=5000, restarts=5, smoothing=4,
                  smoothing_scale=0.05, ensemble="average"):
         super().__init__(popsize=popsize, sigma0=sigma0, start=start, stall=stall,
                          max_restarts=max_restarts, evals=evals, restarts=restarts,

@@ -1,0 +1,326 @@
+"""dfrank inside PyTerrier pipelines (the ``pyterrier`` extra; nothing here needs Java).
+
+* :class:`Retriever` -- dfrank's built-in engine (:mod:`dfrank.ir`: BM25, Dirichlet query
+  likelihood, SDM) as a retriever, or as a re-ranker of a result frame (what ``**``, a
+  feature union, needs); its parameters (``k1``, ``b``, ``mu``, ``w_t``...) are
+  PyTerrier parameters, so ``pt.GridSearch`` and :func:`tune` set them.
+* :class:`LearnedStage` -- a learned linear ranker (:class:`dfrank.DirectRanker`) fitted on
+  a result frame with a ``features`` column, grouped by ``qid``, the validation topics
+  choosing among restarts as dfrank uses them. :func:`ltr` makes one, and refuses
+  PyTerrier's ``form="regression"``, which would pass no query groups.
+* :func:`tune` -- a drop-in for ``pt.GridSearch``: the same pipeline, parameter map,
+  topics, qrels and measure, searched by dfrank's strategies (:func:`dfrank.tune`: budget,
+  seed, parallel runs, a cache, cross-validation).
+* :class:`Fusion` -- the linear fusion of several pipelines' results, learned by
+  :func:`dfrank.fuse` (normalizations, non-negative weights) and applied at ``transform``.
+
+Result frames hold ``qid, docno, score, rank`` (and ``query``); qrels ``qid, docno, label``.
+"""
+
+import numpy as np
+import pyterrier as pt
+
+from . import ir
+from .estimator import DirectRanker
+from .fusion import fuse
+from .io.forms import ranked
+from .metrics.registry import RUN_METRIC
+from .registry import BOX_STRATEGY
+from .tuning import DEFAULT_BUDGET
+from .tuning import tune as tune_system
+
+__all__ = ["Retriever", "LearnedStage", "ltr", "tune", "Fusion"]
+
+
+def _empty_result(inp, drop=()):
+    """The empty result frame of an empty input (its columns' types kept, as PyTerrier's
+    inspection of a pipeline needs)."""
+    import pandas as pd
+
+    kinds = {"docno": object, "score": np.float64, "rank": np.int64}
+    return pd.DataFrame({c: (inp[c] if c in inp.columns else pd.Series(dtype=kinds[c]))
+                         for c in _with_ranks([c for c in inp.columns if c not in drop])})
+
+
+def _frame(run, topics=None):
+    """A PyTerrier result frame of ``{qid: {docno: score}}`` (ranks from 0, each query
+    ranked as trec_eval ranks it; the topics' other columns kept)."""
+    import pandas as pd
+
+    rows = [(q, d, float(s), r) for q, docs in run.items()
+            for r, (d, s) in enumerate(ranked(docs))]
+    res = pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
+    if topics is not None:
+        extra = [c for c in topics.columns if c not in res.columns]
+        if extra:
+            res = res.merge(topics[["qid"] + extra].astype({"qid": str}), on="qid",
+                            how="left")
+    return res
+
+
+class Retriever(pt.Transformer):
+    """dfrank's built-in engine as a PyTerrier retriever.
+
+    Parameters
+    ----------
+    collection : dict docno -> text, a TSV / JSON-lines collection file, or a Cranfield or
+        CISI folder (as :mod:`dfrank.ir` reads them)
+    model : "bm25", "ql" or "sdm"
+    num_results : documents per query (retrieval; a re-ranker keeps its input's)
+    **params : the model's parameters (their defaults otherwise): bm25 ``k1``, ``b``; ql
+        ``mu``; sdm ``w_t``, ``w_o``, ``w_u``
+
+    Given topics (``qid, query``) it retrieves; given a result frame (with ``docno``) it
+    scores those documents, as a feature of ``**`` (a document holding no query term ranks
+    after every one that does, one below the query's lowest score).
+    """
+
+    def __init__(self, collection, model="bm25", num_results=1000, **params):
+        if model not in ir.MODELS:
+            raise ValueError(f"unknown model {model!r}; the engine has {', '.join(ir.MODELS)}")
+        self.docs = _collection(collection)
+        self.model = model
+        self.num_results = num_results
+        for name, (default, *_rest) in ir.MODELS[model].items():
+            setattr(self, name, params.pop(name, default))
+        if params:
+            raise ValueError(f"{model} has no parameter {sorted(params)[0]!r} (it has "
+                             f"{', '.join(ir.MODELS[model])})")
+        self._engines = {}
+
+    def __repr__(self):
+        ps = ", ".join(f"{k}={getattr(self, k)!r}" for k in ir.MODELS[self.model])
+        return f"dfrank.pyterrier.Retriever({self.model}, {ps})"
+
+    @property
+    def params(self):
+        return {k: float(getattr(self, k)) for k in ir.MODELS[self.model]}
+
+    def transform_inputs(self):
+        return [["qid", "query"]]
+
+    def transform_outputs(self, input_columns):
+        return _with_ranks(input_columns)
+
+    def _engine(self, topics):
+        key = tuple(sorted(topics.items()))
+        eng = self._engines.get(key)
+        if eng is None:
+            self._engines.clear()   # one topic set at a time (a tuning loop reuses it)
+            eng = self._engines[key] = ir.Engine(self.docs, topics)
+        return eng
+
+    def transform(self, inp):
+        if len(inp) == 0:
+            return _empty_result(inp)
+        topics = dict(zip(inp["qid"].astype(str), inp["query"].astype(str)))
+        run = self._engine(topics).run(self.model, self.params, depth=10 ** 9)
+        if "docno" not in inp.columns:
+            run = {q: dict(list(ranked(docs))[:self.num_results]) for q, docs in run.items()}
+            return _frame(run, inp.drop_duplicates("qid"))
+        out = inp.copy()
+        scores = []
+        for q, d in zip(out["qid"].astype(str), out["docno"].astype(str)):
+            docs = run.get(q, {})
+            floor = min(docs.values()) - 1.0 if docs else 0.0
+            scores.append(docs.get(d, floor))
+        out["score"] = np.asarray(scores, dtype=np.float64)
+        return pt.model.add_ranks(out)
+
+
+def _with_ranks(columns, base=("qid", "docno", "score", "rank")):
+    """The columns of a result frame made from ``columns`` (PyTerrier's inspection)."""
+    return list(base) + [c for c in columns if c not in base]
+
+
+def _collection(collection):
+    if isinstance(collection, dict):
+        return {str(d): str(t) for d, t in collection.items()}
+    import os
+
+    path = os.fspath(collection)
+    if os.path.isdir(path):
+        loader = ir.load_cisi if os.path.exists(os.path.join(path, "CISI.ALL.gz")) \
+            else ir.load_cranfield
+        return loader(path)[0]
+    return ir.read_collection(path)
+
+
+# ------------------------------------------------------------------ learned stage
+def _labelled(res, qrels):
+    """Features, labels (unjudged 0) and query ids of a result frame, its rows grouped by
+    query (stable)."""
+    if "features" not in res.columns:
+        raise ValueError("a learned stage needs a 'features' column: put a feature union "
+                         "(a ** b ** c) before it")
+    res = res.copy()
+    res["qid"] = res["qid"].astype(str)
+    res = res.sort_values("qid", kind="stable")
+    X = np.stack([np.asarray(f, dtype=np.float64) for f in res["features"]])
+    if qrels is None:
+        return res, X, None
+    q = qrels.copy()
+    q["qid"], q["docno"] = q["qid"].astype(str), q["docno"].astype(str)
+    col = "label" if "label" in q.columns else "relevance"
+    lab = res[["qid", "docno"]].astype(str).merge(q[["qid", "docno", col]], how="left",
+                                                  on=["qid", "docno"])[col]
+    y = np.maximum(lab.fillna(0).to_numpy(dtype=np.float64), 0.0)
+    return res, X, y
+
+
+class LearnedStage(pt.Estimator):
+    """A linear ranker learned by dfrank on a result frame's ``features``.
+
+    ``fit(res_train, qrels_train, res_valid=None, qrels_valid=None)``: the rows grouped by
+    ``qid`` are the queries (no glue needed); with validation results the restart best on
+    them is kept (``DirectRanker``'s ``eval_set``). ``transform`` scores and ranks.
+    ``ranker`` is a :class:`dfrank.DirectRanker` (one is made from ``params`` if not given).
+    """
+
+    def __init__(self, ranker=None, **params):
+        if ranker is not None and params:
+            raise ValueError("give a DirectRanker or its parameters, not both")
+        self.ranker = ranker if ranker is not None else DirectRanker(**params)
+
+    def __repr__(self):
+        return f"dfrank.pyterrier.LearnedStage({self.ranker!r})"
+
+    def fit(self, topics_or_res_tr, qrels_tr, topics_or_res_va=None, qrels_va=None):
+        res, X, y = _labelled(topics_or_res_tr, qrels_tr)
+        kwargs = {}
+        if topics_or_res_va is not None and qrels_va is not None:
+            vres, Xv, yv = _labelled(topics_or_res_va, qrels_va)
+            kwargs = {"eval_set": [(Xv, yv)], "eval_qid": [vres["qid"].to_numpy()]}
+        self.ranker.fit(X, y, qid=res["qid"].to_numpy(), **kwargs)
+        return self
+
+    def transform_inputs(self):
+        return [["qid", "docno", "features"]]
+
+    def transform_outputs(self, input_columns):
+        return _with_ranks(input_columns)
+
+    def transform(self, res):
+        if len(res) == 0:
+            return _empty_result(res)
+        out, X, _ = _labelled(res, None)
+        out["score"] = self.ranker.predict(X)
+        return pt.model.add_ranks(out)
+
+
+def ltr(learner=None, form="ltr", **params):
+    """The learned stage of a pipeline: :class:`LearnedStage` of ``learner`` (a
+    :class:`dfrank.DirectRanker`, or one made from ``params``). ``form`` is PyTerrier's
+    ``apply_learned_model`` form: only ``"ltr"`` passes query groups; ``"regression"``
+    would fit every row as one query, and is refused with the fix."""
+    if form != "ltr":
+        raise ValueError(f"form={form!r} gives the learner no query groups, so dfrank would "
+                         "rank all rows as one query; use form='ltr' (the default here: "
+                         "dfrank.pyterrier.ltr(...) or pt.ltr.apply_learned_model(ranker, "
+                         "form='ltr'))")
+    return LearnedStage(learner, **params)
+
+
+# ------------------------------------------------------------------ tuning
+def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
+         budget=DEFAULT_BUDGET, seed=0, n_jobs=1, cache=None, folds=None,
+         return_type="opt_pipeline", **options):
+    """``pt.GridSearch``'s call, searched by dfrank: the pipeline with the parameters that
+    maximize ``metric`` on ``topics`` and ``qrels`` set on its transformers.
+
+    ``params`` is GridSearch's map ``{transformer: {"param": [values]}}``; a list of
+    numbers is searched as the range from its min to its max (integers stay integers).
+    ``metric`` a dfrank or ir_measures name (or an ir_measures measure), scored as
+    trec_eval scores runs; ``strategy``, ``budget``, ``seed``, ``n_jobs``, ``cache``,
+    ``folds`` and ``**options`` as :func:`dfrank.tune` (with ``folds``, the held-out estimate
+    is in the result). ``return_type``: ``"opt_pipeline"`` (the pipeline), ``"best_setting"``
+    (the best value and ``[(transformer, param, value)]``, the pipeline restored) or
+    ``"both"`` (the pipeline, the :class:`~dfrank.tuning.TuneResult`).
+    """
+    if return_type not in ("opt_pipeline", "best_setting", "both"):
+        raise ValueError(f"return_type must be 'opt_pipeline', 'best_setting' or 'both', got "
+                         f"{return_type!r}")
+    slots, space = [], {}
+    for t, ps in params.items():
+        for name, values in ps.items():
+            vals = list(values)
+            if not vals or not all(isinstance(v, (int, float, np.integer, np.floating))
+                                   and not isinstance(v, bool) for v in vals):
+                raise ValueError(f"{name}: dfrank searches a range of numbers; got {vals!r}")
+            key = f"p{len(slots)}_{name}"
+            integer = all(isinstance(v, (int, np.integer)) for v in vals)
+            lo, hi = float(min(vals)), float(max(vals))
+            if lo == hi:
+                raise ValueError(f"{name}: a range needs two different values, got {vals!r}")
+            space[key] = (lo, hi) + (("int",) if integer else ())
+            slots.append((t, name, key, integer))
+    initial = [(t, name, t.get_parameter(name)) for t, name, _, _ in slots]
+
+    def set_point(p):
+        for t, name, key, integer in slots:
+            t.set_parameter(name, int(p[key]) if integer else float(p[key]))
+
+    def run_fn(p):
+        set_point(p)
+        return pipeline.transform(topics)
+
+    system = "pyterrier: " + repr(pipeline) + " " + repr([(n, k) for _, n, k, _ in slots])
+    res = tune_system(run_fn, space, qrels, metric, strategy=strategy, budget=budget,
+                      seed=seed, n_jobs=n_jobs, cache=cache, folds=folds, system=system,
+                      **options)
+    if return_type == "best_setting":
+        for t, name, value in initial:
+            t.set_parameter(name, value)
+        return res.value, [(t, name, res.best_params[key]) for t, name, key, _ in slots]
+    set_point(res.best_params)
+    return pipeline if return_type == "opt_pipeline" else (pipeline, res)
+
+
+# ------------------------------------------------------------------ fusion
+class Fusion(pt.Estimator):
+    """The linear fusion of several pipelines' results, learned by :func:`dfrank.fuse`.
+
+    ``pipelines``: a dict name -> transformer (or a list, named r0, r1, ...). ``fit(topics,
+    qrels)`` runs each pipeline on the topics and learns the weights (``metric``, ``norm``,
+    ``missing``, ``signed``, ``strategy`` and ``**options`` as :func:`dfrank.fuse`; the
+    result is ``self.result``); ``transform(topics)`` runs them and fuses their results
+    with those weights (each query's results normalized as in training).
+    """
+
+    def __init__(self, pipelines, metric=RUN_METRIC, *, norm="minmax", missing="zero",
+                 signed=False, strategy=None, seed=0, **options):
+        if not hasattr(pipelines, "items"):
+            pipelines = {f"r{i}": p for i, p in enumerate(pipelines)}
+        self.pipelines = dict(pipelines)
+        self.metric, self.norm, self.missing, self.signed = metric, norm, missing, signed
+        self.strategy, self.seed, self.options = strategy, seed, options
+        self.result = None
+
+    def __repr__(self):
+        return f"dfrank.pyterrier.Fusion({list(self.pipelines)})"
+
+    def _runs(self, topics):
+        return {n: p.transform(topics)[["qid", "docno", "score"]]
+                for n, p in self.pipelines.items()}
+
+    def fit(self, topics, qrels, topics_va=None, qrels_va=None):
+        kwargs = dict(self.options)
+        if self.strategy is not None:
+            kwargs["strategy"] = self.strategy
+        self.result = fuse(qrels, self._runs(topics), self.metric, norm=self.norm,
+                           missing=self.missing, signed=self.signed, seed=self.seed, **kwargs)
+        return self
+
+    def transform_inputs(self):
+        return [["qid", "query"]]
+
+    def transform_outputs(self, input_columns):
+        return _with_ranks(c for c in input_columns if c != "features")
+
+    def transform(self, topics):
+        if len(topics) == 0:
+            return _empty_result(topics, drop=("features",))
+        if self.result is None:
+            raise ValueError("fit the fusion first (fit(topics, qrels))")
+        src = topics.drop_duplicates("qid") if "query" in topics.columns else None
+        return _frame(self.result.apply(self._runs(topics)), src)

@@ -1,0 +1,127 @@
+"""dfrank inside PyTerrier (no Java): the built-in engine as a retriever and a re-ranker,
+the learned stage, the GridSearch drop-in, the fusion of pipelines, and pt.Experiment
+around them."""
+
+import os
+
+import numpy as np
+import pytest
+
+pt = pytest.importorskip("pyterrier", reason="pyterrier is not installed (the pyterrier "
+                                            "extra)")
+pd = pytest.importorskip("pandas")
+
+import dfrank  # noqa: E402
+from dfrank import ir  # noqa: E402
+from dfrank import pyterrier as dpt  # noqa: E402
+
+from tests.test_tune import small_collection  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def coll():
+    docs, topics, qrels = small_collection(seed=3, n_docs=150, n_q=16)
+    topics_df = pd.DataFrame({"qid": list(topics), "query": list(topics.values())})
+    qrels_df = pd.DataFrame([(q, d, r) for q, j in qrels.items() for d, r in j.items()],
+                            columns=["qid", "docno", "label"])
+    return docs, topics, qrels, topics_df, qrels_df
+
+
+def test_retriever_is_the_engine(coll):
+    docs, topics, qrels, topics_df, _ = coll
+    bm25 = dpt.Retriever(docs, "bm25", k1=0.9, b=0.4, num_results=20)
+    res = bm25.transform(topics_df)
+    assert list(res.columns[:4]) == ["qid", "docno", "score", "rank"] and "query" in res
+    want = ir.Engine(docs, topics).run("bm25", {"k1": 0.9, "b": 0.4}, depth=20)
+    got = {q: dict(zip(g["docno"], g["score"])) for q, g in res.groupby("qid")}
+    assert got == {q: d for q, d in want.items() if d}
+    assert (res.groupby("qid")["rank"].min() == 0).all()
+    # as a re-ranker: the input's documents, scored by another model
+    ql = dpt.Retriever(docs, "ql", mu=500.0)
+    again = ql.transform(res)
+    assert len(again) == len(res) and set(again["docno"]) == set(res["docno"])
+    qlrun = ir.Engine(docs, topics).run("ql", {"mu": 500.0}, depth=10 ** 9)
+    for q, d, s in zip(again["qid"], again["docno"], again["score"]):
+        assert s == qlrun[q][d]
+    with pytest.raises(ValueError, match="no parameter 'mu'"):
+        dpt.Retriever(docs, "bm25", mu=3.0)
+
+
+def test_learned_stage_in_a_pipeline_and_an_experiment(coll):
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25", num_results=50)
+    features = bm25 >> (dpt.Retriever(docs, "bm25") ** dpt.Retriever(docs, "ql")
+                        ** dpt.Retriever(docs, "sdm"))
+    train, valid = topics_df.iloc[:10], topics_df.iloc[10:]
+    stage = dpt.ltr(strategy="ca", restarts=2, seed=1)
+    pipe = features >> stage
+    pipe.fit(train, qrels_df, valid, qrels_df)
+    # the stage's scores are DirectRanker.predict of the features, exactly
+    res = features.transform(topics_df)
+    out = stage.transform(res)
+    X = np.stack(out["features"].to_numpy())
+    np.testing.assert_array_equal(out["score"].to_numpy(), stage.ranker.predict(X))
+    assert stage.ranker.coef_.shape == (3,)
+    from ir_measures import AP, nDCG
+
+    table = pt.Experiment([bm25, pipe], topics_df, qrels_df, [nDCG @ 10, AP],
+                          names=["bm25", "dfrank ltr"], baseline=0)
+    assert list(table["name"]) == ["bm25", "dfrank ltr"]
+    assert 0 <= table["nDCG@10"].min() and table["AP"].max() <= 1
+
+
+def test_regression_form_is_refused_with_the_fix():
+    with pytest.raises(ValueError, match="form='ltr'"):
+        dpt.ltr(form="regression")
+
+
+def test_tune_is_a_gridsearch_drop_in(coll):
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25", num_results=10 ** 6)   # every candidate
+    grid = {bm25: {"k1": [0.1, 0.6, 1.2, 2.0, 3.0], "b": [0.0, 0.5, 1.0]}}
+    best, setting = dpt.tune(bm25, grid, topics_df, qrels_df, "map", budget=12, seed=0,
+                             return_type="best_setting")
+    assert (bm25.k1, bm25.b) == (1.2, 0.75)            # restored
+    k1 = next(v for t, n, v in setting if n == "k1")
+    assert 0.1 <= k1 <= 3.0 and isinstance(k1, float)
+    engine = ir.Engine(docs, topics, qrels)
+    params = {n: v for _, n, v in setting}
+    assert best == pytest.approx(engine.evaluate("bm25", params, "map"), abs=1e-12)
+    pipe, res = dpt.tune(bm25, grid, topics_df, qrels_df, "map", budget=12, seed=0,
+                         folds=3, return_type="both")
+    assert pipe is bm25 and bm25.k1 == res.best_params[next(k for k in res.best_params
+                                                             if k.endswith("k1"))]
+    assert res.cv_value is not None
+    # whole numbers stay whole
+    bm25_depth = dpt.Retriever(docs, "bm25")
+    _, setting = dpt.tune(bm25_depth, {bm25_depth: {"num_results": [5, 50]}}, topics_df,
+                          qrels_df, budget=4, return_type="best_setting")
+    assert isinstance(setting[0][2], int)
+    with pytest.raises(ValueError, match="range of numbers"):
+        dpt.tune(bm25, {bm25: {"model": ["bm25", "ql"]}}, topics_df, qrels_df)
+
+
+def test_fusion_of_pipelines_equals_fuse(coll):
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25", num_results=40)
+    ql = dpt.Retriever(docs, "ql", num_results=40)
+    fusion = dpt.Fusion({"bm25": bm25, "ql": ql}, "map", restarts=2)
+    fusion.fit(topics_df, qrels_df)
+    runs = {"bm25": bm25.transform(topics_df), "ql": ql.transform(topics_df)}
+    want = dfrank.fuse(qrels_df, runs, "map", restarts=2)
+    assert fusion.result.weights == want.weights and fusion.result.value == want.value
+    fused = fusion.transform(topics_df)
+    got = dfrank.evaluate_run(qrels_df, fused[["qid", "docno", "score"]], ["map"])
+    assert got.all["map"] == pytest.approx(want.value, abs=1e-12)
+
+
+CRANFIELD = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "cranfield")
+
+
+@pytest.mark.skipif(not os.path.isdir(CRANFIELD), reason="../shared absent")
+def test_retriever_reads_a_cranfield_folder():
+    bm25 = dpt.Retriever(CRANFIELD, "bm25", num_results=10)
+    docs, topics, qrels = ir.load_cranfield(CRANFIELD)
+    q = next(iter(topics))
+    res = bm25.transform(pd.DataFrame({"qid": [q], "query": [topics[q]]}))
+    assert len(res) == 10 and res["docno"].isin(docs).all()
