@@ -110,21 +110,46 @@ class Retriever(pt.Transformer):
             eng = self._engines[key] = ir.Engine(self.docs, topics)
         return eng
 
+    def _scored(self, topics):
+        """Every candidate of every topic (a document holding a query term) with its score
+        and rank, as a frame (qid, docno, score, rank), ranked as trec_eval ranks."""
+        import pandas as pd
+
+        eng = self._engine(topics)
+        s = eng.scores(self.model, self.params)
+        q = np.repeat(np.arange(len(eng.qids)), np.diff(eng.qptr))
+        keep = ~eng._placeholder
+        # rows are docno-descending within a query: a stable sort by score keeps that order
+        # among equal scores
+        order = np.lexsort((np.arange(len(s)), -s, q))
+        order = order[keep[order]]
+        qo = q[order]
+        first = np.searchsorted(qo, qo, side="left")
+        return pd.DataFrame({"qid": np.asarray(eng.qids, dtype=object)[qo],
+                             "docno": np.asarray(eng.docnos, dtype=object)[eng.row_doc[order]],
+                             "score": s[order], "rank": np.arange(len(order)) - first})
+
     def transform(self, inp):
         if len(inp) == 0:
             return _empty_result(inp)
         topics = dict(zip(inp["qid"].astype(str), inp["query"].astype(str)))
-        run = self._engine(topics).run(self.model, self.params, depth=10 ** 9)
+        scored = self._scored(topics)
         if "docno" not in inp.columns:
-            run = {q: dict(list(ranked(docs))[:self.num_results]) for q, docs in run.items()}
-            return _frame(run, inp.drop_duplicates("qid"))
-        out = inp.copy()
-        scores = []
-        for q, d in zip(out["qid"].astype(str), out["docno"].astype(str)):
-            docs = run.get(q, {})
-            floor = min(docs.values()) - 1.0 if docs else 0.0
-            scores.append(docs.get(d, floor))
-        out["score"] = np.asarray(scores, dtype=np.float64)
+            res = scored[scored["rank"] < self.num_results].reset_index(drop=True)
+            extra = [c for c in inp.columns if c not in res.columns]
+            if extra:
+                res = res.merge(inp.drop_duplicates("qid")[["qid"] + extra].astype(
+                    {"qid": str}), on="qid", how="left")
+            return res
+        out = inp.drop(columns=[c for c in ("score", "rank") if c in inp.columns])
+        keys = out[["qid", "docno"]].astype(str)
+        merged = keys.merge(scored[["qid", "docno", "score"]], on=["qid", "docno"],
+                            how="left")
+        floor = scored.groupby("qid")["score"].min() - 1.0
+        missing = merged["score"].isna().to_numpy()
+        score = merged["score"].to_numpy(dtype=np.float64, na_value=np.nan).copy()
+        score[missing] = keys["qid"][missing].map(floor).fillna(0.0).to_numpy()
+        out = out.assign(score=score)
         return pt.model.add_ranks(out)
 
 

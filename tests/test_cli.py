@@ -166,3 +166,23 @@ def test_console_script_demo():
 def test_help_of_every_command_has_an_example():
     for name in cli.COMMANDS:
         assert "example" in cli.parser(name).format_help(), name
+
+
+def test_exit_codes_and_debug_before_or_after_the_command(files, capsys, monkeypatch):
+    from dfrank.cli import info
+
+    def boom(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(info, "run", boom)
+    assert cli.main(["info", files["train"]]) == 3
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: a bug" in err and "--debug" in err
+    for argv in (["--debug", "info", files["train"]], ["info", files["train"], "--debug"]):
+        with pytest.raises(RuntimeError, match="a bug"):
+            cli.main(argv)
+    monkeypatch.undo()
+    assert cli.main(["info", "/no/such/file"]) == 1
+    assert cli.main(["fit", files["train"], "--metric", "nope@3", "--quiet"]) == 2
+    assert cli.main(["nosuchcommand"]) == 2
+    assert "unknown command" in capsys.readouterr().err
