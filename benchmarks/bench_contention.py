@@ -4,7 +4,9 @@ for each threading choice, side by side in one run.
     python benchmarks/bench_contention.py [--rounds 2] [--reps 3] [--busy 2]
 
 Each configuration runs in a fresh process (the threading layer and the OpenMP wait policy
-are fixed when numba starts its pool): it loads OHSUMED Fold1 train, warms the kernels,
+are fixed when numba starts its pool), in an order rotated from round to round (the first
+process after the busy ones start is scheduled differently): it loads OHSUMED Fold1 train,
+warms the kernels,
 then times ``maximize(train, "ndcg@10", "ca", restarts=5)`` --reps times and a single
 evaluation. Every configuration runs once quiet, then once while --busy processes spin
 (``while True: pass``, in this session, so the scheduler shares per thread), round after
@@ -109,7 +111,9 @@ def main():
                         for _ in range(args.busy)]
                 time.sleep(1.0)
             try:
-                for label, env in configs.items():
+                order = list(configs.items())
+                order = order[r % len(order):] + order[:r % len(order)]   # no fixed slot
+                for label, env in order:
                     d = run_config(env, args.reps)
                     got[label, phase].append(d)
                     info[label] = (d["layer"], d["threads"], d["value"])
