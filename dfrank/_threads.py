@@ -33,9 +33,13 @@ _TBB_FILES = {"linux": "libtbb.so.12", "darwin": "libtbb.12.dylib", "win32": "tb
 
 def tbb_library():
     """The path of the TBB runtime the ``tbb`` package installed, or None."""
+    wanted = _TBB_FILES.get(sys.platform)
+    if wanted is not None:   # where the wheel puts it in an environment: its lib/
+        path = os.path.join(sys.prefix, "lib", wanted)
+        if os.path.exists(path) and _has_tbb_wheel():
+            return path
     from importlib.metadata import PackageNotFoundError, distribution
 
-    wanted = _TBB_FILES.get(sys.platform)
     try:
         dist = distribution("tbb")
     except PackageNotFoundError:
@@ -46,6 +50,16 @@ def tbb_library():
             if os.path.exists(path):
                 return path
     return None
+
+
+def _has_tbb_wheel():
+    """Whether the tbb wheel's metadata is installed beside this Python (a cheap look at
+    site-packages, without importlib.metadata)."""
+    import glob
+    import sysconfig
+
+    purelib = sysconfig.get_paths()["purelib"]
+    return bool(glob.glob(os.path.join(purelib, "tbb-*.dist-info")))
 
 
 def load_tbb():

@@ -8,9 +8,11 @@ Each run's scores are normalized per query (:data:`NORMS`); a document a run did
 retrieve gets ``missing`` (0, the run's lowest normalized score, or a given value). The
 candidates of a query are the union of the runs' documents; they become a
 :class:`~dfrank.RankingData` with one feature per run and the judgments as labels, so the
-metric is dfrank's own, computed as trec_eval computes it: linear gains, ties broken by
+metric is dfrank's own, computed with trec_eval's conventions for runs: ties broken by
 docno descending (the rows are in that order and ties are ``stable``), and judged documents
-no run retrieved counted in R and in the ideal DCG (``RankingData.unranked``).
+no run retrieved counted in R and in the ideal DCG (``RankingData.unranked``). The runs stay
+arrays from the compiled reader to the fused run (:mod:`dfrank.io.docnos`): no Python
+object per line.
 
 The weights live on the simplex over the runs (w >= 0, sum w = 1), the space ranx,
 OpenSearch and Elasticsearch accept. Coordinate ascent there moves along the segment from
@@ -22,6 +24,7 @@ augmented simplex instead (any registered strategy; a run may get a negative wei
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,12 +32,13 @@ import numpy as np
 from ._kernels.scoring import features_T, linear_scores
 from .api import maximize
 from .data import RankingData
-from .io.forms import (DocnoDesc, ranked, read_qrels, read_run, run_as_data, run_to_dataframe,
-                       run_to_trec_lines)
+from .errors import DataFormatError
+from .io import docnos as dn
+from .io.forms import as_qrels, as_run
 from .metrics.evaluation import bind_metric
 from .objective import LinearObjective
 from .parallel import child, seed_sequence
-from .files import VERSION, jsonable, write_json_atomic
+from .files import VERSION, jsonable, write_json_atomic, write_text_atomic
 from .metrics.registry import RUN_METRIC
 from .metrics.registry import get as get_metric
 from .result import overall_status
@@ -98,68 +102,156 @@ class _Fusion:
     run_only: list               # queries of some run and not of the qrels (left out)
     unretrieved: list            # judged queries no run retrieved
     complete: bool
+    ranked: list                 # per run: (query, candidate row, raw score) of its rows,
+    #                              each query's rows ranked as trec_eval ranks them
+    judged: tuple                # qrels rows of the queries: (query, candidate row or -1,
+    #                              relevance), in file order
 
 
-def _build(qrels, runs, norm, missing, complete):
-    """The fusion's data: a row per candidate (the union of the runs' documents of a
-    query, docno-descending), a feature per run (its normalized score or ``missing``),
-    labels from ``qrels`` (None: every query of the runs, labels 0, to apply a fusion)."""
-    if qrels is None:
-        qrels = {q: {} for r in runs.values() for q in r}
+def _check_missing(norm, missing):
     if norm not in NORMS:
         raise ValueError(f"unknown normalization {norm!r}; known: {', '.join(NORMS)}")
-    fill = missing
     if not (missing in ("zero", "min") or (isinstance(missing, (int, float)) and
                                            not isinstance(missing, bool)
                                            and math.isfinite(missing))):
         raise ValueError(f"missing must be 'zero', 'min' or a finite number, got {missing!r}")
+
+
+def _group_starts(g):
+    """Start of each run of equal values of sorted ``g`` (and its length)."""
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else np.empty(0, np.int64)
+    return starts, np.diff(np.r_[starts, len(g)])
+
+
+def _normalize_groups(s, starts, counts, norm, m):
+    """:func:`normalize` of every group of ``s`` (each group one run's scores for one
+    query, best first; ``m`` its query's candidates) at once."""
+    if norm in ("rank", "borda"):
+        rank = np.arange(len(s)) - np.repeat(starts, counts)
+        return 1.0 / (rank + 1.0) if norm == "rank" else 1.0 - rank / np.repeat(m, counts)
+    if norm == "none":
+        return s.copy()
+    big = np.maximum.reduceat(np.abs(s), starts)
+    scale = np.where((big > _HUGE) & (norm in _SCALE_FREE), big, 1.0)
+    s = s / np.repeat(scale, counts)   # differences or sums would overflow
+    lo = np.repeat(np.minimum.reduceat(s, starts), counts)
+    if norm == "minmax":
+        return (s - lo) / np.maximum(np.repeat(np.maximum.reduceat(s, starts), counts) - lo,
+                                     _TINY)
+    if norm == "max":
+        return s / np.maximum(np.repeat(np.maximum.reduceat(s, starts), counts), _TINY)
+    n = np.repeat(counts, counts).astype(np.float64)
+    total = np.repeat(np.add.reduceat(s, starts), counts)
+    if norm == "sum":
+        return (s - lo) / np.maximum(total - lo * n, _TINY)
+    if norm == "zscore":
+        dev = s - total / n
+        sd = np.sqrt(np.repeat(np.add.reduceat(dev * dev, starts), counts) / n)
+        return dev / np.maximum(sd, _TINY)
+    return s / np.maximum(np.sqrt(np.repeat(np.add.reduceat(s * s, starts), counts)), _TINY)
+
+
+def _build(qrels, runs, norm, missing, complete):
+    """The fusion's data: a row per candidate (the union of the runs' documents of a
+    query, docno-descending), a feature per run (its normalized score, or ``missing``),
+    labels from ``qrels`` (a read Qrels; None: every query of the runs, labels 0, to apply
+    a fusion). ``runs``: name -> a read Run."""
+    _check_missing(norm, missing)
     names = list(runs)
     if len(names) < 2:
         raise ValueError(f"fusion needs at least two runs, got {len(names)}")
-    judged_q = set(qrels)
-    run_q = set().union(*[set(r) for r in runs.values()])
-    run_only = sorted(run_q - judged_q)
+    per_run = [r.queries() for r in runs.values()]
+    run_q = set().union(*[set(q) for q, _ in per_run])
+    judged_q = run_q if qrels is None else set(qrels.queries()[0])
+    run_only, unretrieved = sorted(run_q - judged_q), sorted(judged_q - run_q)
     qids = sorted(judged_q & run_q)
-    unretrieved = sorted(judged_q - run_q)
     if not qids:
         raise ValueError(f"the runs and the qrels share no query (runs: {sorted(run_q)[:5]}, "
                          f"qrels: {sorted(judged_q)[:5]})")
-    X, y, sizes, docids, uptr, ulab = [], [], [], [], [0], []
-    for q in qids:
-        per_run = [ranked(runs[n].get(q, {})) for n in names]
-        cands = sorted({d for pr in per_run for d, _ in pr}, key=DocnoDesc)
-        index = {d: i for i, d in enumerate(cands)}
-        m = len(cands)
-        block = np.empty((m, len(names)))
-        for j, pr in enumerate(per_run):
-            if norm == "borda":
-                col = np.full(m, _borda_missing(len(pr), m))
-            elif not pr:
-                col = np.zeros(m) if fill in ("zero", "min") else np.full(m, float(fill))
-            else:
-                vals = normalize([s for _, s in pr], norm, m)
-                base = 0.0 if fill == "zero" else (float(vals.min()) if fill == "min"
-                                                   else float(fill))
-                col = np.full(m, base)
-            if pr:
-                vals = normalize([s for _, s in pr], norm, m)
-                col[[index[d] for d, _ in pr]] = vals
-            block[:, j] = col
-        judged = qrels[q]
-        X.append(block)
-        y.extend(max(judged.get(d, 0), 0) for d in cands)
-        sizes.append(m)
-        docids.extend(cands)
-        extra = [max(r, 0) for d, r in judged.items() if d not in index]
-        ulab.extend(extra)
-        uptr.append(uptr[-1] + len(extra))
-    X = np.vstack(X)
-    qptr = np.concatenate([[0], np.cumsum(sizes)])
-    data = RankingData(X, np.asarray(y, dtype=np.float64), qptr, np.asarray(qids, dtype=object),
-                       docids=np.asarray(docids, dtype=object),
-                       feature_ids=np.arange(1, len(names) + 1), source="fusion",
-                       unranked=(np.asarray(uptr), np.asarray(ulab, dtype=np.float64)))
-    return _Fusion(names, data, qids, run_only, unretrieved, complete)
+    index = {q: i for i, q in enumerate(qids)}
+    files = list(runs.values()) + ([qrels] if qrels is not None else [])
+    width = max(int((f.d_span[:, 1] - f.d_span[:, 0]).max(initial=1)) for f in files)
+    rows, kept_keys = [], []
+    for f, (fq, row_q) in zip(runs.values(), per_run):
+        gq = np.array([index.get(q, -1) for q in fq], dtype=np.int64)[row_q]
+        keep = np.flatnonzero(gq >= 0)
+        rows.append((keep, gq[keep]))
+        kept_keys.append(dn.keys(gq[keep], dn.docno_bytes(f, keep, width)))
+    cand, inv = np.unique(np.concatenate(kept_keys), return_inverse=True)
+    del kept_keys
+    nq = len(qids)
+    cq = dn.key_queries(cand)
+    qptr = np.concatenate([[0], np.cumsum(np.bincount(cq, minlength=nq))]).astype(np.int64)
+    final = qptr[cq] + qptr[cq + 1] - 1 - np.arange(len(cand))   # docno-descending rows
+    m_q = np.diff(qptr)
+    n_cand = len(cand)
+    X = np.empty((n_cand, len(names)))
+    q_of_row = np.repeat(np.arange(nq), m_q)
+    ranked_rows, at = [], 0
+    for j, (name, f, (keep, gq)) in enumerate(zip(names, runs.values(), rows)):
+        pos = final[inv[at:at + len(keep)]]
+        at += len(keep)
+        s = f.score[keep]
+        order = np.lexsort((pos, -s, gq))   # per query: score desc, then docno desc
+        g, p, s = gq[order], pos[order], s[order]
+        _refuse_duplicates(name, f, g, p, keep[order], qids)
+        starts, counts = _group_starts(g)
+        vals = _normalize_groups(s, starts, counts, norm, m_q[g[starts]])
+        n_rq = np.zeros(nq)
+        n_rq[g[starts]] = counts
+        if norm == "borda":
+            fill = _borda_missing(n_rq, np.maximum(m_q, 1).astype(np.float64))
+        elif missing == "zero":
+            fill = np.zeros(nq)
+        elif missing == "min":
+            fill = np.zeros(nq)
+            if len(starts):
+                fill[g[starts]] = np.minimum.reduceat(vals, starts)
+        else:
+            fill = np.full(nq, float(missing))
+        X[:, j] = fill[q_of_row]
+        X[p, j] = vals
+        ranked_rows.append((g, p, s))
+    y = np.zeros(n_cand)
+    jq, jrow, jrel = np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
+    if qrels is not None:
+        fq, row_q = qrels.queries()
+        gq = np.array([index.get(q, -1) for q in fq], dtype=np.int64)[row_q]
+        keep = np.flatnonzero(gq >= 0)
+        k = dn.keys(gq[keep], dn.docno_bytes(qrels, keep, width))
+        at = np.minimum(np.searchsorted(cand, k), n_cand - 1)
+        found = cand[at] == k
+        jq, jrel = gq[keep], qrels.rel[keep].astype(np.float64)
+        jrow = np.where(found, final[at], -1)
+        y[jrow[found]] = np.maximum(jrel[found], 0.0)
+    uptr, ulab = _unranked(jq, jrel, jrow < 0, nq)
+    docids = np.empty(n_cand, dtype=cand.dtype)
+    docids[final] = cand
+    data = RankingData(X, y, qptr, np.asarray(qids, dtype=object),
+                       docids=dn.key_docnos(docids), feature_ids=np.arange(1, len(names) + 1),
+                       source="fusion", unranked=(uptr, ulab))
+    return _Fusion(names, data, qids, run_only, unretrieved, complete, ranked_rows,
+                   (jq, jrow, jrel))
+
+
+def _refuse_duplicates(name, f, g, p, rows, qids):
+    """A docno twice for one query of a run: which copy counts would be a guess."""
+    same = np.flatnonzero(np.bincount(p) > 1) if len(p) else []
+    if len(same):
+        twice = rows[np.flatnonzero(p == same[0])]
+        a, b = sorted(int(f.line_no[r]) for r in twice[:2])
+        raise DataFormatError(f"run {name!r} holds docno {f.text(int(twice[0]), f.d_span)!r} "
+                              f"twice for query {qids[int(g[p == same[0]][0])]!r} (lines {a} "
+                              f"and {b})", path=f.path, line=b)
+
+
+def _unranked(q, rel, mask, nq):
+    """(uptr, labels) of the judged documents ``mask`` selects, per query, in file order
+    (negative judgments as 0)."""
+    order = np.flatnonzero(mask)
+    order = order[np.argsort(q[order], kind="stable")]
+    uptr = np.concatenate([[0], np.cumsum(np.bincount(q[order], minlength=nq))])
+    return uptr.astype(np.int64), np.maximum(rel[order], 0.0)
 
 
 # ---------------------------------------------------------------- the search
@@ -192,6 +284,8 @@ class FusionResult:
         ``stopped`` or ``interrupted``.
     seconds : float
         Wall-clock seconds of the whole fusion (reading included).
+    fused : FusedRun
+        The fused run as arrays; a mapping ``qid -> {docno: score}``.
     """
     weights: dict
     value: float
@@ -201,7 +295,7 @@ class FusionResult:
     missing: object
     signed: bool
     runs: list
-    fused: dict = field(repr=False)
+    fused: "FusedRun" = field(repr=False)
     baselines: dict = field(default_factory=dict, repr=False)
     folds: int = None
     cv_value: float = None
@@ -215,17 +309,16 @@ class FusionResult:
 
     def run(self):
         """The fused run as ``{qid: {docno: score}}``."""
-        return {q: dict(d) for q, d in self.fused.items()}
+        return self.fused.to_dict()
 
     def to_trec(self, path, tag="dfrank-fusion"):
-        """Write the fused run as a TREC run file."""
-        with open(path, "w") as f:
-            f.writelines(run_to_trec_lines(self.fused, tag))
+        """Write the fused run as a TREC run file (atomically)."""
+        write_text_atomic(path, "".join(self.fused.lines(tag)))
         return path
 
     def to_dataframe(self):
         """The fused run as a pandas DataFrame (``qid, docno, score, rank``)."""
-        return run_to_dataframe(self.fused)
+        return self.fused.to_dataframe()
 
     def apply(self, runs):
         """The fused run ``{qid: {docno: score}}`` of other runs of the same systems (a dict
@@ -234,9 +327,9 @@ class FusionResult:
         if not hasattr(runs, "items") or sorted(runs) != sorted(self.runs):
             raise ValueError(f"apply takes a dict of the runs {self.runs}, got "
                              f"{sorted(runs) if hasattr(runs, 'items') else type(runs)}")
-        rs = {str(n): read_run(runs[n], n) for n in self.runs}
+        rs = {str(n): as_run(runs[n], str(n)) for n in self.runs}
         fu = _build(None, rs, self.norm, self.missing, False)
-        return _fused_run(fu, np.array([self.weights[n] for n in self.runs]))
+        return _fused_run(fu, np.array([self.weights[n] for n in self.runs])).to_dict()
 
     def summary_rows(self):
         rows = [{"name": "learned fusion (train)", "value": self.value, "p_value": None}]
@@ -304,17 +397,6 @@ def _combsum(fu):
     return np.full(len(fu.names), 1.0 / len(fu.names))
 
 
-def _rrf(runs, qids, k=60):
-    out = {}
-    for q in qids:
-        acc = {}
-        for r in runs.values():
-            for rank, (d, _) in enumerate(ranked(r.get(q, {})), 1):
-                acc[d] = acc.get(d, 0.0) + 1.0 / (k + rank)
-        out[q] = acc
-    return out
-
-
 FUSE_STRATEGY = "ca"
 FUSE_OPTIONS = {"restarts": 5, "tol": 1e-6, "max_sweeps": 50, "rule": "best"}
 
@@ -369,8 +451,9 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     t0 = time.perf_counter()
     if not hasattr(runs, "items"):
         raise TypeError("runs must be a dict name -> run")
-    q = read_qrels(qrels)
-    rs = {str(n): read_run(r, n) for n, r in runs.items()}
+    _check_missing(norm, missing)
+    q = as_qrels(qrels)
+    rs = {str(n): as_run(r, str(n)) for n, r in runs.items()}
     if len(rs) != len(runs):
         raise ValueError("two runs have the same name")
     fu = _build(q, rs, norm, missing, complete)
@@ -411,14 +494,14 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
                     "complete": bool(complete)}
     # baselines: each run, CombSUM, RRF
     base = {}
-    for name in fu.names:
-        base[f"run {name}"] = _values_of_run(rs[name], fu, q, spec)
+    for j, name in enumerate(fu.names):
+        base[f"run {name}"] = _values(_run_alone(fu, j), spec, np.ones(1))
     base["CombSUM (equal weights)"] = _values(fu.data, spec, _combsum(fu))
-    base["RRF (k = 60)"] = _values_of_run(_rrf(rs, fu.qids), fu, q, spec)
+    base["RRF (k = 60)"] = _values(_rrf(fu), spec, np.ones(1))
     for name, pq in base.items():
         p = None
         if not np.array_equal(pq, fused_pq):
-            p = float(paired_test(fused_pq, pq, significance).p_value)
+            p = float(paired_test(fused_pq, pq, significance, ci=False).p_value)
         res.baselines[name] = {"value": _mean(pq, n_extra),
                                "per_query": dict(zip(fu.qids, map(float, pq))),
                                "p_value": p}
@@ -448,19 +531,101 @@ def _values(data, metric, w):
 
 
 def _fused_run(fu, w):
-    s = _scores(fu.data, w)
-    out = {}
-    qptr = fu.data.qptr
-    for i, q in enumerate(fu.qids):
-        lo, hi = qptr[i], qptr[i + 1]
-        out[q] = dict(zip(fu.data.docids[lo:hi].tolist(), s[lo:hi].tolist()))
-    return out
+    return FusedRun(fu.qids, fu.data.qptr, fu.data.docids, _scores(fu.data, w))
 
 
-def _values_of_run(run, fu, qrels, metric):
-    """Per-query values (``fu.qids`` order) of a run ``{qid: {docno: score}}`` under the
-    same conventions as the fused run; a query the run lacks scores 0."""
-    return _values(run_as_data(run, qrels, fu.qids), metric, np.ones(1))
+def _run_alone(fu, j):
+    """Run ``j`` alone as data, under the fused run's conventions: its documents of each
+    query docno-descending, the judged documents it lacks unranked, a query it lacks one
+    unjudged row (so it scores 0)."""
+    g, p, s = fu.ranked[j]
+    nq = len(fu.qids)
+    order = np.lexsort((p, g))
+    g, p, s = g[order], p[order], s[order]
+    counts = np.bincount(g, minlength=nq)
+    sizes = np.maximum(counts, 1)
+    qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    dest = qptr[g] + np.arange(len(g)) - starts[g]
+    X, y = np.zeros(qptr[-1]), np.zeros(qptr[-1])
+    X[dest], y[dest] = s, fu.data.y[p]
+    retrieved = np.zeros(fu.data.n_docs, np.bool_)
+    retrieved[p] = True
+    jq, jrow, jrel = fu.judged
+    lacked = (jrow < 0) | ~retrieved[np.maximum(jrow, 0)]
+    return RankingData(X[:, None], y, qptr, fu.data.qids,
+                       unranked=_unranked(jq, jrel, lacked, nq))
+
+
+def _rrf(fu, k=60):
+    """Reciprocal-rank fusion of the runs as data (every candidate; the rank of a document
+    in a run is its place in the run's ranking of the query)."""
+    rrf = np.zeros(fu.data.n_docs)
+    for g, p, _ in fu.ranked:
+        starts, counts = _group_starts(g)
+        rank = np.arange(len(g)) - np.repeat(starts, counts) + 1
+        np.add.at(rrf, p, 1.0 / (k + rank))
+    d = fu.data
+    return RankingData(rrf[:, None], d.y, d.qptr, d.qids, unranked=d.unranked)
+
+
+class FusedRun(Mapping):
+    """A fused run as arrays: each query's documents (docno-descending) and their scores.
+    Read as a mapping it is the run ``{qid: {docno: score}}``, one query built at a time."""
+
+    def __init__(self, qids, qptr, docnos, scores):
+        self.qids, self.qptr, self.docnos, self.scores = list(qids), qptr, docnos, scores
+        self._where = None
+
+    def __getitem__(self, qid):
+        if self._where is None:
+            self._where = {q: i for i, q in enumerate(self.qids)}
+        i = self._where[qid]
+        a, b = self.qptr[i], self.qptr[i + 1]
+        docs = np.char.decode(self.docnos[a:b], "utf-8", errors="replace").tolist()
+        return dict(zip(docs, self.scores[a:b].tolist()))
+
+    def __iter__(self):
+        return iter(self.qids)
+
+    def __len__(self):
+        return len(self.qids)
+
+    def _text(self):
+        return np.char.decode(self.docnos, "utf-8", errors="replace")
+
+    def to_dict(self):
+        """``{qid: {docno: score}}``."""
+        docs, s = self._text().tolist(), self.scores.tolist()
+        return {q: dict(zip(docs[a:b], s[a:b]))
+                for q, a, b in zip(self.qids, self.qptr[:-1], self.qptr[1:])}
+
+    def ranking(self):
+        """(query index, row) of every document, each query ranked as trec_eval ranks
+        (score descending, then docno descending: the rows' order)."""
+        q = np.repeat(np.arange(len(self.qids)), np.diff(self.qptr))
+        order = np.lexsort((np.arange(len(q)), -self.scores, q))
+        return q[order], order
+
+    def lines(self, tag):
+        """TREC run lines, each query ranked (scores written exactly: ``repr``)."""
+        q, order = self.ranking()
+        qid = np.asarray(self.qids, dtype=object)[q].tolist()
+        docs = self._text()[order].tolist()
+        s = self.scores[order].tolist()
+        rank = (np.arange(len(order)) - self.qptr[q] + 1).tolist()
+        return [f"{a} Q0 {b} {r} {x!r} {tag}\n" for a, b, r, x in zip(qid, docs, rank, s)]
+
+    def to_dataframe(self):
+        """A pandas DataFrame ``qid, docno, score, rank`` (PyTerrier's layout; rank from
+        0)."""
+        from ._optional import need
+
+        pd = need("pandas", "to_dataframe")
+        q, order = self.ranking()
+        return pd.DataFrame({"qid": np.asarray(self.qids, dtype=object)[q],
+                             "docno": self._text()[order], "score": self.scores[order],
+                             "rank": np.arange(len(order)) - self.qptr[q]})
 
 
 def _cross_validate(res, fu, folds, ss, learn, metric, n_extra):

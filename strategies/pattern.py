@@ -11,7 +11,6 @@ stops when the step falls below ``min_step``. Coordinates are those of the unit 
 """
 
 import numpy as np
-from scipy.stats import qmc
 
 from dfrank.registry import Strategy, register
 
@@ -52,6 +51,8 @@ class PatternSearch(Strategy):
         space = objective.space
         D = space.dim
         n = self.n_init if self.n_init is not None else 4 * D + 4
+        from scipy.stats import qmc   # imported where used: scipy.stats is slow to import
+
         Z = qmc.LatinHypercube(d=D, rng=np.random.default_rng(rng.integers(2 ** 63))
                                ).random(n)
         vals = objective.batch(cube_to_space(space, Z))

@@ -138,6 +138,10 @@ def test_every_input_form_gives_the_same_fusion(case, tmp_path):
         got = fuse(q, r, "ndcg@10", restarts=1)
         assert got.weights == pytest.approx(want.weights, abs=1e-12)
         assert got.value == pytest.approx(want.value, abs=1e-12)
+    run = want.run()
+    assert dict(want.fused) == run and len(want.fused) == len(run)
+    q = next(iter(run))
+    assert want.fused[q] == run[q] and list(want.fused) == list(run)
 
 
 def test_signed_weights_on_the_augmented_simplex(case):

@@ -151,7 +151,7 @@ def test_fuse_run_reader(tmp_path, capsys, a, b):
         capsys.readouterr()
         res = dfrank.fuse(qp, {"a": pa, "b": pb})
         assert 0.0 <= res.value <= 1.0
-        assert all(np.isfinite(v) for docs in res.fused.values() for v in docs.values())
+        assert all(np.isfinite(v) for docs in res.run().values() for v in docs.values())
     capsys.readouterr()
 
 

@@ -141,7 +141,7 @@ def test_4_huge_finite_scores_fuse_to_finite_scores(tmp_path):
     b = write(tmp_path, "b.run", RUN_B)
     for norm in ("minmax", "zscore", "sum", "max", "l2"):
         res = dfrank.fuse(qrels, {"a": a, "b": b}, norm=norm)
-        scores = [s for docs in res.fused.values() for s in docs.values()]
+        scores = [s for docs in res.run().values() for s in docs.values()]
         assert np.all(np.isfinite(scores)) and 0.0 <= res.value <= 1.0, norm
 
 
