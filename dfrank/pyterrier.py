@@ -18,16 +18,20 @@ Result frames hold ``qid, docno, score, rank`` (and ``query``); qrels ``qid, doc
 """
 
 import numpy as np
-import pyterrier as pt
 
-from . import ir
-from .estimator import DirectRanker
-from .fusion import fuse
-from .io.forms import ranked
-from .metrics.registry import RUN_METRIC
-from .registry import BOX_STRATEGY
-from .tuning import DEFAULT_BUDGET
-from .tuning import tune as tune_system
+from ._optional import need
+
+# first, so that a missing PyTerrier is named before scikit-learn (the estimator's need)
+pt = need("pyterrier", "dfrank.pyterrier")
+
+from . import ir  # noqa: E402
+from .estimator import DirectRanker  # noqa: E402
+from .fusion import fuse  # noqa: E402
+from .io.forms import ranked  # noqa: E402
+from .metrics.registry import RUN_METRIC  # noqa: E402
+from .registry import BOX_STRATEGY  # noqa: E402
+from .tuning import DEFAULT_BUDGET  # noqa: E402
+from .tuning import tune as tune_system  # noqa: E402
 
 __all__ = ["Retriever", "LearnedStage", "ltr", "tune", "Fusion"]
 
