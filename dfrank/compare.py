@@ -20,8 +20,8 @@ import numpy as np
 from .api import maximize
 from .data import RankingData
 from .errors import NoEvaluationError
-from .objective import check_budget, make_objective
-from .parallel import run_tasks
+from .objective import check_allowance, make_objective
+from .parallel import gather, run_tasks
 from .registry import resolve
 from .files import VERSION, jsonable, write_json_atomic
 from .stats import significance as paired_test
@@ -268,10 +268,7 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
     -------
     Comparison
     """
-    budget, max_seconds = check_budget(budget, max_seconds, "budget")
-    if budget is None and max_seconds is None:
-        raise ValueError("compare needs a budget (evaluations) and/or max_seconds, so that "
-                         "every strategy gets the same allowance")
+    budget, max_seconds = check_allowance(budget, max_seconds, "strategies")
     objective = make_objective(objective_or_data, metric, ties)
     if line_cost != 1:
         objective = objective.fresh()  # the caller's objective keeps its own count
@@ -300,22 +297,8 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
         raise ValueError(f"unknown significance test {significance!r}; known: "
                          "randomization, t, wilcoxon, sign")
     tasks = [(spec, opts, seed, budget, max_seconds) for spec, opts in specs for seed in seeds]
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(tasks), desc="compare", unit="run")
-    runs = []
-    try:
-        for run in run_tasks(_one_run, tasks, n_jobs, shared=(objective, valid, test)):
-            runs.append(run)
-            if bar is not None:
-                bar.update(1)
-    except KeyboardInterrupt:
-        if not runs:
-            raise
-    finally:
-        if bar is not None:
-            bar.close()
+    runs = gather(run_tasks(_one_run, tasks, n_jobs, shared=(objective, valid, test)),
+                  len(tasks), "compare", progress)
     name = getattr(getattr(objective, "metric", None), "name", None)
     cmp = Comparison(runs=runs, metric=name or "objective", budget=budget,
                      max_seconds=max_seconds, significance=significance,

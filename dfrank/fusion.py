@@ -44,7 +44,7 @@ from .metrics.registry import get as get_metric
 from .result import overall_status
 from .stats import significance as paired_test
 
-__all__ = ["fuse", "FusionResult", "NORMS", "FUSION_FORMAT", "normalize"]
+__all__ = ["fuse", "fusion_data", "FusionResult", "NORMS", "FUSION_FORMAT", "normalize"]
 
 FUSION_FORMAT = "dfrank.fusion"
 NORMS = ("minmax", "zscore", "sum", "max", "rank", "borda", "l2", "none")
@@ -399,6 +399,18 @@ def _combsum(fu):
 
 FUSE_STRATEGY = "ca"
 FUSE_OPTIONS = {"restarts": 5, "tol": 1e-6, "max_sweeps": 50, "rule": "best"}
+
+
+def fusion_data(qrels, runs, norm="minmax", missing="zero", complete=False):
+    """The data :func:`fuse` searches: a row per (query, candidate document), a column per
+    run (its normalized score, ``missing`` where it lacks the document), labels from
+    ``qrels`` (arguments as :func:`fuse`'s). A linear ranker of it, evaluated with
+    ``ties="stable"``, is a fused run under trec_eval's conventions."""
+    if not hasattr(runs, "items"):
+        raise TypeError("runs must be a dict name -> run")
+    _check_missing(norm, missing)
+    rs = {str(n): as_run(r, str(n)) for n, r in runs.items()}
+    return _build(as_qrels(qrels), rs, norm, missing, complete).data
 
 
 def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signed=False,

@@ -28,7 +28,8 @@ from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
            "line_search_cost",
-           "FunctionObjective", "make_objective", "check_budget"]
+           "FunctionObjective", "make_objective", "check_budget",
+           "check_allowance"]
 
 # The coordinate lines kept with a dataset, in bytes at most: all of them up to about
 # 100,000 documents x 137 coordinates (LETOR's sets: 7 MB), a part of them on web-sized
@@ -76,6 +77,16 @@ def line_search_cost(objective, repeats=15, seed=0):
     return float(np.median(line) / np.median(one))
 
 
+def check_allowance(budget, max_seconds, who):
+    """``check_budget`` of a comparison's allowance, which must be given: the same for
+    every one of ``who`` (strategies, solvers)."""
+    budget, max_seconds = check_budget(budget, max_seconds, "budget")
+    if budget is None and max_seconds is None:
+        raise ValueError(f"give a budget (evaluations) and/or max_seconds, so that every "
+                         f"one of the {who} gets the same allowance")
+    return budget, max_seconds
+
+
 def check_budget(max_evals, max_seconds, evals_name="max_evals"):
     """``(max_evals, max_seconds)`` checked: None, or an integer >= 0 and a finite number
     >= 0 (a clear ValueError otherwise)."""
@@ -117,15 +128,19 @@ class Objective:
         self.space = space
         self.max_evals, self.max_seconds = check_budget(max_evals, max_seconds)
         self.listener = None  # called with the objective after every recorded evaluation
+        # where strategies that start from one point begin their first restart (a point of
+        # the space; None: their own start); a problem instance's start, for example
+        self.initial_point = None
+        self.recorder = None  # called with (points, values) of every recorded batch, also
+        # by the copies fresh() makes in this process (the restarts of a serial run)
         self.progress_saver = None   # set by checkpointed runs: see save_progress
         self.reset()
 
     def fresh(self, max_evals=None, max_seconds=None):
         """A copy sharing the data, with its own count, best point, trace and budget (one
         per restart)."""
-        other = copy.copy(self)
-        other.listener = None
-        other.progress_saver = None
+        other = copy.copy(self)   # through __getstate__: no listener, recorder or saver
+        other.recorder = self.recorder   # kept: it sees every restart's points
         other.set_budget(max_evals, max_seconds)
         other.reset()
         return other
@@ -133,11 +148,13 @@ class Objective:
     def __getstate__(self):  # listeners (progress bars, user callbacks) stay home
         state = self.__dict__.copy()
         state["listener"] = None
+        state["recorder"] = None
         state["progress_saver"] = None
         return state
 
     def __setstate__(self, state):
         state.setdefault("progress_saver", None)
+        state.setdefault("recorder", None)
         self.__dict__.update(state)
 
     # ------------------------------------------------------------------ resumable state
@@ -226,6 +243,8 @@ class Objective:
                 self.best_point = np.array(points[i], dtype=np.float64)
                 self._trace.append((self.n_evals - len(values) + i + 1, self.elapsed,
                                     self.best_value))
+        if self.recorder is not None:
+            self.recorder(points, values)
         if self.listener is not None:
             self.listener(self)
 

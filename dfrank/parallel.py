@@ -73,6 +73,32 @@ def run_tasks(fn, tasks, n_jobs, shared=()):
         delayed(fn)(t, *shared) for t in tasks)
 
 
+def gather(results, total, desc, progress=False, each=None):
+    """The runs a generator yields as they finish, in a list: a progress bar of ``total``
+    when asked, ``each(run)`` on every one (to save it at once). Ctrl-C ends the gathering
+    with the runs already finished (with none, it is raised)."""
+    bar = None
+    if progress and total:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc=desc, unit="run")
+    out = []
+    try:
+        for run in results:
+            out.append(run)
+            if each is not None:
+                each(run)
+            if bar is not None:
+                bar.update(1)
+    except KeyboardInterrupt:
+        if not out:
+            raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return out
+
+
 def nbytes_of(obj, _depth=0):
     """Bytes held in numpy arrays by ``obj`` and its attributes (two levels deep): the
     size that matters when it is shipped to another process."""

@@ -10,7 +10,8 @@ import numpy as np
 
 from ._optional import need
 
-__all__ = ["convergence", "ternary_surface", "per_query_differences", "comparison"]
+__all__ = ["convergence", "ternary_surface", "per_query_differences", "comparison",
+           "profiles"]
 
 
 def _plt():
@@ -216,4 +217,44 @@ def comparison(cmp, path=None, title=None, points=200):
         budget.append(f"{cmp.max_seconds:g} s")
     fig.suptitle(title or f"{cmp.metric}: median over seeds, quartile bands"
                  + (f" (budget {' / '.join(budget)})" if budget else ""))
+    return _save(fig, path)
+
+
+def profiles(prof, path=None, title=None, eps=(0.1, 0.01)):
+    """Runtime-to-target views of a bench (:class:`dfrank.problems.profiles.Profiles`):
+    the aggregated ECDF of each solver against evaluations (log scale), and its data
+    profiles (Moré and Wild) for each ``eps`` against kappa = evaluations / (dim + 1).
+    A solver's curve stops at its largest budget (a cross marks it)."""
+    plt = _plt()
+    solvers = [s for s in prof.solvers if prof.indices_of(s)]
+    if not solvers:
+        raise ValueError("the bench has no successful run to plot")
+    fig, axes = plt.subplots(1, 1 + len(eps), figsize=(5.2 * (1 + len(eps)), 4.2))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = ["-", "--", "-.", ":"]
+    grid = prof.budget_grid(120)
+    top_dim = max(r["dim"] for r in prof.runs)
+    kappas = np.unique(np.geomspace(0.1, max(grid[-1], 1), 120))
+    for i, s in enumerate(solvers):
+        color, ls = colors[i % len(colors)], styles[(i // len(colors)) % len(styles)]
+        end = max(prof.runs[j]["n_evals"] for j in prof.indices_of(s))
+        g = grid[grid <= end]
+        y = prof.ecdf(s, g)
+        axes[0].plot(g, y, color=color, ls=ls, lw=1.6, label=s)
+        axes[0].plot(g[-1:], y[-1:], "x", color=color)
+        for ax, e in zip(axes[1:], eps):
+            ax.plot(kappas, prof.data_profile(s, kappas, e), color=color, ls=ls, lw=1.6,
+                    drawstyle="steps-post")
+    axes[0].set_xlabel("evaluations")
+    axes[0].set_ylabel("fraction of (run, target) pairs reached")
+    axes[0].legend(loc="upper left", fontsize=7)
+    for ax, e in zip(axes[1:], eps):
+        ax.set_xlabel("evaluations / (dim + 1)")
+        ax.set_ylabel(f"fraction of runs reaching eps = {e:g}")
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    n_inst = len({(r["problem"], r["fold"], r["seed"]) for r in prof.runs})
+    fig.suptitle(title or f"runtime to target: {n_inst} instances, dims up to {top_dim}")
     return _save(fig, path)

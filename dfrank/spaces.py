@@ -216,6 +216,19 @@ class Simplex:
                              "sum) means w = 0, which ranks nothing")
         return out.reshape(v.shape)
 
+    def from_unit(self, z):
+        """Simplex points of unit-cube coordinates ``z`` (rows): lambda = z / sum(z), the
+        center where z = 0. Every simplex point is reached, and the rank-equivalent
+        scalings of z lie on one ray (the map that generic optimizers search through)."""
+        z = _as_vector(z, self.dim, "a unit-cube point")
+        s = z.sum(axis=-1, keepdims=True)
+        return np.where(s > 0, z / np.where(s > 0, s, 1.0), 1.0 / self.dim)
+
+    def to_unit(self, lam):
+        """A unit-cube point that :meth:`from_unit` maps to ``lam``: lambda / max(lambda)."""
+        lam = _as_vector(lam, self.dim, "a simplex point")
+        return lam / np.max(lam, axis=-1, keepdims=True)
+
     def check(self, lam, tol=1e-9):
         """Validate a simplex point (or rows of points): right length, finite, >= 0, sum 1
         (within tol). One compiled pass in the common case; the detailed checks (and their

@@ -4,14 +4,24 @@ import numbers
 
 import numpy as np
 
-from dfrank.spaces import Box, Simplex
+from dfrank.spaces import Box
 
 
 def start_point(objective, rng, restart):
-    """The first restart starts from the center (Metzler), the others from a uniform
-    sample of the space (Dirichlet on the simplex)."""
+    """The first restart starts from the objective's initial point if it has one, else
+    from the center (Metzler); the others from a uniform sample of the space (Dirichlet
+    on the simplex)."""
     sp = objective.space
-    return sp.center() if restart == 0 else sp.sample(rng)
+    if restart:
+        return sp.sample(rng)
+    start = getattr(objective, "initial_point", None)
+    return sp.center() if start is None else np.array(start, dtype=np.float64)
+
+
+def start_in_cube(objective):
+    """The unit-cube coordinates of the objective's initial point, or None."""
+    start = getattr(objective, "initial_point", None)
+    return None if start is None else objective.space.to_unit(start)
 
 
 def check_int(owner, name, value, low, high=None):
@@ -46,8 +56,4 @@ def is_box(space):
 def cube_to_space(space, Z):
     """Points of ``space`` from rows of unit-cube coordinates ``Z`` (P, D): a box's own
     scaling (log coordinates included), or lambda = z / sum(z) onto the simplex."""
-    Z = np.clip(np.atleast_2d(np.asarray(Z, dtype=np.float64)), 0.0, 1.0)
-    if isinstance(space, Simplex):
-        s = Z.sum(axis=1, keepdims=True)
-        return np.where(s > 0, Z / np.where(s > 0, s, 1.0), 1.0 / space.dim)
-    return space.from_unit(Z)
+    return space.from_unit(np.clip(np.atleast_2d(np.asarray(Z, dtype=np.float64)), 0.0, 1.0))

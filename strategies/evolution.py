@@ -47,6 +47,10 @@ class _Codec:
             self.n = self.space.dim
             self.m0 = np.full(self.n, 0.5)
             self.sigma0 = 0.3
+        start = getattr(objective, "initial_point", None)
+        if start is not None:   # the objective's initial point, in search coordinates
+            self.m0 = (self.space.to_weights(start) * self.scale if self.linear
+                       else self.space.to_unit(start))
 
     def points(self, X):
         if not self.linear:
@@ -76,7 +80,7 @@ class IPOPCMAES(Strategy):
         cube).
     start : {"ridge", "uniform"}
         The first mean of a linear ranker: the ridge regression's direction, or equal
-        standardized weights.
+        standardized weights (the objective's ``initial_point`` instead, where it has one).
     stall : int or None
         Generations without a change of the generation's best value before a restart
         (default 10 + 30 n / lambda).

@@ -22,7 +22,7 @@ import numpy as np
 
 from dfrank.registry import Strategy, register, register_family
 
-from ._common import check_float, check_int, cube_to_space
+from ._common import check_float, check_int, cube_to_space, start_in_cube
 
 _MAX_EVALS_DEFAULT = 1000
 
@@ -52,9 +52,13 @@ class _External(Strategy):
 
     @staticmethod
     def start(objective, rng, restart):
-        """The cube's center first (the simplex's center, the box's middle), then random."""
+        """The objective's initial point or else the cube's center first (the simplex's
+        center, the box's middle), then random."""
         d = objective.space.dim
-        return np.full(d, 0.5) if restart == 0 else rng.random(d)
+        if restart:
+            return rng.random(d)
+        z = start_in_cube(objective)
+        return np.full(d, 0.5) if z is None else z
 
     @staticmethod
     def eval_cap(objective, default=_MAX_EVALS_DEFAULT):
@@ -222,7 +226,7 @@ class Nevergrad(_External):
         import nevergrad as ng
 
         self.check(objective)
-        _tolerate_nevergrad_metamodel()
+        tolerate_nevergrad_metamodel()
         d = objective.space.dim
         param = ng.p.Array(init=self.start(objective, rng, restart))
         param.set_mutation(sigma=0.25).set_bounds(0.0, 1.0)
@@ -245,7 +249,7 @@ class Nevergrad(_External):
             told += len(cands)
 
 
-def _tolerate_nevergrad_metamodel():
+def tolerate_nevergrad_metamodel():
     """nevergrad 1.0.12's meta-model step (used by NGOpt and others in few dimensions)
     calls ``float()`` on a one-element array, a TypeError under numpy >= 2.4. nevergrad
     already treats a failing meta-model as "no proposal" (``MetaModelFailure``) and falls

@@ -14,7 +14,7 @@ import numpy as np
 
 from dfrank.registry import Strategy, register
 
-from ._common import check_float, check_int, cube_to_space
+from ._common import check_float, check_int, cube_to_space, start_in_cube
 
 
 @register("pattern", aliases=("compass",))
@@ -24,7 +24,8 @@ class PatternSearch(Strategy):
     Parameters
     ----------
     n_init : int or None
-        Points of the start (default 4 D + 4 for D coordinates).
+        Points of the start (default 4 D + 4 for D coordinates), the objective's
+        ``initial_point`` among them where it has one.
     step : float, default 0.25
         The first poll step (unit-cube units).
     min_step : float, default 1e-3
@@ -55,6 +56,9 @@ class PatternSearch(Strategy):
 
         Z = qmc.LatinHypercube(d=D, rng=np.random.default_rng(rng.integers(2 ** 63))
                                ).random(n)
+        z0 = start_in_cube(objective) if restart == 0 else None
+        if z0 is not None:      # the objective's initial point is one of the start's
+            Z[0] = z0
         vals = objective.batch(cube_to_space(space, Z))
         i = int(np.argmax(vals))
         z, best = Z[i].copy(), float(vals[i])

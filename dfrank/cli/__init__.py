@@ -26,6 +26,7 @@ COMMANDS = {
     "tune": ("tune", "tune a retrieval system's parameters on a metric"),
     "search": ("search", "rank a collection with the built-in engine, as a TREC run"),
     "compare": ("compare", "compare optimizers on one objective with one budget"),
+    "bench": ("bench", "optimizers x rank-metric problems: runtime-to-target profiles"),
     "trec-eval": ("trec_eval", "trec_eval's measures of a TREC run, trec_eval's output"),
     "grid": ("grid", "metric surface over a few features (Metzler's Figure 1)"),
     "info": ("info", "summarize a LETOR/SVMlight file"),
@@ -117,6 +118,7 @@ def main(argv=None):
               + f" (commands: {', '.join(COMMANDS)})", file=sys.stderr)
         return EXIT_USAGE
     args = parser(name).parse_args(rest)
+    args.command_line = "dfrank " + " ".join(argv)   # as given, for files that record it
     debug = opts.debug or getattr(args, "debug", False)
     return _run(args, debug)
 

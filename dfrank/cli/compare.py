@@ -33,7 +33,8 @@ def add_arguments(p):
                    help="seeds 0..N-1 per strategy (default 5)")
     o.add_budget(p, "objective evaluations per run")
     o.add_max_seconds(p, "wall-clock limit per run")
-    p.add_argument("--line-cost", default="1", metavar="N|measured",
+    p.add_argument("--line-cost", default=1, type=o.line_cost("measured"),
+                   metavar="N|measured",
                    help="evaluations of --budget an exact line search counts: 1 (default), "
                         "an int, or 'measured' (the single evaluations its time is worth "
                         "on this data, rounded up)")
@@ -66,17 +67,9 @@ def _strategy_options(items, names):
 def run(args):
     from ..compare import compare
 
-    names = [n.strip() for n in args.strategies.split(",") if n.strip()]
-    if not names:
-        raise o.UsageError("--strategies needs at least one strategy name")
-    if args.budget is None and args.max_seconds is None:
-        raise o.UsageError("give --budget (evaluations) and/or --max-seconds: every "
-                           "strategy gets the same allowance")
+    names = o.name_list(args.strategies, "--strategies", "strategy name")
+    o.require_allowance(args, "strategy")
     options = _strategy_options(args.option, names)
-    if args.line_cost != "measured" and not (args.line_cost.isdigit() and
-                                             int(args.line_cost) >= 1):
-        raise o.UsageError(f"--line-cost expects an int >= 1 or 'measured', got "
-                           f"{args.line_cost!r}")
     o.outputs_writable(args, "json", "plot",
                        inputs=[args.train, args.valid, args.test, args.query_file])
     train, valid, test = o.load_sets(args)
@@ -91,7 +84,7 @@ def run(args):
         print(f"an exact line search takes the time of {worth:.1f} single evaluations: it "
               f"counts {line_cost}")
     else:
-        line_cost = int(args.line_cost)
+        line_cost = args.line_cost
     cmp = compare(train, names, seeds=range(args.seeds), budget=args.budget,
                   max_seconds=args.max_seconds, metric=metric, valid=valid, test=test,
                   n_jobs=args.n_jobs, options=options, significance=args.significance,

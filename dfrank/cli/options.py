@@ -57,6 +57,33 @@ def positive_float(text):
     return v
 
 
+def line_cost(*words):
+    """An argparse type for ``--line-cost``: an int >= 1, or one of ``words`` as given."""
+    def parse(text):
+        if text in words:
+            return text
+        if text.isdigit() and int(text) >= 1:
+            return int(text)
+        raise argparse.ArgumentTypeError(f"expected an int >= 1 or {' or '.join(words)}, "
+                                         f"got {text!r}")
+    return parse
+
+
+def name_list(text, option, what):
+    """The comma-separated names of ``option`` (at least one)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"{option} needs at least one {what}")
+    return names
+
+
+def require_allowance(args, who):
+    """A budget or a time limit, the same for every one of ``who``."""
+    if args.budget is None and args.max_seconds is None:
+        raise UsageError(f"give --budget (evaluations) and/or --max-seconds: every {who} "
+                         "gets the same allowance")
+
+
 def n_jobs(text):
     try:
         v = int(text)

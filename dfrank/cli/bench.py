@@ -1,0 +1,225 @@
+"""``dfrank bench``: optimizers x rank-metric problems x instances, runtime-to-target
+profiles, IOHprofiler's format."""
+
+import os
+
+from . import options as o
+
+DESCRIPTION = (
+    "Compare black-box optimizers on dfrank's suite of rank-metric problems (LETOR "
+    "rankers, BM25/Dirichlet/SDM tuning, run fusion; 'dfrank bench list DATA' names them), "
+    "as COCO and IOHprofiler compare them: each solver runs on each instance (problem, "
+    "fold, seed) with the same allowance, the runs go to a JSON-lines file as they finish "
+    "(run the same command again to continue an interrupted bench), and the report gives "
+    "runtime-to-target ECDFs and data profiles, with targets reference - eps (reference - "
+    "start), and flags solvers whose runs ignore the seed, overrun the budget or recommend "
+    "points they never evaluated.")
+EPILOG = """\
+actions:
+  list DATA                  the problems, and which have their data under DATA
+  run DATA -o BENCH.jsonl    run (or continue) a bench; prints the report
+  report BENCH.jsonl         the table (and --plot FILE: ECDFs and data profiles)
+  export BENCH.jsonl -o DIR  IOHprofiler's format (IOHanalyzer loads DIR)
+  reference DATA -o REFS     measure reference values (the long run of the suite)
+
+examples:
+  dfrank bench run data/ --solvers ca,es,cma:es,nevergrad:NGOpt,optuna:tpe \\
+      --problems small --seeds 3 --budget 1000 --solver-budget optuna:tpe=300 \\
+      -o bench.jsonl --plot ecdf.png
+  dfrank bench run data/ --solvers ca,es,cma:es --problems letor-mq2008-map \\
+      --max-seconds 2 --n-jobs -1 -o timed.jsonl
+  dfrank bench export bench.jsonl -o ioh/
+
+DATA holds the data sets as distributed (ohsumed-letor3/, mq2008-letor4/,
+lightgbm-lambdarank/, cranfield/, cisi/); nothing is downloaded. Solvers: any strategy
+name ('dfrank strategies'), or cma:es, nevergrad:NAME, optuna:tpe, optuna:cmaes, which
+drive the problems through their own ask/tell loops (pip install "dfrank[compare]")."""
+
+
+def add_arguments(p):
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ls = sub.add_parser("list", help="the problems", allow_abbrev=False)
+    ls.add_argument("data", help="the folder of the data sets")
+    run = sub.add_parser("run", help="run or continue a bench", allow_abbrev=False)
+    run.add_argument("data", help="the folder of the data sets")
+    run.add_argument("--solvers", required=True,
+                     help="comma-separated solvers (strategy names, cma:es, nevergrad:NAME, "
+                          "optuna:tpe, optuna:cmaes)")
+    _add_selection(run)
+    run.add_argument("--seeds", type=o.positive_int, default=3,
+                     help="instances per problem and fold: seeds 0..N-1 (default 3; seed "
+                          "0 starts at the center)")
+    o.add_budget(run, "objective evaluations per run")
+    o.add_max_seconds(run, "wall-clock limit per run")
+    run.add_argument("--solver-budget", action="append", metavar="SOLVER=N",
+                     help="a smaller budget for a slow solver, e.g. optuna:tpe=300 "
+                          "(repeatable)")
+    run.add_argument("--line-cost", default="reference", metavar="N|reference|measured",
+                     type=o.line_cost("reference", "measured"),
+                     help="evaluations an exact line search counts: 'reference' (default: "
+                          "its time in single evaluations on each problem, stored with the "
+                          "references, so that benches repeat anywhere), 'measured' (on "
+                          "this machine, now) or an int")
+    o.add_n_jobs(run, "runs in parallel, one process each (-1: every core; default 1)")
+    _add_references(run)
+    o.add_output(run, "the runs (JSON lines; an existing file is continued)", required=True)
+    _add_report(run)
+    o.add_quiet(run)
+    rep = sub.add_parser("report", help="the report of a bench file", allow_abbrev=False)
+    rep.add_argument("bench", help="a file written by 'dfrank bench run'")
+    _add_report(rep)
+    ex = sub.add_parser("export", help="IOHprofiler's format", allow_abbrev=False)
+    ex.add_argument("bench", help="a file written by 'dfrank bench run'")
+    ex.add_argument("-o", "--output", metavar="DIR", required=True,
+                    help="the folder to write (one folder per solver inside)")
+    ref = sub.add_parser("reference", help="measure reference values", allow_abbrev=False)
+    ref.add_argument("data", help="the folder of the data sets")
+    _add_selection(ref)
+    ref.add_argument("--merge", metavar="FILE",
+                     help="add the values to those of this references file")
+    ref.add_argument("--line-costs-only", action="store_true",
+                     help="measure only the line costs of the --merge file's values on this "
+                          "machine (seconds, not the long run)")
+    o.add_output(ref, "the references (JSON)", required=True)
+
+
+def _add_selection(p):
+    p.add_argument("--problems", default="small",
+                   help="a subset (small, full), or comma-separated problem ids "
+                        "(default small)")
+    p.add_argument("--folds", help="comma-separated folds (default: the subset's, or all)")
+
+
+def _add_references(p):
+    p.add_argument("--references", metavar="FILE",
+                   help="reference values (default: those shipped with dfrank)")
+
+
+def _add_report(p):
+    p.add_argument("--plot", metavar="FILE",
+                   help="write the ECDFs and data profiles (PNG) here")
+    o.add_json(p, "the report (summary rows and flags)")
+
+
+def _ints(text, what):
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise o.UsageError(f"{what} expects comma-separated integers, got {text!r}") \
+            from None
+    if not out:
+        raise o.UsageError(f"{what} is empty")
+    return out
+
+
+def _problems(text):
+    from ..problems import SUBSETS
+
+    if text in SUBSETS:
+        return text
+    ids = [x.strip() for x in text.split(",") if x.strip()]
+    if not ids:
+        raise o.UsageError("--problems is empty")
+    return ids
+
+
+def run(args):
+    return {"list": _list, "run": _run, "report": _report, "export": _export,
+            "reference": _reference}[args.action](args)
+
+
+def _list(args):
+    from ..problems import SPECS, SUBSETS, Suite
+    from ..text import format_table
+
+    suite = Suite(args.data)
+    rows = []
+    for pid, spec in SPECS.items():
+        what = spec.metric + (f", {spec.model}" if spec.model else "")
+        have = "yes" if pid in suite.specs else f"no ({suite.missing[pid]})"
+        rows.append([pid, spec.family, what, ",".join(map(str, spec.folds)), have])
+    print(format_table(rows, ["problem", "family", "metric", "folds", "data"]))
+    for name, (ids, folds) in SUBSETS.items():
+        if name != "full":
+            print(f"subset {name}: {', '.join(ids)} (folds {','.join(map(str, folds))})")
+    return 0
+
+
+def _run(args):
+    from ..problems.bench import bench
+
+    solvers = o.name_list(args.solvers, "--solvers", "solver")
+    o.require_allowance(args, "solver")
+    budgets = {}
+    for item in args.solver_budget or []:
+        name, eq, n = item.rpartition("=")
+        if not (eq and name and n.isdigit()):
+            raise o.UsageError(f"--solver-budget expects SOLVER=N, got {item!r}")
+        budgets[name] = int(n)
+    o.outputs_writable(args, "output", "json", "plot")
+    o.compiling(args.quiet)
+    res = bench(args.data, solvers, _problems(args.problems),
+                folds=_ints(args.folds, "--folds") if args.folds else None,
+                seeds=range(args.seeds), budget=args.budget, max_seconds=args.max_seconds,
+                budgets=budgets, line_cost=args.line_cost, n_jobs=args.n_jobs,
+                output=args.output, references=args.references,
+                progress=o.show_progress(args))
+    if args.json != "-":
+        print(f"{len(res.runs)} runs in {args.output}")
+    return _show(res.profiles(), args)
+
+
+def _report(args):
+    from ..problems.bench import read_runs
+
+    o.outputs_writable(args, "json", "plot", inputs=[args.bench])
+    return _show(read_runs(args.bench).profiles(), args)
+
+
+def _show(prof, args):
+    out = o.Outputs()
+    out.json(args.json, {"summary": prof.summary_rows(), "flags": prof.flags()}, "report")
+    if args.json != "-":
+        print(prof.summary())
+    if out.write(args.plot, prof.plot, "plot", ".png") and args.json != "-":
+        print(f"ECDFs and data profiles written to {args.plot}")
+    out.done()
+    return 0
+
+
+def _export(args):
+    from ..problems.bench import read_runs
+
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise o.UsageError(f"-o {args.output}: a file is there, not a folder")
+    files = read_runs(args.bench).to_ioh(args.output)
+    print(f"{len(files)} files written under {args.output} (IOHprofiler's format)")
+    return 0
+
+
+def _reference(args):
+    from ..problems import Suite
+    from ..problems import references as refs
+
+    o.outputs_writable(args, "output")
+    suite = Suite(args.data)
+    instances = suite.select(_problems(args.problems),
+                             _ints(args.folds, "--folds") if args.folds else None)
+    command = args.command_line
+
+    def said(pid, fold, value, by):
+        print(f"{pid} fold {fold}: {value:.4f} ({by})", flush=True)
+
+    if args.line_costs_only:
+        if not args.merge:
+            raise o.UsageError("--line-costs-only adds line costs to the values of a "
+                               "references file: give it with --merge")
+        new = refs.add_line_costs(refs.load(args.merge), args.data, instances,
+                                  command=command)
+    else:
+        new = refs.compute(args.data, instances, command=command, progress=said)
+        if args.merge:
+            new = refs.merge(refs.load(args.merge), new)
+    refs.save(new, args.output)
+    print(f"references written to {args.output} ({new['runs'][-1]['seconds']:.0f} s)")
+    return 0

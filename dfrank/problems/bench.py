@@ -1,0 +1,281 @@
+"""Runs of optimizers x problems x instances, resumable, in parallel: :func:`bench`.
+
+Every run is one solver on one instance (problem, fold, seed) with one allowance. The runs
+go to a JSON-lines file as they finish (a header line, the line costs measured, then one
+line per run): an interrupted bench keeps what finished, and the same call continues it,
+skipping the runs already there.
+
+Parallel runs are processes (joblib), each with single-threaded kernels: with an evaluation
+budget any number of them gives the same results; with a time budget keep at most one per
+core (the default, ``n_jobs=-1``) so that runs do not slow each other.
+"""
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..files import VERSION, jsonable
+from ..objective import BudgetExhausted, check_allowance, check_budget
+from ..parallel import effective_n_jobs, gather
+from .references import measure_line_cost
+from .solvers import Outcome, solver_of
+from .suite import Suite
+
+__all__ = ["bench", "BenchResult", "read_runs", "BENCH_FORMAT"]
+
+BENCH_FORMAT = "dfrank.bench"
+SETTINGS = ("budget", "max_seconds", "budgets")   # must agree when a bench is continued
+
+
+@dataclass
+class BenchResult:
+    """The header and the runs of a bench (records: one dict per run)."""
+    header: dict
+    runs: list = field(default_factory=list)
+    path: str = None
+
+    def profiles(self):
+        from .profiles import Profiles
+
+        return Profiles(self.runs)
+
+    def summary(self):
+        return self.profiles().summary()
+
+    def to_ioh(self, folder):
+        """Write the runs in IOHprofiler's format (see :mod:`dfrank.problems.ioh`)."""
+        from .ioh import export
+
+        return export(self.runs, folder)
+
+
+def read_runs(path):
+    """A bench file read back: :class:`BenchResult` (a truncated last line, from a run cut
+    short while writing, is ignored)."""
+    header, runs, costs = None, [], {}
+    with open(path) as f:
+        lines = f.read().split("\n")
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if i >= len(lines) - 2:    # the last line, cut short
+                continue
+            raise ValueError(f"{path}:{i + 1}: not a JSON line") from None
+        kind = rec.get("type")
+        if kind == "header":
+            if rec.get("format") != BENCH_FORMAT:
+                raise ValueError(f"{path} is not a dfrank bench file")
+            header = rec
+        elif kind == "line_cost":
+            costs[(rec["problem"], rec["fold"])] = rec
+        elif kind == "run":
+            runs.append(rec)
+    if header is None:
+        raise ValueError(f"{path} has no dfrank bench header")
+    header["line_costs"] = costs
+    return BenchResult(header, runs, path)
+
+
+def _key(solver, problem, fold, seed, repeat=False):
+    return (str(solver), str(problem), int(fold), int(seed), bool(repeat))
+
+
+def _key_of(rec):
+    return _key(rec["solver"], rec["problem"], rec["fold"], rec["seed"], rec.get("repeat"))
+
+
+_SUITES = {}
+
+
+def _suite(root, references):
+    """The suite of this process (built once per worker)."""
+    key = (root, references)
+    if key not in _SUITES:
+        _SUITES[key] = Suite(root, references)
+    return _SUITES[key]
+
+
+def _run_one(task, root, references, single_thread):
+    """One run in this process or a worker: the problem built, the solver run, the record
+    returned (an error is recorded, not raised)."""
+    solver_spec, pid, fold, seed, budget, max_seconds, line_cost, repeat = task
+    import numba
+
+    threads = numba.get_num_threads()
+    if single_thread:
+        numba.set_num_threads(1)
+    t0 = time.perf_counter()
+    rec = {"type": "run", "solver": _label(solver_spec), "problem": pid, "fold": fold,
+           "seed": seed, "budget": budget, "max_seconds": max_seconds,
+           "line_cost": line_cost, "repeat": repeat, "error": None}
+    try:
+        problem = _suite(root, references).problem(pid, fold, seed, budget=budget,
+                                                   max_seconds=max_seconds,
+                                                   line_cost=line_cost)
+        rec.update(dim=problem.dim, reference=problem.reference,
+                   start_value=problem.start_value, targets=problem.targets)
+        solver = solver_of(solver_spec)
+        problem.objective.start_clock()
+        t0 = time.perf_counter()
+        try:
+            out = solver.run(problem, seed)
+        except BudgetExhausted:
+            out = Outcome()
+        seconds = time.perf_counter() - t0
+        trace = out.trace if out.trace is not None else problem.trace
+        if len(trace["values"]) < 2:
+            raise RuntimeError("the solver evaluated nothing")
+        best = int(np.argmax(trace["values"]))
+        rec.update(
+            seconds=seconds, status=out.status,
+            n_evals=int(out.n_evals if out.n_evals is not None else problem.n_evals),
+            trace={k: np.asarray(v)[1:] for k, v in trace.items()},   # without (0, -inf)
+            best_value=float(trace["values"][best]), last_value=problem.last_value,
+            best_point=problem.best_point if out.trace is None else out.point,
+            recommended_evaluated=None if out.point is None else problem.evaluated(out.point))
+    except Exception as e:   # recorded: one failing run must not end a long bench
+        rec.update(seconds=time.perf_counter() - t0, error=f"{type(e).__name__}: {e}")
+    finally:
+        if single_thread:
+            numba.set_num_threads(threads)
+    return jsonable(rec)
+
+
+def _label(spec):
+    if isinstance(spec, tuple):
+        return spec[0]
+    if callable(spec) and not isinstance(spec, str):
+        return getattr(spec, "__name__", repr(spec))
+    return str(spec)
+
+
+def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget=None,
+          max_seconds=None, budgets=None, line_cost="reference", n_jobs=-1, output=None,
+          references=None, repeat=True, progress=False):
+    """Run every solver on every instance (problem, fold, seed) of the selection.
+
+    Parameters
+    ----------
+    root : folder of the data sets (see :class:`~dfrank.problems.Suite`)
+    solvers : list of names (``ca``, ``es``, ``cma:es``, ``nevergrad:NGOpt``,
+        ``optuna:tpe``, ...), ``(name, options)`` pairs or callables (see
+        :mod:`dfrank.problems.solvers`)
+    problems : a subset name (``small``, ``full``), a problem id or a list of ids
+    folds, seeds : the instances (folds default to the subset's or every fold)
+    budget, max_seconds : each run's allowance (evaluations and/or seconds)
+    budgets : ``{solver: evaluations}``, a smaller budget for slow solvers (TPE)
+    line_cost : evaluations an exact line search counts: ``"reference"`` (the default:
+        what its time is worth on each problem and fold, as measured with the references,
+        so that benches repeat on any machine), ``"measured"`` (measured here, once, and
+        kept in the file) or an int
+    n_jobs : runs in parallel (processes, -1: one per core)
+    output : a JSON-lines file; when it exists, the bench continues it (the same budgets)
+    references : a references file (default: the suite's own)
+    repeat : run each solver's first run of each problem a second time with the same
+        seed (with an evaluation budget): a solver that does not repeat its runs is
+        flagged (whether it does can depend on the problem's dimension)
+
+    Returns
+    -------
+    BenchResult
+    """
+    budget, max_seconds = check_allowance(budget, max_seconds, "solvers")
+    budgets = {str(k): int(v) for k, v in (budgets or {}).items()}
+    for name, b in budgets.items():
+        check_budget(b, None, f"budgets[{name!r}]")
+    if line_cost not in ("measured", "reference") and (
+            isinstance(line_cost, bool) or not isinstance(line_cost, (int, np.integer)) or
+            line_cost < 1):
+        raise ValueError(f"line_cost must be an int >= 1, 'reference' or 'measured', got "
+                         f"{line_cost!r}")
+    seeds = [int(s) for s in seeds]
+    if not seeds or min(seeds) < 0:
+        raise ValueError(f"seeds must be ints >= 0, got {seeds}")
+    labels = [_label(s) for s in solvers]
+    if len(set(labels)) != len(labels) or not labels:
+        raise ValueError(f"give each solver once (got {labels})")
+    unknown = sorted(set(budgets) - set(labels))
+    if unknown:
+        raise ValueError(f"budgets names solvers that are not run: {unknown}")
+    for s in solvers:
+        solver_of(s)   # an unknown solver fails before any run
+    root = os.fspath(root)
+    suite = _suite(root, references)
+    instances = suite.select(problems, folds)
+    header = {"type": "header", "format": BENCH_FORMAT, "version": VERSION,
+              "budget": budget, "max_seconds": max_seconds, "budgets": budgets,
+              "root": os.path.abspath(root), "line_cost": line_cost}
+    done, costs = {}, {}
+    if output is not None and os.path.exists(output) and os.path.getsize(output):
+        old = read_runs(output)
+        for k in SETTINGS:
+            if old.header.get(k) != header[k]:
+                raise ValueError(f"{output} was run with {k} = {old.header.get(k)!r}, not "
+                                 f"{header[k]!r}: continue it with the same settings or "
+                                 "write to another file")
+        done = {_key_of(r): r for r in old.runs if r.get("error") is None}
+        costs = {k: v["line_cost"] for k, v in old.header["line_costs"].items()}
+    else:
+        _append(output, [header], fresh=True)
+    new_lines = []
+    for spec, fold in instances:
+        if (spec.id, fold) not in costs:
+            if line_cost == "measured":
+                cost, worth = measure_line_cost(suite.problem(spec.id, fold, line_cost=1)
+                                                .objective)
+            elif line_cost == "reference":
+                cost, worth = suite.line_cost(spec.id, fold), None
+            else:
+                cost, worth = int(line_cost), None
+            costs[(spec.id, fold)] = cost
+            new_lines.append({"type": "line_cost", "problem": spec.id, "fold": fold,
+                              "line_cost": cost, "worth": worth})
+    _append(output, new_lines)
+    tasks = [(s, spec.id, fold, seed, budgets.get(_label(s), budget), max_seconds,
+              costs[(spec.id, fold)], False)
+             for spec, fold in instances for seed in seeds for s in solvers]
+    if repeat and max_seconds is None:   # each solver's first run of each problem again
+        firsts = {}
+        for t in tasks:
+            firsts.setdefault((_label(t[0]), t[1]), t)
+        tasks += [t[:-1] + (True,) for t in firsts.values()]
+    tasks = [t for t in tasks if _key(_label(t[0]), *t[1:4], t[-1]) not in done]
+    single = effective_n_jobs(n_jobs) != 1 or max_seconds is not None
+    new = gather(_results(tasks, root, references, n_jobs, single_thread=single),
+                 len(tasks), "bench", progress, each=lambda rec: _append(output, [rec]))
+    runs = list(done.values()) + new
+    header["line_costs"] = costs
+    return BenchResult(header, runs, output)
+
+
+def _results(tasks, root, references, n_jobs, single_thread):
+    if effective_n_jobs(n_jobs) == 1:
+        for t in tasks:
+            yield _run_one(t, root, references, single_thread)
+        return
+    import warnings
+
+    from joblib import Parallel, delayed
+
+    # loky replaces a worker whose memory grew (the solvers' libraries and the suite's
+    # data stay loaded in it) and warns; no run is lost, so the warning is not the user's
+    warnings.filterwarnings("ignore", message="A worker stopped while some jobs",
+                            category=UserWarning)
+    yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+        delayed(_run_one)(t, root, references, single_thread) for t in tasks)
+
+
+def _append(path, records, fresh=False):
+    """Append JSON lines (flushed: a run that finished is on disk)."""
+    if path is None or not records:
+        return
+    with open(path, "w" if fresh else "a") as f:
+        for r in records:
+            f.write(json.dumps(jsonable(r), allow_nan=False) + "\n")
+        f.flush()

@@ -1,0 +1,97 @@
+"""A bench's runs in IOHprofiler's format, which IOHanalyzer reads (the JSON meta-data and
+``.dat`` raw data that ``ioh.logger.Analyzer`` writes, version 0.4).
+
+One folder per solver (the algorithm), holding for each problem:
+
+* ``IOHprofiler_f{ID}_{NAME}.json``: suite, function id and name, ``maximization: true``,
+  the algorithm, the logged attributes, and per dimension a scenario listing its runs
+  (instance, evaluations, best evaluation, value and point);
+* ``data_f{ID}_{NAME}/IOHprofiler_f{ID}_DIM{D}.dat``: per run a header line
+  ``evaluations raw_y``, then a line per improvement of the best-so-far value (the
+  evaluation's number and value) and the last evaluation when it was no improvement.
+
+Function ids are the problems' positions in :data:`dfrank.problems.SPECS` (from 1), names
+the problem ids with ``@`` and ``-`` written ``_``; the instance of (fold, seed) is
+``1000 fold + seed``.
+"""
+
+import json
+import os
+import re
+
+from .suite import SPECS
+
+__all__ = ["export", "IOH_VERSION", "function_of", "instance_of"]
+
+IOH_VERSION = "0.4.2"   # the ioh release whose Analyzer output this format follows
+SUITE = "dfrank"
+
+
+def function_of(problem_id):
+    """(IOHprofiler function id, function name) of a problem id."""
+    fid = list(SPECS).index(problem_id) + 1
+    return fid, re.sub(r"[^A-Za-z0-9]+", "_", problem_id).strip("_")
+
+
+def instance_of(fold, seed):
+    return 1000 * int(fold) + int(seed)
+
+
+def _folder_name(solver):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", solver)
+
+
+def _dat_lines(run):
+    evals, values = run["trace"]["evals"], run["trace"]["values"]
+    lines = ["evaluations raw_y\n"]
+    lines += [f"{int(e)} {float(v):.10f}\n" for e, v in zip(evals, values)]
+    last = run.get("last_value")
+    if last is not None and len(evals) and run["n_evals"] > int(evals[-1]):
+        lines.append(f"{int(run['n_evals'])} {float(last):.10f}\n")
+    return lines
+
+
+def _run_meta(run):
+    evals, values = run["trace"]["evals"], run["trace"]["values"]
+    return {"instance": instance_of(run["fold"], run["seed"]), "evals": int(run["n_evals"]),
+            "best": {"evals": int(evals[-1]), "y": float(values[-1]),
+                     "x": [float(x) for x in (run.get("best_point") or [])]}}
+
+
+def export(runs, folder):
+    """Write ``runs`` (bench records) under ``folder``; the files written, in order. Runs
+    that failed or evaluated nothing, and the repeats of the reproducibility check, are
+    left out."""
+    groups = {}
+    for r in runs:
+        if r.get("error") is None and not r.get("repeat") and len(r["trace"]["evals"]):
+            groups.setdefault((r["solver"], r["problem"]), []).append(r)
+    written = []
+    for (solver, pid), rs in sorted(groups.items(), key=lambda kv: (
+            kv[0][0], function_of(kv[0][1])[0])):
+        fid, name = function_of(pid)
+        base = os.path.join(folder, _folder_name(solver))
+        data_dir = f"data_f{fid}_{name}"
+        os.makedirs(os.path.join(base, data_dir), exist_ok=True)
+        by_dim = {}
+        for r in sorted(rs, key=lambda r: (r["dim"], r["fold"], r["seed"])):
+            by_dim.setdefault(int(r["dim"]), []).append(r)
+        scenarios = []
+        for dim, drs in by_dim.items():
+            rel = f"{data_dir}/IOHprofiler_f{fid}_DIM{dim}.dat"
+            with open(os.path.join(base, rel), "w") as f:
+                for r in drs:
+                    f.writelines(_dat_lines(r))
+            written.append(os.path.join(base, rel))
+            scenarios.append({"dimension": dim, "path": rel,
+                              "runs": [_run_meta(r) for r in drs]})
+        meta = {"version": IOH_VERSION, "suite": SUITE, "function_id": fid,
+                "function_name": name, "maximization": True,
+                "algorithm": {"name": solver, "info": "dfrank bench"},
+                "attributes": ["evaluations", "raw_y"], "scenarios": scenarios}
+        path = os.path.join(base, f"IOHprofiler_f{fid}_{name}.json")
+        with open(path, "w") as f:
+            json.dump(meta, f, indent=1)
+            f.write("\n")
+        written.append(path)
+    return written

@@ -1,0 +1,159 @@
+"""Reference values: the best value known for each problem and fold, with how it was found.
+
+A reference is the best value any strategy reached in a documented long run
+(:func:`compute`: exact coordinate ascent with many restarts and ``es`` with a large
+budget on a simplex; a fine grid and pattern search in a box), stored with the command
+that produced it, its run time and a fingerprint of the data it was measured on. The
+suite's references ship in ``dfrank/resources/problem_references.json``; targets are
+relative to them (:func:`dfrank.problems.problem.targets_of`).
+
+Each entry also holds the problem's line cost: how many single evaluations an exact line
+search is worth in time (:func:`dfrank.objective.line_search_cost`, rounded up), measured
+with the references, so that benches on any machine charge dfrank's line searches the
+same and repeat exactly; ``line_cost="measured"`` measures it on the machine instead.
+"""
+
+import datetime
+import math
+import os
+import time
+
+import numpy as np
+
+from ..files import VERSION, read_json, write_json_atomic
+
+__all__ = ["load", "lookup", "line_cost_of", "measure_line_cost", "compute",
+           "add_line_costs", "merge", "save", "REFERENCES_FORMAT", "SHIPPED"]
+
+REFERENCES_FORMAT = "dfrank.problem_references"
+SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "resources", "problem_references.json")
+
+# the long run: (strategy, options, evaluations) per kind of space
+LONG_RUN = {"simplex": [("ca", {"restarts": 20}, None), ("es", {}, 20000)],
+            "box": [("grid", {"resolution": 21}, None), ("pattern", {}, 400)]}
+
+
+def load(path=None):
+    """The references file as a dict (the shipped one by default)."""
+    return read_json(SHIPPED if path is None else path, REFERENCES_FORMAT)
+
+
+def lookup(refs, spec, root, fold):
+    """The reference value of ``spec``'s fold, checked against the data under ``root``."""
+    entry = refs.get("values", {}).get(spec.id, {}).get(str(fold))
+    if entry is None:
+        raise ValueError(f"no reference value for {spec.id} fold {fold}: measure one with "
+                         f"'dfrank bench reference {root} --problems {spec.id} -o REFS.json' "
+                         f"and pass --references REFS.json")
+    got = spec.fingerprint(root, fold)
+    if not np.allclose(got, entry["fingerprint"]):
+        raise ValueError(f"the data of {spec.id} fold {fold} under {root} differ from the "
+                         f"data its reference was measured on (queries, documents, label "
+                         f"sum: {got} against {entry['fingerprint']}): measure a reference "
+                         f"for these data with 'dfrank bench reference'")
+    return float(entry["value"])
+
+
+def line_cost_of(refs, spec, fold):
+    """The line cost stored for ``spec``'s fold (1 where the problem has no exact line
+    search); a clear error where the references lack it."""
+    entry = refs.get("values", {}).get(spec.id, {}).get(str(fold), {})
+    if "line_cost" not in entry:
+        raise ValueError(f"the references have no line cost for {spec.id} fold {fold}: "
+                         "pass line_cost='measured' (--line-cost measured) or a number, or "
+                         "measure them with 'dfrank bench reference DATA --line-costs-only "
+                         "--merge REFS.json -o REFS.json'")
+    return int(entry["line_cost"])
+
+
+def measure_line_cost(objective):
+    """``(line_cost, worth)``: an exact line search's time in single evaluations on this
+    machine (``worth``) and its rounded-up charge; ``(1, None)`` without a line search.
+    Measured on one thread, as bench runs are."""
+    import numba
+
+    from ..objective import line_search_cost
+
+    if not getattr(objective, "exact_line", False):
+        return 1, None
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        worth = line_search_cost(objective, repeats=31)
+    finally:
+        numba.set_num_threads(threads)
+    return max(1, math.ceil(worth)), round(worth, 3)
+
+
+def _run_record(command, seconds):
+    return {"command": command, "date": datetime.date.today().isoformat(),
+            "seconds": round(seconds, 1), "dfrank_format": VERSION}
+
+
+def add_line_costs(refs, root, instances, *, command=""):
+    """``refs`` with the line cost of each ``(spec, fold)`` measured on this machine (the
+    values untouched; a new run records the command)."""
+    t0 = time.perf_counter()
+    values = {k: {f: dict(e) for f, e in v.items()} for k, v in refs.get("values", {}).items()}
+    run = len(refs.get("runs", []))
+    for spec, fold in instances:
+        entry = values.get(spec.id, {}).get(str(fold))
+        if entry is None:
+            raise ValueError(f"no reference value for {spec.id} fold {fold} to add a line "
+                             "cost to")
+        cost, worth = measure_line_cost(spec.objective(root, fold))
+        entry.update(line_cost=cost, line_worth=worth, line_cost_run=run)
+    return dict(refs, runs=list(refs.get("runs", [])) +
+                [_run_record(command, time.perf_counter() - t0)], values=values)
+
+
+def compute(root, instances, *, command="", n_jobs=1, progress=None):
+    """The long run's best value of each ``(spec, fold)``: a references dict (JSON-ready)
+    whose one run (``runs[0]``) records the command, date and seconds."""
+    from ..api import maximize
+
+    values = {}
+    t_all = time.perf_counter()
+    for spec, fold in instances:
+        t0 = time.perf_counter()
+        obj = spec.objective(root, fold)
+        kind = "box" if obj.space.kind == "box" else "simplex"
+        best, by = float(obj.fresh()(obj.space.center())), "center"
+        for name, opts, budget in LONG_RUN[kind]:
+            res = maximize(obj, strategy=name, seed=0, budget=budget, n_jobs=n_jobs,
+                           **opts)
+            top = max(float(res.value), float(np.max(res.trace["values"])))
+            if top > best:
+                best, by = top, name
+        seconds = round(time.perf_counter() - t0, 2)
+        cost, worth = measure_line_cost(obj)
+        values.setdefault(spec.id, {})[str(fold)] = {
+            "value": best, "by": by, "seconds": seconds,
+            "fingerprint": spec.fingerprint(root, fold), "run": 0,
+            "line_cost": cost, "line_worth": worth, "line_cost_run": 0}
+        if progress is not None:
+            progress(spec.id, fold, best, by)
+    return {"format": REFERENCES_FORMAT, "version": VERSION,
+            "runs": [_run_record(command, time.perf_counter() - t_all)], "values": values}
+
+
+def merge(old, new):
+    """``old`` with the values of ``new`` added or replaced (each value keeps the index of
+    the run that measured it)."""
+    runs = list(old.get("runs", []))
+    shift = len(runs)
+    values = {k: dict(v) for k, v in old.get("values", {}).items()}
+    for pid, folds in new["values"].items():
+        for fold, entry in folds.items():
+            entry = dict(entry, run=entry["run"] + shift)
+            if "line_cost_run" in entry:
+                entry["line_cost_run"] += shift
+            values.setdefault(pid, {})[fold] = entry
+    return dict(old, runs=runs + list(new["runs"]), values=values)
+
+
+def save(refs, path):
+    """Write ``refs`` atomically."""
+    write_json_atomic(path, refs)
+    return path

@@ -1,0 +1,468 @@
+"""The problem suite: ask/tell problems (counting, budget, targets), the bench (resumable,
+the same runs for any n_jobs), profiles against brute force, honesty flags, IOHprofiler's
+format (a hand-written expected file, and the files ioh's own logger writes).
+
+The suite is built here from generated data laid out as MQ2008 is distributed (and the
+real data under ../shared/data where present), with references measured on it."""
+
+import json
+import os
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dfrank import cli
+from dfrank.objective import FunctionObjective, LinearObjective
+from dfrank.problems import EPSILONS, BudgetExhausted, Problem, Suite, first_hits, targets_of
+from dfrank.problems import references as refs
+from dfrank.problems.bench import bench, read_runs
+from dfrank.problems.ioh import export, function_of, instance_of
+from dfrank.problems.profiles import Profiles
+from dfrank.spaces import Box
+from dfrank.testing import planted_data
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+
+
+def toy_problem(budget=None, max_seconds=None, seed=0, reference=0.9):
+    data = planted_data(n_queries=8, docs_per_query=10, n_features=4, seed=3)
+    return Problem(SimpleNamespace(id="toy"), LinearObjective(data, "ndcg@10"), fold=1,
+                   seed=seed, reference=reference, budget=budget, max_seconds=max_seconds)
+
+
+def write_mq2008(root, rng):
+    """Five folds of generated LETOR data where MQ2008's files lie (6 features)."""
+    for fold in range(1, 6):
+        d = os.path.join(root, "mq2008-letor4", f"Fold{fold}")
+        os.makedirs(d)
+        lines = []
+        for q in range(10):
+            for j in range(12):
+                x = rng.random(6)
+                label = int(min(2, max(0, round(2 * x[0] * x[1] + rng.normal(0, 0.3)))))
+                feats = " ".join(f"{k + 1}:{v:.4f}" for k, v in enumerate(x))
+                lines.append(f"{label} qid:{fold}{q:02d} {feats} #docid = d{q}_{j}\n")
+        with open(os.path.join(d, "train.txt.gz"), "w") as f:
+            f.writelines(lines)
+
+
+@pytest.fixture(scope="module")
+def toy_suite(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    write_mq2008(str(root), np.random.default_rng(11))
+    suite = Suite(root)
+    inst = suite.select(["letor-mq2008-map", "fusion-mq2008-map"], folds=[1, 2])
+    path = root / "refs.json"
+    refs.save(refs.compute(str(root), inst, command="test"), path)
+    return str(root), str(path)
+
+
+# ---------------------------------------------------------------- the problem
+def test_ask_tell_counts_budget_and_trace():
+    p = toy_problem(budget=10)
+    assert p.dim == 5 and np.all(p.lower == 0) and np.all(p.upper == 1)
+    assert np.array_equal(p.x0, np.full(5, 0.5))
+    rng = np.random.default_rng(0)
+    seen = []
+    while not p.done:
+        z = rng.random(5)
+        seen.append(p(z))
+    assert p.n_evals == 10 and p.remaining == 0 and len(seen) == 10
+    with pytest.raises(BudgetExhausted):
+        p(rng.random(5))
+    assert p.best_value == max(seen)
+    tr = p.trace
+    assert tr["values"][-1] == max(seen) and np.all(np.diff(tr["values"][1:]) > 0)
+    # the trace's improvements are the running maxima of what the loop saw
+    run_max = np.maximum.accumulate(seen)
+    firsts = [i + 1 for i in range(10) if i == 0 or run_max[i] > run_max[i - 1]]
+    assert list(tr["evals"][1:]) == firsts
+    assert p.last_value == seen[-1]
+
+
+def test_batch_stops_at_the_budget_with_the_prefix_recorded():
+    p = toy_problem(budget=5)
+    Z = np.random.default_rng(1).random((8, 5))
+    with pytest.raises(BudgetExhausted):
+        p.batch(Z)
+    assert p.n_evals == 5
+    assert p.evaluated(Z[4], cube=True) and not p.evaluated(Z[5], cube=True)
+
+
+def test_start_targets_and_the_cube_map():
+    p = toy_problem(seed=3)
+    q = toy_problem(seed=3)
+    assert np.array_equal(p.x0, q.x0) and not np.array_equal(p.x0, np.full(5, 0.5))
+    assert p.start_value == pytest.approx(q(q.x0))
+    assert np.allclose(p.targets, 0.9 - np.array(EPSILONS) * (0.9 - p.start_value))
+    assert np.allclose(p.to_space(np.zeros(5)), 1 / 5)        # the center
+    assert np.allclose(p.to_space(2 * np.eye(5)[0]), np.eye(5)[0])  # clipped, normalized
+    box = Problem(SimpleNamespace(id="box"),
+                  FunctionObjective(lambda x: -abs(x[0] - 3.0), Box([1.0], [10.0],
+                                                                    log=[True])),
+                  fold=1, seed=0, reference=0.0)
+    assert box.to_space([0.5])[0, 0] == pytest.approx(np.sqrt(10.0))
+
+
+@given(st.floats(0.1, 1.0), st.floats(0.0, 0.9),
+       st.lists(st.floats(0.0, 1.0), min_size=1, max_size=20))
+@settings(max_examples=60, deadline=None)
+def test_first_hits_against_brute_force(ref, start, values):
+    targets = targets_of(ref, start)
+    best, evals, vals = -np.inf, [0], [-np.inf]
+    for i, v in enumerate(values):
+        if v > best:
+            best = v
+            evals.append(i + 1)
+            vals.append(v)
+    got = first_hits({"evals": evals, "values": vals}, targets)
+    for t, g in zip(targets, got):
+        want = next((i + 1 for i, v in enumerate(values) if v >= t), np.inf)
+        assert g == want
+    if not ref > start:
+        assert list(targets) == [ref]
+
+
+# ---------------------------------------------------------------- profiles and flags
+def record(solver, seed, values, *, n_evals=None, budget=100, fold=1, problem="p", dim=3,
+           reference=1.0, start=0.0, recommended=True, seconds=0.1, max_seconds=None):
+    evals = list(range(1, len(values) + 1))
+    best = np.maximum.accumulate(values)
+    keep = [0] + [i for i in range(1, len(values)) if best[i] > best[i - 1]]
+    return {"solver": solver, "problem": problem, "fold": fold, "seed": seed, "dim": dim,
+            "budget": budget, "max_seconds": max_seconds, "reference": reference,
+            "start_value": start, "targets": list(targets_of(reference, start)),
+            "trace": {"evals": [evals[i] for i in keep], "seconds": [0.0] * len(keep),
+                      "values": [float(best[i]) for i in keep]},
+            "n_evals": n_evals or len(values), "seconds": seconds,
+            "best_value": float(best[-1]), "last_value": float(values[-1]),
+            "best_point": [0.2, 0.3, 0.5], "recommended_evaluated": recommended,
+            "error": None, "status": ""}
+
+
+def test_ecdf_and_data_profile_by_brute_force():
+    rng = np.random.default_rng(5)
+    runs = [record(s, seed, list(np.sort(rng.random(30)) * rng.random()), dim=d)
+            for s in ("a", "b") for seed in range(3) for d in (2, 5)]
+    prof = Profiles(runs)
+    budgets = [1, 3, 10, 30]
+    for s in ("a", "b"):
+        mine = [r for r in runs if r["solver"] == s]
+        want = []
+        for b in budgets:
+            fr = []
+            for r in mine:
+                vals = np.maximum.accumulate(
+                    [next(v for e, v in zip(r["trace"]["evals"][::-1],
+                                            r["trace"]["values"][::-1]) if e <= i)
+                     for i in range(1, b + 1)]) if b else []
+                fr.append(np.mean([any(v >= t for v in vals) for t in r["targets"]]))
+            want.append(np.mean(fr))
+        assert np.allclose(prof.ecdf(s, budgets), want)
+        kappas = [0.5, 2, 8]
+        k = EPSILONS.index(0.1)
+        want = [np.mean([first_hits(r["trace"], r["targets"])[k] <= kap * (r["dim"] + 1)
+                         for r in mine]) for kap in kappas]
+        assert np.allclose(prof.data_profile(s, kappas, 0.1), want)
+
+
+def test_honesty_flags():
+    runs = [record("same", s, [0.1, 0.5, 0.6]) for s in range(3)]
+    runs += [record("fine", s, [0.1, 0.2 + 0.1 * s]) for s in range(3)]
+    runs += [record("greedy", 0, [0.5], n_evals=120, budget=100)]
+    runs += [record("slow", 0, [0.5], budget=None, max_seconds=0.5, seconds=2.0)]
+    runs += [record("liar", 0, [0.5], recommended=False)]
+    runs += [dict(record("broken", 0, [0.5]), error="RuntimeError: boom")]
+    flags = Profiles(runs).flags()
+    assert "identical runs across seeds on 1 of 1" in flags["same"][0]
+    assert "fine" not in flags
+    assert "past their budget" in flags["greedy"][0]
+    assert "past their budget" in flags["slow"][0]
+    assert "never evaluated" in flags["liar"][0]
+    assert "boom" in flags["broken"][0]
+    text = Profiles(runs).summary()
+    assert "flags:" in text and "liar" in text
+
+
+def test_a_failed_run_counts_as_reaching_nothing():
+    ok = [record("s", seed, [0.1, 0.9]) for seed in range(3)]
+    prof = Profiles(ok + [dict(record("s", 3, [0.1]), error="ValueError: 1-D")])
+    alone = Profiles(ok)
+    assert np.allclose(prof.ecdf("s", [1, 2]), alone.ecdf("s", [1, 2]) * 3 / 4)
+    assert np.allclose(prof.data_profile("s", [1, 8]), alone.data_profile("s", [1, 8]) * 3 / 4)
+    row, = prof.summary_rows()
+    assert row["runs"] == 4 and row["failed"] == 1
+    assert np.isclose(row["ecdf_end"], alone.summary_rows()[0]["ecdf_end"] * 3 / 4)
+
+
+# ---------------------------------------------------------------- IOHprofiler's format
+def test_ioh_export_matches_a_hand_written_file(tmp_path):
+    pid = "letor-mq2008-map"
+    run = record("cma:es", 2, [0.1, 0.05, 0.3, 0.2, 0.25], dim=3, problem=pid)
+    run["fold"] = 4
+    run2 = record("cma:es", 0, [0.4, 0.6], dim=3, problem=pid)
+    export([run, run2], tmp_path)
+    fid, name = function_of(pid)
+    assert name == "letor_mq2008_map" and instance_of(4, 2) == 4002
+    base = tmp_path / "cma_es"
+    dat = (base / f"data_f{fid}_{name}" / f"IOHprofiler_f{fid}_DIM3.dat").read_text()
+    assert dat == ("evaluations raw_y\n"
+                   "1 0.4000000000\n"
+                   "2 0.6000000000\n"
+                   "evaluations raw_y\n"
+                   "1 0.1000000000\n"
+                   "3 0.3000000000\n"
+                   "5 0.2500000000\n")
+    meta = json.loads((base / f"IOHprofiler_f{fid}_{name}.json").read_text())
+    assert meta == {
+        "version": "0.4.2", "suite": "dfrank", "function_id": fid,
+        "function_name": name, "maximization": True,
+        "algorithm": {"name": "cma:es", "info": "dfrank bench"},
+        "attributes": ["evaluations", "raw_y"],
+        "scenarios": [{"dimension": 3, "path": f"data_f{fid}_{name}/IOHprofiler_f{fid}_DIM3.dat",
+                       "runs": [{"instance": 1000, "evals": 2,
+                                 "best": {"evals": 2, "y": 0.6, "x": [0.2, 0.3, 0.5]}},
+                                {"instance": 4002, "evals": 5,
+                                 "best": {"evals": 3, "y": 0.3, "x": [0.2, 0.3, 0.5]}}]}]}
+
+
+def test_ioh_export_matches_iohs_own_logger(tmp_path):
+    ioh = pytest.importorskip("ioh")
+    rng = np.random.default_rng(2)
+    runs = [record("rs", s, list(rng.random(25)), dim=4, problem="letor-ohsumed-map")
+            for s in range(3)]
+    for r in runs:
+        r["best_point"] = list(rng.random(4))
+    export(runs, tmp_path / "ours")
+    # the same evaluations through ioh: improvements at the trace's evaluations, the best
+    # at its point, everything else below the start
+    for r in runs:
+        at = dict(zip(r["trace"]["evals"], r["trace"]["values"]))
+        seq = [at.get(i, -1.0) for i in range(1, r["n_evals"] + 1)]
+        if r["n_evals"] not in at:
+            seq[-1] = r["last_value"]
+        r["seq"] = seq
+    it = iter([])
+
+    def replay(x):
+        return next(it)
+
+    prob = ioh.wrap_problem(replay, name="dfrank_replay", dimension=4,
+                            optimization_type=ioh.OptimizationType.MAX, lb=0.0, ub=1.0)
+    logger = ioh.logger.Analyzer(root=str(tmp_path), folder_name="theirs",
+                                 algorithm_name="rs", algorithm_info="dfrank bench")
+    prob.attach_logger(logger)
+    for r in runs:
+        it = iter(r["seq"])
+        best_at = r["trace"]["evals"][-1]
+        for i in range(1, r["n_evals"] + 1):
+            prob(np.array(r["best_point"]) if i == best_at else np.zeros(4))
+        prob.reset()
+    logger.close()
+    theirs = next((tmp_path / "theirs").rglob("*.dat")).read_text()
+    fid, name = function_of("letor-ohsumed-map")
+    ours = (tmp_path / "ours" / "rs" / f"data_f{fid}_{name}" /
+            f"IOHprofiler_f{fid}_DIM4.dat").read_text()
+    assert ours == theirs
+    meta_t = json.loads(next((tmp_path / "theirs").glob("*.json")).read_text())
+    meta_o = json.loads(next((tmp_path / "ours" / "rs").glob("*.json")).read_text())
+    for key in ("maximization", "attributes", "algorithm"):
+        assert meta_o[key] == meta_t[key]
+    for ro, rt in zip(meta_o["scenarios"][0]["runs"], meta_t["scenarios"][0]["runs"]):
+        assert ro["evals"] == rt["evals"] and ro["best"]["evals"] == rt["best"]["evals"]
+        assert ro["best"]["y"] == rt["best"]["y"]
+        assert np.allclose(ro["best"]["x"], rt["best"]["x"])
+
+
+# ---------------------------------------------------------------- the suite and the bench
+def test_suite_builds_problems_and_checks_references(toy_suite, tmp_path):
+    root, ref_path = toy_suite
+    suite = Suite(root, ref_path)
+    assert "letor-mq2008-map" in suite.specs and "letor-ohsumed-map" in suite.missing
+    p = suite.problem("letor-mq2008-map", fold=2, seed=1, budget=50)
+    assert p.dim == 7 and p.reference >= p.start_value
+    f = suite.problem("fusion-mq2008-map", fold=1)
+    assert f.dim == 6 and f.objective.ties == "stable"
+    with pytest.raises(ValueError, match="no reference value"):
+        suite.problem("letor-mq2008-map", fold=3)
+    with pytest.raises(ValueError, match="unknown problem"):
+        suite.problem("letor-mq2008-mapp")
+    with pytest.raises(FileNotFoundError, match="ohsumed"):
+        suite.problem("letor-ohsumed-map")
+    other = tmp_path / "other"
+    write_mq2008(str(other), np.random.default_rng(12))
+    with pytest.raises(ValueError, match="differ from the data"):
+        Suite(other, ref_path).problem("letor-mq2008-map", fold=1)
+
+
+def test_dfrank_strategies_start_from_the_instance(toy_suite):
+    from dfrank.problems.solvers import solver_of
+    from dfrank.strategies.evolution import _Codec
+    from dfrank.strategies.external import _External
+
+    root, ref_path = toy_suite
+    suite = Suite(root, ref_path)
+    for seed in (0, 1, 2):
+        for pid in ("letor-mq2008-map", "fusion-mq2008-map"):
+            p = suite.problem(pid, fold=1, seed=seed, budget=40)
+            start = p.to_space(p.x0)[0]
+            assert np.allclose(p.objective.space.from_unit(p.objective.space.to_unit(start)),
+                               start)
+            assert np.allclose(_External.start(p.objective, None, 0), p.x0 / (
+                p.x0.max() if p.space.kind == "simplex" else 1.0))
+            codec = _Codec(p.objective, "ridge")   # es's first mean (the center: w = 0)
+            if codec.linear and seed:     # a rank-equivalent point: the same direction
+                w = [p.space.to_weights(x) for x in (codec.points(codec.m0[None, :])[0], start)]
+                assert np.allclose(*[v / np.linalg.norm(v) for v in w])
+            trace = solver_of("ca").run(p, seed).trace
+            assert trace["values"][1] == p.start_value   # its first evaluation
+
+
+def test_line_costs_come_from_the_references(toy_suite, tmp_path):
+    root, ref_path = toy_suite
+    stored = refs.load(ref_path)["values"]
+    for pid in ("letor-mq2008-map", "fusion-mq2008-map"):
+        entry = stored[pid]["1"]
+        assert entry["line_worth"] - 1e-3 <= entry["line_cost"] < entry["line_worth"] + 1 \
+            or entry["line_cost"] == 1 and entry["line_worth"] < 1
+    suite = Suite(root, ref_path)
+    p = suite.problem("letor-mq2008-map", fold=1)
+    assert p.line_cost == stored["letor-mq2008-map"]["1"]["line_cost"] == \
+        p.objective.line_cost
+    assert suite.problem("letor-mq2008-map", fold=1, line_cost=4).line_cost == 4
+    res = bench(root, ["ca"], problems="letor-mq2008-map", folds=[1, 2], seeds=[0],
+                budget=30, references=ref_path, n_jobs=1, repeat=False)
+    assert res.header["line_costs"] == {("letor-mq2008-map", f): stored["letor-mq2008-map"][
+        str(f)]["line_cost"] for f in (1, 2)}
+    # a references file without line costs: a clear error, and the command that adds them
+    bare = refs.load(ref_path)
+    for folds in bare["values"].values():
+        for e in folds.values():
+            del e["line_cost"]
+    refs.save(bare, tmp_path / "bare.json")
+    with pytest.raises(ValueError, match="--line-costs-only"):
+        Suite(root, tmp_path / "bare.json").problem("letor-mq2008-map", fold=1)
+    out = tmp_path / "costs.json"
+    assert cli.main(["bench", "reference", root, "--problems", "letor-mq2008-map",
+                     "--folds", "1", "--line-costs-only", "--merge",
+                     str(tmp_path / "bare.json"), "-o", str(out)]) == 0
+    got = refs.load(out)
+    assert got["values"]["letor-mq2008-map"]["1"]["line_cost"] >= 1
+    assert got["values"]["letor-mq2008-map"]["1"]["value"] == \
+        stored["letor-mq2008-map"]["1"]["value"]
+    assert "line_cost" not in got["values"]["letor-mq2008-map"]["2"]
+    assert len(got["runs"]) == 2 and "--line-costs-only" in got["runs"][1]["command"]
+
+
+SOLVERS = ["ca", "random", "cma:es", "nevergrad:RandomSearch", "optuna:tpe"]
+
+
+def test_bench_same_runs_for_any_n_jobs_and_resumes(toy_suite, tmp_path):
+    pytest.importorskip("cma")
+    pytest.importorskip("nevergrad")
+    pytest.importorskip("optuna")
+    root, ref_path = toy_suite
+    kw = dict(problems=["letor-mq2008-map", "fusion-mq2008-map"], folds=[1], seeds=range(2),
+              budget=60, budgets={"optuna:tpe": 20}, references=ref_path, line_cost=3)
+    a = bench(root, SOLVERS, n_jobs=1, output=tmp_path / "a.jsonl", **kw)
+    b = bench(root, SOLVERS, n_jobs=2, output=tmp_path / "b.jsonl", **kw)
+    key = lambda r: (r["solver"], r["problem"], r["seed"], r["repeat"])   # noqa: E731
+    ra, rb = sorted(a.runs, key=key), sorted(b.runs, key=key)
+    assert len(ra) == 2 * 2 * len(SOLVERS) + 2 * len(SOLVERS) and all(r["error"] is None
+                                                                  for r in ra)
+    assert not a.profiles().flags()   # every run repeats with its seed
+    for x, y in zip(ra, rb):
+        assert x["trace"]["values"] == y["trace"]["values"], x["solver"]
+        assert x["trace"]["evals"] == y["trace"]["evals"] and x["n_evals"] == y["n_evals"]
+    for r in ra:
+        assert r["n_evals"] <= r["budget"] and r["recommended_evaluated"] is not False \
+            or r["solver"].startswith("nevergrad")
+        assert (r["budget"] == 20) == (r["solver"] == "optuna:tpe")
+    # line searches count 3: coordinate ascent's evaluations are not all single ones
+    assert any(np.any(np.diff(r["trace"]["evals"]) % 3 == 0) for r in ra
+               if r["solver"] == "ca")
+    # continued: nothing is run twice, a new solver is added, other settings refused
+    n = len(read_runs(tmp_path / "a.jsonl").runs)
+    c = bench(root, SOLVERS + ["pso"], n_jobs=1, output=tmp_path / "a.jsonl", **kw)
+    assert len(c.runs) == n + 6 and len(read_runs(tmp_path / "a.jsonl").runs) == n + 6
+    assert len([r for r in c.runs if r["solver"] == "pso" and r["repeat"]]) == 2
+    with pytest.raises(ValueError, match="budget"):
+        bench(root, SOLVERS, output=tmp_path / "a.jsonl", **dict(kw, budget=61))
+    # a file cut short while a run was written: the finished runs are kept
+    text = (tmp_path / "a.jsonl").read_text()
+    (tmp_path / "cut.jsonl").write_text(text[:-40])
+    assert len(read_runs(tmp_path / "cut.jsonl").runs) == n + 5
+
+
+def test_bench_flags_dishonest_solvers(toy_suite, tmp_path):
+    root, ref_path = toy_suite
+
+    def fixed(problem, seed):          # ignores the seed
+        for z in np.linspace(0.1, 0.9, 5):
+            problem(np.full(problem.dim, z))
+        return np.full(problem.dim, 0.9)
+
+    def liar(problem, seed):           # recommends a point it never evaluated
+        problem(problem.x0)
+        return np.random.default_rng(seed).random(problem.dim)
+
+    def sleeper(problem, seed):        # overruns its time limit
+        problem(problem.x0)
+        time.sleep(1.2)
+        return problem.x0
+
+    def clock(problem, seed):          # seeded from the clock
+        rng = np.random.default_rng(time.perf_counter_ns())
+        for _ in range(5):
+            problem(rng.random(problem.dim))
+
+    res = bench(root, [fixed, liar, sleeper], problems="letor-mq2008-map", folds=[1],
+                seeds=range(2), budget=20, max_seconds=0.05, references=ref_path, n_jobs=1)
+    flags = res.profiles().flags()
+    assert "identical runs across seeds" in flags["fixed"][0]
+    assert any("never evaluated" in f for f in flags["liar"])
+    assert any("past their budget" in f for f in flags["sleeper"])
+    res = bench(root, [fixed, clock], problems="letor-mq2008-map", folds=[1],
+                seeds=range(2), budget=20, references=ref_path, n_jobs=1)
+    flags = res.profiles().flags()
+    assert any("not reproducible" in f for f in flags["clock"])
+    assert not any("not reproducible" in f for f in flags["fixed"])
+
+
+def test_bench_command_line(toy_suite, tmp_path, capsys):
+    root, ref_path = toy_suite
+    out = tmp_path / "bench.jsonl"
+    args = ["bench", "run", root, "--solvers", "ca,random", "--problems",
+            "letor-mq2008-map", "--folds", "1,2", "--seeds", "2", "--budget", "40",
+            "--references", ref_path, "-o", str(out), "--plot", str(tmp_path / "e.png")]
+    assert cli.main(args) == 0
+    text = capsys.readouterr().out
+    assert "10 runs" in text and "ECDF@100" in text and (tmp_path / "e.png").exists()
+    assert cli.main(["bench", "report", str(out), "--json", "-"]) == 0
+    rows = json.loads(capsys.readouterr().out)["summary"]
+    assert [r["solver"] for r in rows] == ["ca", "random"]
+    assert cli.main(["bench", "export", str(out), "-o", str(tmp_path / "ioh")]) == 0
+    assert list((tmp_path / "ioh").glob("*/IOHprofiler_f*_letor_mq2008_map.json"))
+    assert cli.main(["bench", "list", root]) == 0
+    assert "letor-mq2008-map" in capsys.readouterr().out
+    assert cli.main(args[:3] + ["--solvers", "ca", "--budget", "5", "--problems", "nope",
+                                "-o", str(tmp_path / "x.jsonl")]) == 2
+    assert "unknown problem" in capsys.readouterr().err
+    assert cli.main(["bench", "run", root, "--solvers", "ca", "--budget", "5",
+                     "--problems", "letor-ohsumed-map", "-o", str(tmp_path / "y.jsonl")]) == 1
+    assert cli.main(["bench", "run", root, "--solvers", "ca", "-o",
+                     str(tmp_path / "z.jsonl")]) == 2
+
+
+@pytest.mark.skipif(not os.path.isdir(SHARED), reason="../shared/data is absent")
+def test_shipped_references_fit_the_real_data():
+    suite = Suite(SHARED)
+    assert not suite.missing
+    for spec, fold in suite.select("small"):
+        p = suite.problem(spec.id, fold, seed=0, budget=10)
+        assert p.reference >= p.start_value - 1e-12
+        assert p.line_cost >= (2 if getattr(p.objective, "exact_line", False) else 1)
