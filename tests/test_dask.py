@@ -73,3 +73,30 @@ def test_tune_runs_a_batch_on_the_cluster(client):
         remote = dfrank.tune(_EngineRun(engine), space, qrels, budget=16, seed=2, n_jobs=-1)
     assert remote.best_params == local.best_params and remote.value == local.value
     assert len(ts.data) >= 8
+
+
+@pytest.mark.slow
+def test_bench_runs_on_the_cluster(client, tmp_path):
+    """dfrank bench's runs with an evaluation budget: on the cluster, the same traces."""
+    import joblib
+
+    from dfrank.problems import Suite
+    from dfrank.problems import references as refs
+    from dfrank.problems.bench import bench
+    from tests.test_problems import write_mq2008
+
+    write_mq2008(str(tmp_path), np.random.default_rng(5))
+    inst = Suite(tmp_path).select(["letor-mq2008-map"], folds=[1])
+    refs.save(refs.compute(str(tmp_path), inst, command="test"), tmp_path / "refs.json")
+    kw = dict(problems="letor-mq2008-map", folds=[1], seeds=range(2), budget=40,
+              references=str(tmp_path / "refs.json"))
+    local = bench(tmp_path, ["ca", "random"], n_jobs=1, **kw)
+    with joblib.parallel_config(backend="dask"), distributed.get_task_stream(client) as ts:
+        remote = bench(tmp_path, ["ca", "random"], n_jobs=-1, **kw)
+    key = lambda r: (r["solver"], r["seed"], r["repeat"])   # noqa: E731
+    def seen(runs):
+        return [(key(r), r["trace"]["evals"], r["trace"]["values"])
+                for r in sorted(runs, key=key)]
+
+    assert seen(local.runs) == seen(remote.runs) and len(local.runs) == 6
+    assert len(ts.data) >= 4
