@@ -440,10 +440,11 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     strategy, **options
         The search, through :func:`dfrank.maximize` and the strategy registry: by default
         exact coordinate ascent (:data:`FUSE_STRATEGY`) with :data:`FUSE_OPTIONS` (5
-        restarts, the first from equal weights; tolerance 1e-6; the ``best`` line-search
-        rule), each option overridable. Without ``signed`` the search keeps the weights
-        non-negative (coordinate ascent's ``nonnegative=True``, which other strategies do
-        not offer); with ``signed`` any registered strategy.
+        restarts, the first from equal weights, one for two runs without ``signed``;
+        tolerance 1e-6; the ``best`` line-search rule), each option overridable. Without
+        ``signed`` the search keeps the weights non-negative (coordinate ascent's
+        ``nonnegative=True``, which other strategies do not offer); with ``signed`` any
+        registered strategy.
     seed, budget, max_seconds, n_jobs, progress
         As :func:`dfrank.maximize` (the budget and time limit are per fusion learned: with
         ``folds``, per fold).
@@ -473,6 +474,11 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     metric_name = spec.label
     ss = seed_sequence(seed)
     opts = dict(FUSE_OPTIONS if strategy == FUSE_STRATEGY else {}, **options)
+    if not signed and len(rs) == 2 and strategy == FUSE_STRATEGY and "restarts" not in options:
+        # two runs: the non-negative weights are one segment, which the first line search
+        # sweeps whole; every restart would find the same best interval, and ties go to
+        # the first restart, so one restart gives the same weights
+        opts["restarts"] = 1
     if not signed:
         opts["nonnegative"] = True
         if "nonnegative" not in _strategy_options(strategy):

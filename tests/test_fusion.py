@@ -231,3 +231,14 @@ def test_command_line(case, tmp_path, capsys):
     assert ours.all["map"] == pytest.approx(d["value"], abs=1e-12)
     assert cli.main(["fuse", str(qp), paths[0], paths[0]]) == 2
     assert "same name" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("metric", ["map", "nDCG@10", "p@5"])
+def test_two_runs_one_restart_gives_the_five_restarts_weights(seed, metric):
+    """With two runs the non-negative weights are one segment, which the first line search
+    sweeps whole: fuse runs one restart, and five give the same weights and value."""
+    qrels, runs = make_runs(seed=seed, n_runs=2, decimals=seed % 3)
+    one = fuse(qrels, runs, metric)
+    five = fuse(qrels, runs, metric, restarts=5)
+    assert one.weights == five.weights and one.value == five.value
