@@ -143,7 +143,9 @@ class CoordinateAscent(Strategy):
     def _run_face(self, objective, rng, restart):
         """Coordinate ascent on the face lambda_{d+1} = 0 (non-negative weights, sum 1).
         The point after each move is renormalized on the face (not projected), evaluated
-        afresh, and is the run's answer (:meth:`~dfrank.objective.Objective.settle`)."""
+        afresh, and is the run's answer (:meth:`~dfrank.objective.Objective.settle`).
+        Each line is a segment of the face, whose two ends are evaluated too. With two
+        weights the face is a segment: the first line sweeps it whole and ends the run."""
         d = objective.space.dim - 1
         lam = np.zeros(d + 1)
         lam[:d] = np.full(d, 1.0 / d) if restart == 0 else rng.dirichlet(np.ones(d))
@@ -163,12 +165,27 @@ class CoordinateAscent(Strategy):
                 res = objective.line_scores(s0, objective.scores(delta), rule=self.rule,
                                             window=self.window, floor=value,
                                             within=(lo, 1.0))
+                # the segment's ends, lambda_j = 0 and vertex j, are points of their own:
+                # there ties among the other coordinates' scores are not broken by
+                # coordinate j, and the line search's intervals leave them out
+                ends = np.maximum(lam[None, :] + np.array([[lo], [1.0]]) * delta, 0.0)
+                ends /= ends.sum(axis=1, keepdims=True)
                 if res.t != 0.0 and res.value >= value:
                     lam = np.maximum(lam + res.t * delta, 0.0)
                     lam /= lam.sum()
                     value = objective(lam)
                     s0 = objective.scores(lam)
+                at_ends = objective.batch(ends)
+                k = int(np.argmax(at_ends))
+                if at_ends[k] > value:
+                    lam, value = ends[k].copy(), float(at_ends[k])
+                    s0 = objective.scores(lam)
+                if d == 2:   # the face is a segment, and that line swept it whole
+                    break
             gain = value - before
+            if d == 2:
+                gain = 0.0
+                break
             if gain < self.tol:
                 break
         objective.settle(lam)

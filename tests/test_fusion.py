@@ -242,3 +242,13 @@ def test_two_runs_one_restart_gives_the_five_restarts_weights(seed, metric):
     one = fuse(qrels, runs, metric)
     five = fuse(qrels, runs, metric, restarts=5)
     assert one.weights == five.weights and one.value == five.value
+    # and it is the segment's best: no weight of a fine grid does better
+    from dfrank.fusion import fusion_data
+    from dfrank.objective import LinearObjective
+
+    obj = LinearObjective(fusion_data(qrels, runs, "minmax"), metric, ties="stable")
+    w = np.array([one.weights[n] for n in runs])
+    assert obj(np.append(w, 0.0)) == pytest.approx(one.value, abs=1e-12)
+    for a in np.linspace(0.0, 1.0, 201):
+        grid_value = obj(np.array([a, 1.0 - a, 0.0]))
+        assert grid_value <= one.value + 1e-12
