@@ -32,7 +32,8 @@ def add_arguments(p):
     p.add_argument("--signed", action="store_true",
                    help="allow negative weights (Metzler's augmented simplex)")
     o.add_strategy(p, FUSE_STRATEGY, f"search (default {FUSE_STRATEGY}: 5 restarts of exact "
-                                     "coordinate ascent; with --signed any strategy)")
+                                     "coordinate ascent, one line for two runs; with --signed "
+                                     "any strategy)")
     o.add_options(p, "--option restarts=10")
     o.add_seed(p)
     o.add_budget(p, "objective evaluations per fusion learned (an exact line search "
