@@ -12,8 +12,8 @@ DESCRIPTION = (
     "fold, seed) with the same allowance, the runs go to a JSON-lines file as they finish "
     "(run the same command again to continue an interrupted bench), and the report gives "
     "runtime-to-target ECDFs and data profiles, with targets reference - eps (reference - "
-    "start), and flags solvers whose runs ignore the seed, overrun the budget or recommend "
-    "points they never evaluated.")
+    "start), and flags solvers whose runs ignore the seed or do not repeat with it, fail, "
+    "overrun the budget or recommend points they never evaluated.")
 EPILOG = """\
 actions:
   list DATA                  the problems, and which have their data under DATA
