@@ -15,6 +15,7 @@ Every result also carries the effect size (mean difference / standard deviation 
 differences) and a percentile bootstrap confidence interval of the mean difference.
 """
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 
@@ -89,10 +90,9 @@ def significance(a, b, test="randomization", *, n_resamples=10000, seed=0,
     n = len(d)
     if n < 2:
         raise ValueError(f"a paired test needs at least 2 queries, got {n}")
-    rng = np.random.default_rng(seed)
     n_resamples = int(n_resamples)
     if test == "randomization":
-        stat, p, exact = _randomization(d, n_resamples, rng)
+        stat, p, exact = _randomization(d, n_resamples, seed)
     elif test == "t":
         stat, p, exact = _t(d)
     elif test == "wilcoxon":
@@ -112,7 +112,38 @@ def significance(a, b, test="randomization", *, n_resamples=10000, seed=0,
 
 # ---------------------------------------------------------------------- the tests
 
-def _randomization(d, n_resamples, rng):
+_DRAW = 4096                 # sign patterns drawn (and summed) at a time
+_KEEP_DRAWS = 1 << 25        # the largest block of patterns kept for the next test (bytes)
+
+
+def _sign_draws(n, n_resamples, seed):
+    """Blocks of random 0/1 sign patterns (n_resamples x n in all, from ``seed``), the
+    stream of rng.choice([-1, 1]) without its fancy indexing. The tests of one report (a
+    fusion against each baseline, compare's strategies) draw the same patterns: up to
+    :data:`_KEEP_DRAWS` bytes they are drawn once and kept."""
+    if isinstance(seed, (int, np.integer)) and n * n_resamples <= _KEEP_DRAWS:
+        return _kept_draws(int(n), int(n_resamples), int(seed))
+    return _draws(n, n_resamples, seed)
+
+
+def _draws(n, n_resamples, seed):
+    rng = np.random.default_rng(seed)
+    left = n_resamples
+    while left:
+        m = min(left, _DRAW)
+        yield rng.integers(0, 2, size=(m, n)).astype(np.int8)
+        left -= m
+
+
+@functools.lru_cache(maxsize=2)
+def _kept_draws(n, n_resamples, seed):
+    blocks = tuple(_draws(n, n_resamples, seed))
+    for b in blocks:
+        b.setflags(write=False)
+    return blocks
+
+
+def _randomization(d, n_resamples, seed):
     """Sign-flip test of |mean|. Ties with the observed statistic count as extreme (with a
     relative tolerance, so that float rounding of equal sums does not decide)."""
     n = len(d)
@@ -129,13 +160,9 @@ def _randomization(d, n_resamples, rng):
             count += int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
         return d.mean(), count / total, True
     count = 0
-    left = n_resamples
-    while left:
-        m = min(left, 4096)
-        # the stream of rng.choice([-1, 1]), drawn without its fancy indexing
-        signs = 2.0 * rng.integers(0, 2, size=(m, n)) - 1.0
+    for bits in _sign_draws(n, n_resamples, seed):
+        signs = 2.0 * bits - 1.0
         count += int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
-        left -= m
     return d.mean(), (count + 1) / (n_resamples + 1), False
 
 
