@@ -188,6 +188,23 @@ def test_honesty_flags():
     assert "flags:" in text and "liar" in text
 
 
+def test_by_problem_is_each_problems_own_ecdf():
+    rng = np.random.default_rng(4)
+    runs = [record(s, seed, list(rng.random(12)), problem=pid, dim=d)
+            for s in ("a", "b") for seed in range(3) for pid, d in (("p1", 2), ("p2", 5))]
+    runs += [dict(record("b", 3, [0.1], problem="p2", dim=5), error="ValueError: x")]
+    prof = Profiles(runs)
+    rows = prof.by_problem([3, 10])
+    assert [(r["problem"], r["dim"], r["budget"]) for r in rows] == \
+        [("p1", 2, 3), ("p1", 2, 10), ("p2", 5, 3), ("p2", 5, 10)]
+    for r in rows:
+        alone = Profiles([x for x in runs if x["problem"] == r["problem"]])
+        for s in ("a", "b"):
+            assert r["ecdf"][s] == alone.ecdf(s, [r["budget"]])[0]
+    table = prof.by_problem_table([3, 10])
+    assert "p2 (5)" in table and table.count("*") >= 4
+
+
 def test_a_failed_run_counts_as_reaching_nothing():
     ok = [record("s", seed, [0.1, 0.9]) for seed in range(3)]
     prof = Profiles(ok + [dict(record("s", 3, [0.1]), error="ValueError: 1-D")])
@@ -442,8 +459,10 @@ def test_bench_command_line(toy_suite, tmp_path, capsys):
     assert cli.main(args) == 0
     text = capsys.readouterr().out
     assert "10 runs" in text and "ECDF@100" in text and (tmp_path / "e.png").exists()
-    assert cli.main(["bench", "report", str(out), "--json", "-"]) == 0
-    rows = json.loads(capsys.readouterr().out)["summary"]
+    assert cli.main(["bench", "report", str(out), "--json", "-", "--by-problem", "5,40"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = report["summary"]
+    assert [r["budget"] for r in report["by_problem"]] == [5, 40]
     assert [r["solver"] for r in rows] == ["ca", "random"]
     assert cli.main(["bench", "export", str(out), "-o", str(tmp_path / "ioh")]) == 0
     assert list((tmp_path / "ioh").glob("*/IOHprofiler_f*_letor_mq2008_map.json"))

@@ -98,6 +98,9 @@ def _add_references(p):
 def _add_report(p):
     p.add_argument("--plot", metavar="FILE",
                    help="write the ECDFs and data profiles (PNG) here")
+    p.add_argument("--by-problem", nargs="?", const="100,1000", metavar="EVALS",
+                   help="also each solver's ECDF on each problem alone, at these "
+                        "comma-separated evaluation counts (default 100,1000): who wins where")
     o.add_json(p, "the report (summary rows and flags)")
 
 
@@ -178,9 +181,15 @@ def _report(args):
 
 def _show(prof, args):
     out = o.Outputs()
-    out.json(args.json, {"summary": prof.summary_rows(), "flags": prof.flags()}, "report")
+    report = {"summary": prof.summary_rows(), "flags": prof.flags()}
+    shown = _ints(args.by_problem, "--by-problem") if args.by_problem else None
+    if shown:
+        report["by_problem"] = prof.by_problem(shown)
+    out.json(args.json, report, "report")
     if args.json != "-":
         print(prof.summary())
+        if shown:
+            print("\n" + prof.by_problem_table(shown))
     if out.write(args.plot, prof.plot, "plot", ".png") and args.json != "-":
         print(f"ECDFs and data profiles written to {args.plot}")
     out.done()

@@ -185,6 +185,40 @@ class Profiles:
             text += "\nflags:\n" + "\n".join(f"  {s}: {f}" for s, f in flags)
         return text
 
+    def by_problem(self, budgets=(100, 1000)):
+        """Where each solver wins: for every problem (in the runs' order) and budget, the
+        ECDF of each solver on that problem's runs alone. A list of dicts ``problem, dim,
+        budget, ecdf`` (``ecdf``: ``{solver: fraction}``, NaN for a solver without runs
+        there)."""
+        problems, dims = [], {}
+        for r in self.runs + self.failed:
+            if r["problem"] not in dims:
+                problems.append(r["problem"])
+                dims[r["problem"]] = r.get("dim")
+        rows = []
+        for pid in problems:
+            alone = Profiles([r for r in self.runs + self.failed + self.repeats
+                              if r["problem"] == pid])
+            for b in budgets:
+                rows.append({"problem": pid, "dim": dims[pid], "budget": int(b),
+                             "ecdf": {s: float(alone.ecdf(s, [b])[0]) for s in self.solvers}})
+        return rows
+
+    def by_problem_table(self, budgets=(100, 1000)):
+        """:meth:`by_problem` as text: a row per problem and budget, a column per solver, the
+        best of each row marked with ``*``."""
+        rows = []
+        for r in self.by_problem(budgets):
+            vals = [r["ecdf"][s] for s in self.solvers]
+            top = np.nanmax(vals) if not np.all(np.isnan(vals)) else np.nan
+            cells = ["-" if np.isnan(v) else f"{v:.2f}" + ("*" if v >= top - 1e-12 else "")
+                     for v in vals]
+            dim = "" if r["dim"] is None else f" ({r['dim']})"
+            rows.append([f"{r['problem']}{dim}", str(r["budget"])] + cells)
+        return (format_table(rows, ["problem (dim)", "evals"] + self.solvers) +
+                "\nECDF of each solver on each problem's runs within that many evaluations "
+                "(* the best of the row)")
+
     def plot(self, path=None, **kwargs):
         """The aggregated ECDFs and data profiles (see :func:`dfrank.plot.profiles`)."""
         from ..plot import profiles
