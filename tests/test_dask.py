@@ -94,6 +94,7 @@ def test_bench_runs_on_the_cluster(client, tmp_path):
     with joblib.parallel_config(backend="dask"), distributed.get_task_stream(client) as ts:
         remote = bench(tmp_path, ["ca", "random"], n_jobs=-1, **kw)
     key = lambda r: (r["solver"], r["seed"], r["repeat"])   # noqa: E731
+
     def seen(runs):
         return [(key(r), r["trace"]["evals"], r["trace"]["values"])
                 for r in sorted(runs, key=key)]

@@ -29,6 +29,7 @@ __all__ = ["Problem", "EPSILONS", "targets_of", "start_of", "first_hits"]
 
 EPSILONS = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01)
 
+
 def targets_of(reference, start_value, eps=EPSILONS):
     """``reference - eps * (reference - start_value)`` for each eps (increasing targets for
     decreasing eps). A start at or above the reference leaves one target, the reference."""
@@ -37,6 +38,7 @@ def targets_of(reference, start_value, eps=EPSILONS):
         return np.array([float(reference)])
     return reference - np.asarray(eps, dtype=np.float64) * gap
 
+
 def start_of(dim, seed):
     """The instance's start in the unit cube: the center for seed 0 (the simplex's center,
     the box's middle), a uniform point drawn from ``seed`` otherwise."""
@@ -44,8 +46,10 @@ def start_of(dim, seed):
         return np.full(dim, 0.5)
     return np.random.default_rng([int(seed), 0x5EED]).random(dim)
 
+
 def _key(point):
     return np.ascontiguousarray(point, dtype=np.float64).tobytes()
+
 
 class Problem:
     """An instance (fold, seed) of a suite problem, with its budget and targets.
@@ -155,6 +159,7 @@ class Problem:
         target (inf where it never did)."""
         targets = self.targets if targets is None else np.asarray(targets)
         return first_hits(self.trace if trace is None else trace, targets)
+
 
 def first_hits(trace, targets):
     """Evaluations at which a best-so-far trace first reached each target (inf: never)."""
