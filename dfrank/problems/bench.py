@@ -56,6 +56,8 @@ def read_runs(path):
     """A bench file read back: :class:`BenchResult` (a truncated last line, from a run cut
     short while writing, is ignored)."""
     header, runs, costs = None, [], {}
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file (a file written by 'dfrank bench run')")
     with open(path) as f:
         lines = f.read().split("\n")
     for i, line in enumerate(lines):
