@@ -15,7 +15,7 @@ from joblib import Parallel, delayed
 from .data import RankingData
 from .objective import Objective
 
-__all__ = ["seed_sequence", "child", "run_tasks", "effective_n_jobs"]
+__all__ = ["seed_sequence", "child", "run_tasks", "effective_n_jobs", "one_thread_each"]
 
 
 def seed_sequence(seed):
@@ -53,6 +53,24 @@ def effective_n_jobs(n_jobs):
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise ValueError(f"n_jobs must be a nonzero integer (-1 = all cores), got {n_jobs!r}")
     return eff(int(n_jobs))
+
+
+def one_thread_each():
+    """A context in which joblib's worker processes run numba (and BLAS, OpenMP) on one
+    thread each: joblib's inner thread limit, set in each worker's environment before
+    numba starts, for runs that must not share cores (time budgets, timings). Only
+    joblib's default process backend is configured; a backend the user chose (Dask, or
+    loky with its own inner limit) is left as it is."""
+    import contextlib
+
+    from joblib import parallel_config
+    from joblib._parallel_backends import LokyBackend
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    if isinstance(backend, LokyBackend) and backend.inner_max_num_threads is None:
+        return parallel_config(backend="loky", inner_max_num_threads=1)
+    return contextlib.nullcontext()
 
 
 def run_tasks(fn, tasks, n_jobs, shared=()):

@@ -339,6 +339,28 @@ def test_dfrank_strategies_start_from_the_instance(toy_suite):
             assert trace["values"][1] == p.start_value   # its first evaluation
 
 
+def _numba_threads(_):
+    import numba
+
+    return numba.get_num_threads()
+
+
+def test_workers_run_one_numba_thread_and_this_process_keeps_its_own():
+    import numba
+    from joblib import Parallel, delayed, parallel_config
+
+    from dfrank.parallel import one_thread_each
+
+    mine = numba.get_num_threads()
+    with one_thread_each():
+        got = Parallel(n_jobs=2)(delayed(_numba_threads)(i) for i in range(4))
+    assert got == [1, 1, 1, 1] and numba.get_num_threads() == mine
+    with parallel_config(backend="loky", inner_max_num_threads=2):   # the user's own limit
+        with one_thread_each():
+            assert Parallel(n_jobs=2)(delayed(_numba_threads)(i) for i in range(2)) == \
+                [min(2, numba.config.NUMBA_NUM_THREADS)] * 2
+
+
 def test_line_costs_come_from_the_references(toy_suite, tmp_path):
     root, ref_path = toy_suite
     stored = refs.load(ref_path)["values"]

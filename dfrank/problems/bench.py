@@ -5,9 +5,11 @@ go to a JSON-lines file as they finish (a header line, the line costs measured, 
 line per run): an interrupted bench keeps what finished, and the same call continues it,
 skipping the runs already there.
 
-Parallel runs are processes (joblib), each with single-threaded kernels: with an evaluation
-budget any number of them gives the same results; with a time budget keep at most one per
-core (the default, ``n_jobs=-1``) so that runs do not slow each other.
+Parallel runs are processes (joblib), each with numba on one thread (joblib's inner thread
+limit, :func:`dfrank.parallel.one_thread_each`; dfrank sets no global thread state): with an
+evaluation budget any number of them gives the same results; with a time budget keep at
+most one per core (the default, ``n_jobs=-1``) so that runs do not slow each other. With
+``n_jobs=1`` the runs take turns in this process, on its threads.
 """
 
 import json
@@ -19,8 +21,8 @@ import numpy as np
 
 from ..files import VERSION, jsonable
 from ..objective import BudgetExhausted, check_allowance, check_budget
-from ..parallel import effective_n_jobs, gather
-from .references import measure_line_cost
+from ..parallel import effective_n_jobs, gather, one_thread_each
+from .references import measure_line_costs
 from .solvers import Outcome, solver_of
 from .suite import Suite
 
@@ -103,15 +105,10 @@ def _suite(root, references):
     return _SUITES[key]
 
 
-def _run_one(task, root, references, single_thread):
+def _run_one(task, root, references):
     """One run in this process or a worker: the problem built, the solver run, the record
     returned (an error is recorded, not raised)."""
     solver_spec, pid, fold, seed, budget, max_seconds, line_cost, repeat = task
-    import numba
-
-    threads = numba.get_num_threads()
-    if single_thread:
-        numba.set_num_threads(1)
     t0 = time.perf_counter()
     rec = {"type": "run", "solver": _label(solver_spec), "problem": pid, "fold": fold,
            "seed": seed, "budget": budget, "max_seconds": max_seconds,
@@ -143,9 +140,6 @@ def _run_one(task, root, references, single_thread):
             recommended_evaluated=None if out.point is None else problem.evaluated(out.point))
     except Exception as e:   # recorded: one failing run must not end a long bench
         rec.update(seconds=time.perf_counter() - t0, error=f"{type(e).__name__}: {e}")
-    finally:
-        if single_thread:
-            numba.set_num_threads(threads)
     return jsonable(rec)
 
 
@@ -225,20 +219,18 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
         costs = {k: v["line_cost"] for k, v in old.header["line_costs"].items()}
     else:
         _append(output, [header], fresh=True)
-    new_lines = []
-    for spec, fold in instances:
-        if (spec.id, fold) not in costs:
-            if line_cost == "measured":
-                cost, worth = measure_line_cost(suite.problem(spec.id, fold, line_cost=1)
-                                                .objective)
-            elif line_cost == "reference":
-                cost, worth = suite.line_cost(spec.id, fold), None
-            else:
-                cost, worth = int(line_cost), None
-            costs[(spec.id, fold)] = cost
-            new_lines.append({"type": "line_cost", "problem": spec.id, "fold": fold,
-                              "line_cost": cost, "worth": worth})
-    _append(output, new_lines)
+    new = [(spec, fold) for spec, fold in instances if (spec.id, fold) not in costs]
+    if line_cost == "measured":
+        measured = measure_line_costs(root, new)
+    elif line_cost == "reference":
+        measured = [(suite.line_cost(spec.id, fold), None) for spec, fold in new]
+    else:
+        measured = [(int(line_cost), None)] * len(new)
+    for (spec, fold), (cost, worth) in zip(new, measured):
+        costs[(spec.id, fold)] = cost
+    _append(output, [{"type": "line_cost", "problem": spec.id, "fold": fold,
+                      "line_cost": cost, "worth": worth}
+                     for (spec, fold), (cost, worth) in zip(new, measured)])
     tasks = [(s, spec.id, fold, seed, budgets.get(_label(s), budget), max_seconds,
               costs[(spec.id, fold)], False)
              for spec, fold in instances for seed in seeds for s in solvers]
@@ -248,18 +240,19 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
             firsts.setdefault((_label(t[0]), t[1]), t)
         tasks += [t[:-1] + (True,) for t in firsts.values()]
     tasks = [t for t in tasks if _key(_label(t[0]), *t[1:4], t[-1]) not in done]
-    single = effective_n_jobs(n_jobs) != 1 or max_seconds is not None
-    new = gather(_results(tasks, root, references, n_jobs, single_thread=single),
-                 len(tasks), "bench", progress, each=lambda rec: _append(output, [rec]))
+    new = gather(_results(tasks, root, references, n_jobs), len(tasks), "bench", progress,
+                 each=lambda rec: _append(output, [rec]))
     runs = list(done.values()) + new
     header["line_costs"] = costs
     return BenchResult(header, runs, output)
 
 
-def _results(tasks, root, references, n_jobs, single_thread):
+def _results(tasks, root, references, n_jobs):
+    """The runs' records as they finish: in this process with ``n_jobs=1`` (numba's threads
+    as the process has them), else in joblib's workers with one numba thread each."""
     if effective_n_jobs(n_jobs) == 1:
         for t in tasks:
-            yield _run_one(t, root, references, single_thread)
+            yield _run_one(t, root, references)
         return
     import warnings
 
@@ -269,8 +262,10 @@ def _results(tasks, root, references, n_jobs, single_thread):
     # data stay loaded in it) and warns; no run is lost, so the warning is not the user's
     warnings.filterwarnings("ignore", message="A worker stopped while some jobs",
                             category=UserWarning)
-    yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-        delayed(_run_one)(t, root, references, single_thread) for t in tasks)
+    with one_thread_each():   # the workers' environment is set as they start
+        runs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+            delayed(_run_one)(t, root, references) for t in tasks)
+    yield from runs
 
 
 def _append(path, records, fresh=False):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..files import VERSION, read_json, write_json_atomic
 
-__all__ = ["load", "lookup", "line_cost_of", "measure_line_cost", "compute",
+__all__ = ["load", "lookup", "line_cost_of", "measure_line_costs", "compute",
            "add_line_costs", "merge", "save", "REFERENCES_FORMAT", "SHIPPED"]
 
 REFERENCES_FORMAT = "dfrank.problem_references"
@@ -67,22 +67,27 @@ def line_cost_of(refs, spec, fold):
     return int(entry["line_cost"])
 
 
-def measure_line_cost(objective):
-    """``(line_cost, worth)``: an exact line search's time in single evaluations on this
-    machine (``worth``) and its rounded-up charge; ``(1, None)`` without a line search.
-    Measured on one thread, as bench runs are."""
-    import numba
+def measure_line_costs(root, instances):
+    """``[(line_cost, worth), ...]`` of each ``(spec, fold)``: an exact line search's time
+    in single evaluations on this machine (``worth``) and its rounded-up charge; ``(1,
+    None)`` without a line search. Measured as parallel bench runs run: in joblib's worker
+    processes, numba on one thread each, one per core."""
+    from joblib import Parallel, delayed
 
+    from ..parallel import one_thread_each
+
+    with one_thread_each():
+        return Parallel(n_jobs=-1)(delayed(_line_cost)(spec, root, fold)
+                                   for spec, fold in instances)
+
+
+def _line_cost(spec, root, fold):
     from ..objective import line_search_cost
 
+    objective = spec.objective(root, fold)
     if not getattr(objective, "exact_line", False):
         return 1, None
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        worth = line_search_cost(objective, repeats=31)
-    finally:
-        numba.set_num_threads(threads)
+    worth = line_search_cost(objective, repeats=31)
     return max(1, math.ceil(worth)), round(worth, 3)
 
 
@@ -98,12 +103,12 @@ def add_line_costs(refs, root, instances, *, command=""):
     values = {k: {f: dict(e) for f, e in v.items()} for k, v in refs.get("values", {}).items()}
     run = len(refs.get("runs", []))
     for spec, fold in instances:
-        entry = values.get(spec.id, {}).get(str(fold))
-        if entry is None:
+        if values.get(spec.id, {}).get(str(fold)) is None:
             raise ValueError(f"no reference value for {spec.id} fold {fold} to add a line "
                              "cost to")
-        cost, worth = measure_line_cost(spec.objective(root, fold))
-        entry.update(line_cost=cost, line_worth=worth, line_cost_run=run)
+    for (spec, fold), (cost, worth) in zip(instances, measure_line_costs(root, instances)):
+        values[spec.id][str(fold)].update(line_cost=cost, line_worth=worth,
+                                          line_cost_run=run)
     return dict(refs, runs=list(refs.get("runs", [])) +
                 [_run_record(command, time.perf_counter() - t0)], values=values)
 
@@ -126,14 +131,13 @@ def compute(root, instances, *, command="", n_jobs=1, progress=None):
             top = max(float(res.value), float(np.max(res.trace["values"])))
             if top > best:
                 best, by = top, name
-        seconds = round(time.perf_counter() - t0, 2)
-        cost, worth = measure_line_cost(obj)
         values.setdefault(spec.id, {})[str(fold)] = {
-            "value": best, "by": by, "seconds": seconds,
-            "fingerprint": spec.fingerprint(root, fold), "run": 0,
-            "line_cost": cost, "line_worth": worth, "line_cost_run": 0}
+            "value": best, "by": by, "seconds": round(time.perf_counter() - t0, 2),
+            "fingerprint": spec.fingerprint(root, fold), "run": 0}
         if progress is not None:
             progress(spec.id, fold, best, by)
+    for (spec, fold), (cost, worth) in zip(instances, measure_line_costs(root, instances)):
+        values[spec.id][str(fold)].update(line_cost=cost, line_worth=worth, line_cost_run=0)
     return {"format": REFERENCES_FORMAT, "version": VERSION,
             "runs": [_run_record(command, time.perf_counter() - t_all)], "values": values}
 

@@ -244,7 +244,7 @@ class Suite:
         if line_cost == "reference":
             line_cost = self.line_cost(problem_id, fold)
         elif line_cost == "measured":
-            line_cost = refs.measure_line_cost(objective)[0]
+            line_cost = refs.measure_line_costs(self.root, [(spec, fold)])[0][0]
         return Problem(spec, objective, fold=fold, seed=seed,
                        reference=reference, budget=budget,
                        max_seconds=max_seconds, line_cost=line_cost)
