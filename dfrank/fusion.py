@@ -321,15 +321,17 @@ class FusionResult:
         return self.fused.to_dataframe()
 
     def apply(self, runs):
-        """The fused run ``{qid: {docno: score}}`` of other runs of the same systems (a dict
-        name -> run, the names of :attr:`runs`), with this fusion's normalization,
-        missing-document rule and weights: the learned fusion applied to new queries."""
+        """The fused run of other runs of the same systems (a dict name -> run, the names
+        of :attr:`runs`), with this fusion's normalization, missing-document rule and
+        weights: the learned fusion applied to new queries. A :class:`FusedRun`: read as
+        the mapping ``{qid: {docno: score}}``, written with ``to_trec``-style lines or
+        ``to_dataframe``."""
         if not hasattr(runs, "items") or sorted(runs) != sorted(self.runs):
             raise ValueError(f"apply takes a dict of the runs {self.runs}, got "
                              f"{sorted(runs) if hasattr(runs, 'items') else type(runs)}")
         rs = {str(n): as_run(runs[n], str(n)) for n in self.runs}
         fu = _build(None, rs, self.norm, self.missing, False)
-        return _fused_run(fu, np.array([self.weights[n] for n in self.runs])).to_dict()
+        return _fused_run(fu, np.array([self.weights[n] for n in self.runs]))
 
     def summary_rows(self):
         rows = [{"name": "learned fusion (train)", "value": self.value, "p_value": None}]

@@ -27,7 +27,6 @@ pt = need("pyterrier", "dfrank.pyterrier")
 from . import ir  # noqa: E402
 from .estimator import DirectRanker  # noqa: E402
 from .fusion import fuse  # noqa: E402
-from .io.forms import ranked  # noqa: E402
 from .metrics.registry import RUN_METRIC  # noqa: E402
 from .registry import BOX_STRATEGY  # noqa: E402
 from .tuning import DEFAULT_BUDGET  # noqa: E402
@@ -46,14 +45,10 @@ def _empty_result(inp, drop=()):
                          for c in _with_ranks([c for c in inp.columns if c not in drop])})
 
 
-def _frame(run, topics=None):
-    """A PyTerrier result frame of ``{qid: {docno: score}}`` (ranks from 0, each query
-    ranked as trec_eval ranks it; the topics' other columns kept)."""
-    import pandas as pd
-
-    rows = [(q, d, float(s), r) for q, docs in run.items()
-            for r, (d, s) in enumerate(ranked(docs))]
-    res = pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
+def _frame(fused, topics=None):
+    """A PyTerrier result frame of a :class:`~dfrank.fusion.FusedRun` (ranks from 0, each
+    query ranked as trec_eval ranks it; the topics' other columns kept)."""
+    res = fused.to_dataframe()
     if topics is not None:
         extra = [c for c in topics.columns if c not in res.columns]
         if extra:

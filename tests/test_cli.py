@@ -186,3 +186,13 @@ def test_exit_codes_and_debug_before_or_after_the_command(files, capsys, monkeyp
     assert cli.main(["fit", files["train"], "--metric", "nope@3", "--quiet"]) == 2
     assert cli.main(["nosuchcommand"]) == 2
     assert "unknown command" in capsys.readouterr().err
+
+
+def test_name_value_numbers():
+    from dfrank.cli import options as o
+
+    assert o.parse_numbers(["k1=1.2", "b=0.75"], "--set") == {"k1": 1.2, "b": 0.75}
+    assert o.parse_numbers(None, "--set") == {}
+    for bad in ("k1", "k1=", "k1=high"):
+        with pytest.raises(o.UsageError, match="--default expects NAME=VALUE"):
+            o.parse_numbers([bad], "--default")

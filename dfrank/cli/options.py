@@ -215,6 +215,18 @@ def parse_options(pairs, flag="--option"):
     return out
 
 
+def parse_numbers(pairs, flag):
+    """``NAME=VALUE`` strings into ``{name: float}`` (a model's parameter values)."""
+    out = {}
+    for item in pairs or []:
+        name, _, val = item.partition("=")
+        try:
+            out[name] = float(val)
+        except ValueError:
+            raise UsageError(f"{flag} expects NAME=VALUE, got {item!r}") from None
+    return out
+
+
 def load(path, args, n_features=None, grouping=True):
     """A LETOR/SVMlight file, with the command's --max-features and (``grouping``: the
     command's main file) its --query-file / --one-query."""

@@ -30,13 +30,7 @@ def run(args):
     from ..io.forms import run_to_trec_lines
 
     o.outputs_writable(args, "output", inputs=[args.collection, args.topics])
-    params = {}
-    for item in args.set or []:
-        name, sep, val = item.partition("=")
-        try:
-            params[name] = float(val)
-        except ValueError:
-            raise o.UsageError(f"--set expects NAME=VALUE, got {item!r}") from None
+    params = o.parse_numbers(args.set, "--set")
     o.compiling(args.quiet)
     engine = o.engine(args, need_qrels=False)
     lines = run_to_trec_lines(engine.run(args.model, params, depth=args.depth),

@@ -84,13 +84,7 @@ def _param_specs(args, model):
                 raise o.UsageError(f"parameter {name!r} is given twice")
             spec[name] = (lo, hi) + (("log",) if len(parts) == 3 else ()) + \
                 (("int",) if kind == "int" else ())
-    default = {}
-    for item in args.default or []:
-        name, sep, val = item.partition("=")
-        try:
-            default[name] = float(val)
-        except ValueError:
-            raise o.UsageError(f"--default expects NAME=VALUE, got {item!r}") from None
+    default = o.parse_numbers(args.default, "--default")
     if not spec and model is not None:
         from ..ir import MODELS
 
