@@ -89,8 +89,9 @@ def write_kept(path, write, what, suffix="", stdout=None):
 
 
 def write_text_atomic(path, text):
-    """Write ``text`` to ``path`` atomically (a temporary file in the same folder, synced,
-    then renamed), with the permissions a plain ``open`` would give (the umask)."""
+    """Write ``text`` (a str, or an iterable of str written one after the other) to
+    ``path`` atomically (a temporary file in the same folder, synced, then renamed), with
+    the permissions a plain ``open`` would give (the umask)."""
     path = os.fspath(path)
     check_writable(path)
     folder = os.path.dirname(os.path.abspath(path))
@@ -98,7 +99,8 @@ def write_text_atomic(path, text):
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w") as f:
-            f.write(text)
+            for part in ([text] if isinstance(text, str) else text):
+                f.write(part)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -151,11 +151,47 @@ def _normalize_groups(s, starts, counts, norm, m):
     return s / np.maximum(np.sqrt(np.repeat(np.add.reduceat(s * s, starts), counts)), _TINY)
 
 
+@dataclass
+class _RunRows:
+    """What a fusion keeps of a run: per line its query index (into ``qids``), docno
+    (an ``S`` array), score and line number, and the file's path for messages (a read
+    :class:`~dfrank.io.trec.Run` also holds the file's bytes and spans: read one at a time
+    and reduced to this, runs of millions of lines need a third of the memory)."""
+    qids: list
+    row_q: np.ndarray
+    docnos: np.ndarray
+    score: np.ndarray
+    line_no: np.ndarray
+    path: str
+
+    def queries(self):
+        return self.qids, self.row_q
+
+
+def _run_rows(run, name):
+    """A :class:`_RunRows` of any run form :func:`~dfrank.io.forms.as_run` takes."""
+    f = as_run(run, name)
+    qids, row_q = f.queries()
+    return _RunRows(qids, row_q, dn.docno_bytes(f), f.score, f.line_no, f.path)
+
+
+def _read_runs(runs):
+    """name -> :class:`_RunRows` of a dict of runs (read one after the other)."""
+    if not hasattr(runs, "items"):
+        raise TypeError("runs must be a dict name -> run")
+    rs = {}
+    for n, r in runs.items():
+        if str(n) in rs:
+            raise ValueError("two runs have the same name")
+        rs[str(n)] = _run_rows(r, str(n))
+    return rs
+
+
 def _build(qrels, runs, norm, missing, complete):
     """The fusion's data: a row per candidate (the union of the runs' documents of a
     query, docno-descending), a feature per run (its normalized score, or ``missing``),
     labels from ``qrels`` (a read Qrels; None: every query of the runs, labels 0, to apply
-    a fusion). ``runs``: name -> a read Run."""
+    a fusion). ``runs``: name -> :class:`_RunRows`."""
     _check_missing(norm, missing)
     names = list(runs)
     if len(names) < 2:
@@ -169,20 +205,22 @@ def _build(qrels, runs, norm, missing, complete):
         raise ValueError(f"the runs and the qrels share no query (runs: {sorted(run_q)[:5]}, "
                          f"qrels: {sorted(judged_q)[:5]})")
     index = {q: i for i, q in enumerate(qids)}
-    files = list(runs.values()) + ([qrels] if qrels is not None else [])
-    width = max(int((f.d_span[:, 1] - f.d_span[:, 0]).max(initial=1)) for f in files)
+    width = max([r.docnos.dtype.itemsize for r in runs.values()] + (
+        [] if qrels is None else [int((qrels.d_span[:, 1] - qrels.d_span[:, 0]).max(
+            initial=1))]))
     rows, kept_keys = [], []
     for f, (fq, row_q) in zip(runs.values(), per_run):
         gq = np.array([index.get(q, -1) for q in fq], dtype=np.int64)[row_q]
         keep = np.flatnonzero(gq >= 0)
         rows.append((keep, gq[keep]))
-        kept_keys.append(dn.keys(gq[keep], dn.docno_bytes(f, keep, width)))
+        kept_keys.append(dn.keys(gq[keep], f.docnos[keep].astype(f"S{width}")))
     cand, inv = np.unique(np.concatenate(kept_keys), return_inverse=True)
-    del kept_keys
+    del kept_keys   # here and below: what is done with goes at once (web-sized runs)
     nq = len(qids)
     cq = dn.key_queries(cand)
     qptr = np.concatenate([[0], np.cumsum(np.bincount(cq, minlength=nq))]).astype(np.int64)
     final = qptr[cq] + qptr[cq + 1] - 1 - np.arange(len(cand))   # docno-descending rows
+    del cq
     m_q = np.diff(qptr)
     n_cand = len(cand)
     X = np.empty((n_cand, len(names)))
@@ -212,6 +250,8 @@ def _build(qrels, runs, norm, missing, complete):
         X[:, j] = fill[q_of_row]
         X[p, j] = vals
         ranked_rows.append((g, p, s))
+        rows[j] = None
+    del inv, q_of_row
     y = np.zeros(n_cand)
     jq, jrow, jrel = np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
     if qrels is not None:
@@ -227,6 +267,7 @@ def _build(qrels, runs, norm, missing, complete):
     uptr, ulab = _unranked(jq, jrel, jrow < 0, nq)
     docids = np.empty(n_cand, dtype=cand.dtype)
     docids[final] = cand
+    del cand, final
     data = RankingData(X, y, qptr, np.asarray(qids, dtype=object),
                        docids=dn.key_docnos(docids), feature_ids=np.arange(1, len(names) + 1),
                        source="fusion", unranked=(uptr, ulab))
@@ -240,7 +281,8 @@ def _refuse_duplicates(name, f, g, p, rows, qids):
     if len(same):
         twice = rows[np.flatnonzero(p == same[0])]
         a, b = sorted(int(f.line_no[r]) for r in twice[:2])
-        raise DataFormatError(f"run {name!r} holds docno {f.text(int(twice[0]), f.d_span)!r} "
+        docno = f.docnos[int(twice[0])].decode("utf-8", "replace")
+        raise DataFormatError(f"run {name!r} holds docno {docno!r} "
                               f"twice for query {qids[int(g[p == same[0]][0])]!r} (lines {a} "
                               f"and {b})", path=f.path, line=b)
 
@@ -313,7 +355,7 @@ class FusionResult:
 
     def to_trec(self, path, tag="dfrank-fusion"):
         """Write the fused run as a TREC run file (atomically)."""
-        write_text_atomic(path, "".join(self.fused.lines(tag)))
+        write_text_atomic(path, ("".join(b) for b in self.fused.blocks(tag)))
         return path
 
     def to_dataframe(self):
@@ -329,8 +371,8 @@ class FusionResult:
         if not hasattr(runs, "items") or sorted(runs) != sorted(self.runs):
             raise ValueError(f"apply takes a dict of the runs {self.runs}, got "
                              f"{sorted(runs) if hasattr(runs, 'items') else type(runs)}")
-        rs = {str(n): as_run(runs[n], str(n)) for n in self.runs}
-        fu = _build(None, rs, self.norm, self.missing, False)
+        fu = _build(None, _read_runs({n: runs[n] for n in self.runs}), self.norm,
+                    self.missing, False)
         return _fused_run(fu, np.array([self.weights[n] for n in self.runs]))
 
     def summary_rows(self):
@@ -408,11 +450,8 @@ def fusion_data(qrels, runs, norm="minmax", missing="zero", complete=False):
     run (its normalized score, ``missing`` where it lacks the document), labels from
     ``qrels`` (arguments as :func:`fuse`'s). A linear ranker of it, evaluated with
     ``ties="stable"``, is a fused run under trec_eval's conventions."""
-    if not hasattr(runs, "items"):
-        raise TypeError("runs must be a dict name -> run")
     _check_missing(norm, missing)
-    rs = {str(n): as_run(r, str(n)) for n, r in runs.items()}
-    return _build(as_qrels(qrels), rs, norm, missing, complete).data
+    return _build(as_qrels(qrels), _read_runs(runs), norm, missing, complete).data
 
 
 def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signed=False,
@@ -464,19 +503,17 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     FusionResult
     """
     t0 = time.perf_counter()
-    if not hasattr(runs, "items"):
-        raise TypeError("runs must be a dict name -> run")
     _check_missing(norm, missing)
     q = as_qrels(qrels)
-    rs = {str(n): as_run(r, str(n)) for n, r in runs.items()}
-    if len(rs) != len(runs):
-        raise ValueError("two runs have the same name")
+    rs = _read_runs(runs)
     fu = _build(q, rs, norm, missing, complete)
+    n_runs = len(rs)
+    del q, rs  # what was read is not needed past the build: its memory goes
     spec = get_metric(metric)
     metric_name = spec.label
     ss = seed_sequence(seed)
     opts = dict(FUSE_OPTIONS if strategy == FUSE_STRATEGY else {}, **options)
-    if not signed and len(rs) == 2 and strategy == FUSE_STRATEGY and "restarts" not in options:
+    if not signed and n_runs == 2 and strategy == FUSE_STRATEGY and "restarts" not in options:
         # two runs: the non-negative weights are one segment, which the first line search
         # sweeps whole; every restart would find the same best interval, and ties go to
         # the first restart, so one restart gives the same weights
@@ -611,11 +648,12 @@ class FusedRun(Mapping):
     def __len__(self):
         return len(self.qids)
 
-    def _text(self):
-        """The docnos as str (an object array; bytes.decode per docno is 7x faster than
-        np.char.decode)."""
-        out = np.empty(len(self.docnos), dtype=object)
-        out[:] = [d.decode("utf-8", "replace") for d in self.docnos.tolist()]
+    def _text(self, rows=None):
+        """The docnos (of ``rows``, or all) as str (an object array; bytes.decode per
+        docno is 7x faster than np.char.decode)."""
+        docnos = self.docnos if rows is None else self.docnos[rows]
+        out = np.empty(len(docnos), dtype=object)
+        out[:] = [d.decode("utf-8", "replace") for d in docnos.tolist()]
         return out
 
     def to_dict(self):
@@ -633,12 +671,19 @@ class FusedRun(Mapping):
 
     def lines(self, tag):
         """TREC run lines, each query ranked (scores written exactly: ``repr``)."""
+        return [line for block in self.blocks(tag) for line in block]
+
+    def blocks(self, tag, size=1 << 16):
+        """:meth:`lines` in lists of ``size`` lines (or fewer, the last): a file is written
+        one block at a time, without every line in memory at once."""
         q, order = self.ranking()
-        qid = np.asarray(self.qids, dtype=object)[q].tolist()
-        docs = self._text()[order].tolist()
-        s = self.scores[order].tolist()
-        rank = (np.arange(len(order)) - self.qptr[q] + 1).tolist()
-        return [f"{a} Q0 {b} {r} {x!r} {tag}\n" for a, b, r, x in zip(qid, docs, rank, s)]
+        qids = np.asarray(self.qids, dtype=object)
+        for a in range(0, len(order), size):
+            rows, qb = order[a:a + size], q[a:a + size]
+            rank = (np.arange(a, a + len(rows)) - self.qptr[qb] + 1).tolist()
+            yield [f"{x} Q0 {d} {r} {v!r} {tag}\n" for x, d, r, v in zip(
+                qids[qb].tolist(), self._text(rows).tolist(), rank,
+                self.scores[rows].tolist())]
 
     def to_dataframe(self):
         """A pandas DataFrame ``qid, docno, score, rank`` (PyTerrier's layout; rank from

@@ -19,8 +19,8 @@ import numpy as np
 from ._kernels.scoring import features_T, linear_scores, nonzero_rows
 from .data import RankingData
 from ._kernels.scratch import PerThread
-from .linesearch import (LineClasses, LineResult, choose, direction_kind,
-                         flat_within_queries, line_profile, line_search, sort_within_queries,
+from .linesearch import (LineClasses, LineResult, direction_kind,
+                         flat_within_queries, line_search, sort_within_queries,
                          unsupported)
 from .metrics.evaluation import bind_metric
 from .metrics.registry import DEFAULT_METRIC
@@ -429,13 +429,9 @@ class LinearObjective(Objective):
         """
         if self._allowance(self.line_cost) < self.line_cost:
             raise self._exhausted("evaluations")
-        if within is None:
-            res = line_search(self.bound, self.classes, s0, u, rule=rule, window=window,
-                              floor=floor, u_order=u_order, scratch=self._scratch.get())
-        else:
-            prof, n = line_profile(self.bound, self.classes, s0, u, u_order,
-                                   self._scratch.get())
-            res = choose(prof.within(*within), n, rule=rule, window=window, floor=floor)
+        res = line_search(self.bound, self.classes, s0, u, rule=rule, window=window,
+                          floor=floor, u_order=u_order, scratch=self._scratch.get(),
+                          within=within)
         self.n_evals += self.line_cost
         self.n_lines += 1
         return res

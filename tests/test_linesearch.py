@@ -265,12 +265,9 @@ def test_user_metric_has_no_exact_line_search():
         obj.line(obj.space.center(), [1.0, 0.0, 0.0])
 
 
-def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff):
-    """The "best" choice from the whole assembled profile and from the bins alone, for
-    per-query breakpoints given directly (each query's rows sorted by t)."""
+def _bins_of(out_t, out_d, sizes):
+    """(offsets, n_out, S, P, C, pref) of per-query breakpoints given directly."""
     from dfrank.linesearch import assemble as A
-    from dfrank.linesearch import EPS, MIN_WIDTH, TOL, LineProfile, choose, safe_point
-    nq = len(sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     n_out = np.array(sizes, dtype=np.int64)
     runs = np.empty(len(out_t), np.int64)
@@ -281,17 +278,38 @@ def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff):
     S, P, pref = np.empty(A.N_BINS), np.empty(A.N_BINS), np.empty(A.N_BINS + 1)
     C = np.empty(A.N_BINS, np.int64)
     A.bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref)
+    return offsets, n_out, S, P, C, pref
+
+
+def _fast(found, wlo, whi):
+    """line_search's result tuple (value, t, lower, upper) from best_interval's."""
+    from dfrank.linesearch import safe_point
+    status, value, lo, hi, hz = found
+    if status != 1:
+        return None
+    if lo == wlo and hi == whi:  # the segment is one interval
+        return (value, 0.0, -np.inf, np.inf)
+    return (value, safe_point(hz, lo, hi, 0.5 * (lo + hi)), lo, hi)
+
+
+def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff, window=(-np.inf, np.inf)):
+    """The "best" choice from the whole assembled profile and from the bins alone, for
+    per-query breakpoints given directly (each query's rows sorted by t), on the segment
+    ``window`` of the line."""
+    from dfrank.linesearch import assemble as A
+    from dfrank.linesearch import EPS, MIN_WIDTH, TOL, LineProfile, choose
+    nq = len(sizes)
+    offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
     n = len(out_t)
     edges, values, hazards = A.assemble(
         out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff), C, pref,
         np.empty((3, nq), np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64),
         np.empty(n), A.BIN_SHIFT)
-    full = choose(LineProfile(edges[:-1], edges[1:], values, hazards))
-    found, value, lo, hi, hz = A.best_interval(out_t, out_d, out_h, offsets, n_out, EPS, base,
-                                               float(n_eff), S, P, C, pref, MIN_WIDTH, TOL,
-                                               A.BIN_SHIFT)
-    fast = (value, safe_point(hz, lo, hi, 0.5 * (lo + hi)), lo, hi) if found else None
-    return full, fast
+    full = choose(LineProfile(edges[:-1], edges[1:], values, hazards).within(*window))
+    found = A.best_interval(out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff),
+                            S, P, C, pref, MIN_WIDTH, TOL, A.BIN_SHIFT, *window,
+                            np.empty(0, np.uint8))
+    return full, _fast(found, *window)
 
 
 # t values that share bins, tie exactly, or fall within rounding of each other on both
@@ -300,16 +318,12 @@ def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff):
 _MID = (float(np.nextafter(np.float32(1.0), np.float32(0.0))) + 1.0) / 2
 _HOT = [_MID, np.nextafter(_MID, 0.0), np.nextafter(_MID, 2.0), 1.0, 1.0 + 2e-16, 0.999, 1.001,
         -0.5, -0.5 - 1e-16, 0.0, 3e-13, 2.5, 40.0, -7.0]
+_WINDOWS = st.one_of(st.just((-np.inf, np.inf)), st.tuples(
+    st.sampled_from([-np.inf, -7.0, -1.0, -0.5, 0.0, 0.999, 1.0]),
+    st.sampled_from([np.inf, 40.0, 2.5, 1.0, 1.001, 0.5])).filter(lambda w: w[0] < w[1]))
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.sampled_from(_HOT), st.sampled_from(
-    [0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-13, -3.0]), st.booleans()), max_size=12),
-    min_size=1, max_size=5), st.floats(-3, 3))
-def test_best_interval_from_bins_matches_the_whole_profile(queries, base):
-    """The best interval found from the few bins its bound allows is the one the whole
-    profile gives, value, bounds and point bit for bit: breakpoint groups split across a
-    bin boundary, exact ties between queries, hazards without a change, near-equal values."""
+def _given_rows(queries):
     out_t, out_d, out_h, sizes = [], [], [], []
     for rows in queries:
         rows = sorted(rows, key=lambda r: r[0])
@@ -317,14 +331,56 @@ def test_best_interval_from_bins_matches_the_whole_profile(queries, base):
         out_t += [r[0] for r in rows]
         out_d += [r[1] for r in rows]
         out_h += [r[2] or r[1] == 0.0 for r in rows]
-    out_t = np.array(out_t, dtype=float)
-    out_d = np.array(out_d, dtype=float)
-    out_h = np.array(out_h, dtype=bool)
-    full, fast = _full_and_fast(out_t, out_d, out_h, sizes, base, len(queries))
+    return (np.array(out_t, dtype=float), np.array(out_d, dtype=float),
+            np.array(out_h, dtype=bool), sizes)
+
+
+_QUERIES = st.lists(st.lists(st.tuples(st.sampled_from(_HOT), st.sampled_from(
+    [0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-13, -3.0]), st.booleans()), max_size=12),
+    min_size=1, max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_QUERIES, st.floats(-3, 3), _WINDOWS)
+def test_best_interval_from_bins_matches_the_whole_profile(queries, base, window):
+    """The best interval found from the few bins its bound allows is the one the whole
+    profile gives (on the whole line or a segment of it), value, bounds and point bit for
+    bit: breakpoint groups split across a bin boundary, exact ties between queries, hazards
+    without a change, near-equal values, segment ends on breakpoints."""
+    out_t, out_d, out_h, sizes = _given_rows(queries)
+    full, fast = _full_and_fast(out_t, out_d, out_h, sizes, base, len(queries), window)
     if fast is None:  # only an unbounded interval is left to the whole profile
         assert not (np.isfinite(full.lower) and np.isfinite(full.upper))
     else:
         assert fast == (full.value, full.t, full.lower, full.upper)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_QUERIES, st.floats(-3, 3), _WINDOWS, st.integers(0, 2**32 - 1))
+def test_best_interval_from_some_bins_answers_right_or_asks_for_more(queries, base, window,
+                                                                     seed):
+    """Given only the rows of some bins (a line swept in parts keeps those that can hold
+    the best interval), best_interval either gives the answer it gives from all rows or
+    says it needs more (-1): never a wrong answer."""
+    from dfrank.linesearch import assemble as A
+    from dfrank.linesearch import EPS, MIN_WIDTH, TOL
+    out_t, out_d, out_h, sizes = _given_rows(queries)
+    offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
+    args = (EPS, base, float(len(queries)), S, P, C, pref, MIN_WIDTH, TOL, A.BIN_SHIFT,
+            *window)
+    whole = A.best_interval(out_t, out_d, out_h, offsets, n_out, *args, np.empty(0, np.uint8))
+    rng = np.random.default_rng(seed)
+    kept = (rng.random(A.N_BINS) < rng.choice([0.3, 0.9, 1.0])).astype(np.uint8)
+    on = np.array([kept[A.bin_of(t, A.BIN_SHIFT)] == 1 for t in out_t], dtype=bool)
+    f_n = np.array([on[a:b].sum() for a, b in zip(offsets[:-1], offsets[1:])], np.int64)
+    f_off = np.concatenate([[0], np.cumsum(f_n)]).astype(np.int64)
+    part = A.best_interval(out_t[on], out_d[on], out_h[on], f_off, f_n, *args, kept)
+    if part[0] != -1:
+        assert part[0] == whole[0]
+        assert _fast(part, *window) == _fast(whole, *window)
+        assert np.array_equal(part[4], whole[4])
+    if kept.all():
+        assert part[0] != -1
 
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
@@ -395,3 +451,61 @@ def test_deferred_profile_reads_and_pickles_as_the_profile():
         assert prof.value_at(res.t) == res.value
         return
     pytest.fail("every line chose an unbounded interval")
+
+
+def _lines(obj, rng, n):
+    """n lines of obj (s0, u, within): random and coordinate directions, on the whole
+    line and on segments."""
+    sp = obj.space
+    for i in range(n):
+        lam = sp.sample(rng)
+        delta = np.eye(sp.dim)[rng.integers(sp.dim)] if i % 2 else rng.normal(size=sp.dim)
+        s0, u = linear_scores(obj.XT, np.vstack([sp.to_weights(lam),
+                                                  sp.direction_to_weights(delta)]), obj.rows)
+        within = [None, (-1.0, 1.0), (-0.05, 0.3), (0.0, np.inf)][i % 4]
+        yield s0, u, within
+
+
+def _parted_matches_whole(obj, lines, monkeypatch, part):
+    """Each line's search swept in parts of ``part`` crossings gives the whole line's
+    interval and point bit for bit, and its value up to rounding (summed in finer bins);
+    returns how many lines were swept in parts."""
+    from dfrank import linesearch as L
+    calls = []
+    real = L._best_in_parts
+    monkeypatch.setattr(L, "_best_in_parts", lambda *a: calls.append(1) or real(*a))
+    for s0, u, within in lines:
+        monkeypatch.setattr(L, "PART_CROSSINGS", 1 << 40)
+        whole = obj.line_scores(s0, u, within=within)
+        monkeypatch.setattr(L, "PART_CROSSINGS", part)
+        parted = obj.line_scores(s0, u, within=within)
+        assert (parted.t, parted.lower, parted.upper, parted.n_crossings) == \
+            (whole.t, whole.lower, whole.upper, whole.n_crossings)
+        assert parted.value == pytest.approx(whole.value, rel=1e-13, abs=1e-15)
+    return len(calls)
+
+
+@pytest.mark.parametrize("metric", ["map", "ndcg@10", "err@10", "p@5", "mrr", "kendall_tau"])
+def test_a_line_swept_in_parts_gives_the_whole_lines_result(metric, monkeypatch):
+    """A line of more crossings than PART_CROSSINGS is swept a part of the queries at a
+    time, twice (bins, then the rows of the bins that can hold the best interval): the
+    result is the whole line's, on the line and on segments, with ties (small integer
+    features) and queries without relevant documents."""
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 60, 40)
+    n = int(sizes.sum())
+    y = rng.integers(0, 3, n).astype(float)
+    y[:sizes[0]] = 0
+    data = dfrank.RankingData.from_arrays(rng.integers(0, 4, (n, 4)).astype(float), y,
+                                          np.repeat(np.arange(len(sizes)), sizes))
+    obj = dfrank.LinearObjective(data, metric)
+    assert _parted_matches_whole(obj, _lines(obj, rng, 16), monkeypatch, 300) >= 8
+
+
+def test_real_lines_swept_in_parts_give_the_whole_lines_result(monkeypatch):
+    path = os.path.join(SHARED, "ohsumed-letor3", "QueryLevelNorm", "Fold1", "train.txt.gz")
+    if not os.path.exists(path):
+        pytest.skip("../shared/data absent")
+    obj = dfrank.LinearObjective(_ohsumed_train(path), "map")
+    lines = _lines(obj, np.random.default_rng(13), 8)
+    assert _parted_matches_whole(obj, lines, monkeypatch, 20000) >= 6

@@ -25,7 +25,7 @@ import numpy as np
 from .._kernels.scratch import Scratch
 from ..metrics._rank import EXPECTED, STABLE
 from ..metrics.bound import _chunks
-from .assemble import BIN_SHIFT, N_BINS, best_interval, bin_sums
+from .assemble import BIN_SHIFT, N_BINS, best_interval, bin_of, bin_sums, kept_rows
 from .assemble import assemble as assemble_profile   # the module keeps its name
 from .sweep import SWEEPS, sweep_dcg
 from .candidates import PRUNABLE, candidates, direction_kind, flat_within_queries, rows_by_u
@@ -38,9 +38,16 @@ __all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "line_sea
            "direction_kind"]
 
 EPS = 1e-12        # crossings closer than this (relative) are one event (rounding)
+# lines with more crossings than this are swept a part of the queries at a time (two
+# passes, see _best_in_parts): ~41 bytes a crossing, so about 86 MB of outputs
+PART_CROSSINGS = 1 << 21
+PART_BIN_BITS = 18  # and summed in finer bins than BIN_BITS (bounds on fewer changes)
 
 
 _NO_ORDER = np.empty(0, dtype=np.int64)
+_NO_T = np.empty(0)
+_NO_H = np.empty(0, dtype=np.bool_)
+_NO_KEPT = np.empty(0, dtype=np.uint8)   # best_interval: every bin's rows are given
 
 
 def sort_within_queries(u, qptr):
@@ -66,8 +73,20 @@ class _Breakpoints:
     bins: tuple     # (S, P, C, pref) of bin_sums
 
 
-def _sweep(bound, classes, s0, u, u_order, ws):
-    """The per-query sweeps along s0 + t u, summed by bin: a :class:`_Breakpoints`."""
+@dataclass(frozen=True)
+class _Line:
+    """A line's candidates (:func:`.candidates.candidates`) and what its sweeps need."""
+    sweep: object       # the metric family's sweep kernel
+    classes: LineClasses
+    ties: int
+    fixed: tuple        # the per-query buffers (views kept in the scratch)
+    total: int          # crossings of all queries
+    max_n: int
+    max_ev: int
+
+
+def _prepare(bound, classes, s0, u, u_order, ws):
+    """The candidates of every query along s0 + t u: a :class:`_Line`."""
     m = bound.metric
     code = m.code
     ties = bound.tie_code
@@ -77,7 +96,6 @@ def _sweep(bound, classes, s0, u, u_order, ws):
         ties = STABLE
         sweep = sweep_dcg
     nq = bound.n_queries
-    L = classes.n_classes
     threads = numba.get_num_threads()
     # every buffer is a view kept in ws.views from one line to the next, made again only
     # when the sizes outgrow it: right after the kernels, each Python step runs 3-4x
@@ -93,13 +111,21 @@ def _sweep(bound, classes, s0, u, u_order, ws):
             min(nq, threads),  # workers: query_order deals to as many
             (ws.get("bin_S", N_BINS), ws.get("bin_P", N_BINS),
              ws.get("bin_C", N_BINS, np.int64), ws.get("bin_pref", N_BINS + 1)))
-    _, cand, n_cand, n_events, offsets, base, n_out, n_runs, qorder, n_chunks, n_workers, \
-        bins = fixed
+    _, cand, n_cand, n_events, offsets, *_, qorder, n_chunks, _, _ = fixed
     total, max_n, max_ev = candidates(
-        code, s0, u, bound.y, classes.cls, L, bound.qptr, qorder, m.k, ties,
+        code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k, ties,
         bound.c0, bound.empty, code in PRUNABLE and m.k > 0,
         _NO_ORDER if u_order is None else u_order, n_chunks, cand, n_cand, n_events, offsets)
-    out = ws.views.get("line_out")  # as long as the longest line so far
+    return _Line(sweep, classes, ties, fixed, total, max_n, max_ev)
+
+
+def _sweep_rows(bound, line, s0, u, order, offsets, total, ws, shift=BIN_SHIFT):
+    """Sweep the queries of ``order`` along s0 + t u, query q's breakpoints at
+    ``offsets[q]`` of the outputs returned (``out_t, out_d, out_h, runs, run_sp``, as long
+    as the longest part swept so far; summed in bins of ``shift``)."""
+    _, cand, n_cand, _, _, base, n_out, n_runs, _, _, n_workers, _ = line.fixed
+    classes, L, max_n, max_ev = line.classes, line.classes.n_classes, line.max_n, line.max_ev
+    out = ws.views.get("line_out")
     if out is None or len(out[0]) < total:
         out = ws.views["line_out"] = (
             ws.get("out_t", total), ws.get("out_d", total), ws.get("out_h", total, np.bool_),
@@ -119,19 +145,127 @@ def _sweep(bound, classes, s0, u, u_order, ws):
             ws.get("sweep_e", (n_workers, 2, max_ev)),
             ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
             ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64))
-    sweep(code, s0, u, bound.y, classes.cls, bound.qptr, qorder, cand, n_cand,
-          offsets, m.k, ties, classes.gain, classes.err_r, classes.rel,
-          classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
-          sw, base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs, BIN_SHIFT)
-    if m.empty == "skip":
+    m = bound.metric
+    line.sweep(m.code, s0, u, bound.y, classes.cls, bound.qptr, order, cand, n_cand,
+               offsets, m.k, line.ties, classes.gain, classes.err_r, classes.rel,
+               classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
+               sw, base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs, shift)
+    return out
+
+
+def _averaged(bound, base):
+    """(sum of the averaged queries' values at t -> -inf, number of queries averaged)."""
+    if bound.metric.empty == "skip":
         live = ~bound.empty
-        n_eff = int(live.sum())
-        base_sum = float(base[live].sum())
-    else:
-        n_eff = nq
-        base_sum = float(base.sum())
+        return float(base[live].sum()), int(live.sum())
+    return float(base.sum()), bound.n_queries
+
+
+def _sweep(bound, classes, s0, u, u_order, ws, line=None):
+    """The per-query sweeps along s0 + t u, summed by bin: a :class:`_Breakpoints`
+    (``line``: its :class:`_Line`, if made already)."""
+    if line is None:
+        line = _prepare(bound, classes, s0, u, u_order, ws)
+    _, _, _, _, offsets, base, n_out, n_runs, qorder, _, _, bins = line.fixed
+    out_t, out_d, out_h, runs, run_sp = _sweep_rows(bound, line, s0, u, qorder, offsets,
+                                                    line.total, ws)
     bin_sums(runs, run_sp, offsets, n_runs, *bins)
-    return _Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, total, bins)
+    base_sum, n_eff = _averaged(bound, base)
+    return _Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, line.total,
+                        bins)
+
+
+def _parts(offsets, cap):
+    """Runs of consecutive queries with at most ``cap`` crossings each (or one query):
+    their bounds, as (q0, q1) pairs."""
+    nq = len(offsets) - 1
+    parts, q0 = [], 0
+    while q0 < nq:
+        q1 = int(np.searchsorted(offsets, offsets[q0] + cap, side="right")) - 1
+        q1 = min(nq, max(q1, q0 + 1))
+        parts.append((q0, q1))
+        q0 = q1
+    return parts
+
+
+def _select_bins(bins, base, n_eff, wlo, whi, floor, reach, shift):
+    """The bins whose rows a second sweep keeps for :func:`best_interval` (uint8 per bin):
+    those whose bound reaches ``floor`` (less 4 TOL; None: the highest value known at a
+    bin boundary inside [wlo, whi]), each with ``reach`` bins with changes on either side,
+    and the bins up to the first with a change."""
+    S, P, C, pref = bins
+    nonempty = np.flatnonzero(C > 0)
+    kept = np.zeros(len(C), np.uint8)
+    if not len(nonempty):
+        return kept
+    kept[:nonempty[0] + 1] = 1
+    top = len(C) - 1 if whi == np.inf else int(bin_of(whi, shift))
+    if floor is None:   # the values just before bins inside the segment are reached
+        low = -1 if wlo == -np.inf else int(bin_of(wlo, shift))
+        inside = nonempty[(nonempty > low) & (nonempty <= top)]
+        first = [base] if nonempty[0] > low else []  # (-inf, first change) meets it
+        known = first + list(base + pref[inside])
+        floor = max(known) / n_eff if known else -np.inf
+    at = np.flatnonzero(nonempty <= top)
+    ub = (base + (pref[nonempty[at]] + P[nonempty[at]])) / n_eff
+    for p in at[ub >= floor - 4 * TOL]:
+        a = nonempty[max(p - reach, 0)]
+        b = nonempty[min(p + reach, len(nonempty) - 1)]
+        kept[a:b + 1] = 1
+    return kept
+
+
+def _best_in_parts(bound, line, s0, u, ws, wlo, whi):
+    """The ``"best"`` interval of a line with too many crossings to hold at once: a first
+    sweep, part by part (:func:`_parts`), adds up the bins (finer ones,
+    :data:`PART_BIN_BITS`, whose bounds are tighter); a second keeps only the rows of the
+    bins that can hold the best interval (:func:`_select_bins`), and
+    :func:`best_interval` reads those. When it needed a bin not kept, it tells the best
+    value it found, and the second sweep is made again with the bins that reach it (then
+    with all). Returns best_interval's tuple (None when the line's choice is an unbounded
+    interval) and the number of crossings."""
+    _, _, _, _, offsets, base, n_out, n_runs, qorder, _, _, _ = line.fixed
+    shift = 32 - PART_BIN_BITS
+    n_bins = 1 << PART_BIN_BITS
+    bins = (ws.get("pbin_S", n_bins), ws.get("pbin_P", n_bins),
+            ws.get("pbin_C", n_bins, np.int64), ws.get("pbin_pref", n_bins + 1))
+    parts = _parts(offsets, max(PART_CROSSINGS, line.max_ev))
+    orders = [(qorder[(qorder >= q0) & (qorder < q1)], offsets - offsets[q0])
+              for q0, q1 in parts]
+    size = max(int(offsets[q1] - offsets[q0]) for q0, q1 in parts)
+    for i, ((q0, q1), (order, offs)) in enumerate(zip(parts, orders)):
+        runs, run_sp = _sweep_rows(bound, line, s0, u, order, offs, size, ws, shift)[3:]
+        bin_sums(runs, run_sp, offs[q0:q1 + 1], n_runs[q0:q1], *bins, fresh=i == 0)
+    base_sum, n_eff = _averaged(bound, base)
+    if n_eff == 0:
+        return None, line.total
+    floor, reach = None, 1
+    while True:
+        kept = _select_bins(bins, base_sum, n_eff, wlo, whi, floor, reach, shift)
+        # the kept rows, part after part, into one set of arrays (grown if the hazards
+        # without a change, which C does not count, overflow it)
+        cap = int(bins[2][kept == 1].sum()) + 1024
+        rows = (np.empty(cap), np.empty(cap), np.empty(cap, np.bool_))
+        f_n = np.empty(len(n_out), np.int64)
+        f_off = np.zeros(len(n_out) + 1, np.int64)
+        for (q0, q1), (order, offs) in zip(parts, orders):
+            out_t, out_d, out_h = _sweep_rows(bound, line, s0, u, order, offs, size, ws,
+                                              shift)[:3]
+            o, n = offs[q0:q1 + 1], n_out[q0:q1]
+            f_n[q0:q1] = kept_rows(out_t, out_d, out_h, o, n, kept, shift, _NO_T, _NO_T,
+                                   _NO_H, _NO_ORDER)
+            f_off[q0 + 1:q1 + 1] = f_off[q0] + np.cumsum(f_n[q0:q1])
+            if f_off[q1] > len(rows[0]):
+                rows = tuple(np.concatenate([r, np.empty_like(r, shape=f_off[q1] + cap)])
+                             for r in rows)
+            kept_rows(out_t, out_d, out_h, o, n, kept, shift, *rows, f_off[q0:q1])
+        found = best_interval(*rows, f_off, f_n, EPS, base_sum, float(n_eff), *bins,
+                              MIN_WIDTH, TOL, shift, wlo, whi,
+                              _NO_KEPT if kept.all() else kept)
+        if found[0] >= 0:
+            return (found if found[0] == 1 else None), line.total
+        # the bins that reach the best value found, and farther neighbours; then all
+        floor, reach = (float(found[1]), 2) if reach == 1 else (-np.inf, n_bins)
 
 
 def _assembled(bp, ws):
@@ -167,26 +301,45 @@ def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
 
 
 def line_search(bound, classes, s0, u, *, rule="best", window=None, floor=-np.inf,
-                u_order=None, scratch=None):
-    """The exact line search along s0 + t u: :func:`choose` on :func:`line_profile`, the
-    same :class:`LineResult` bit for bit. With the ``"best"`` rule the chosen interval is
+                u_order=None, scratch=None, within=None):
+    """The exact line search along s0 + t u (over the segment ``within=(lo, hi)`` of t, if
+    given): :func:`choose` on :func:`line_profile` (or its ``within``), the same
+    :class:`LineResult` bit for bit. With the ``"best"`` rule the chosen interval is
     found from the few bins of breakpoints that can hold it, unless it is unbounded (its
     point needs the median width of all intervals); the result's profile is then a
     :class:`DeferredProfile`, which sweeps the line again when read (s0 and u are copied
-    for it)."""
+    for it). A line of more than :data:`PART_CROSSINGS` crossings is then swept a part of
+    the queries at a time, twice, instead of held whole."""
     if rule not in RULES:
         raise ValueError(f"unknown line-search rule {rule!r}; known: {sorted(RULES)}")
+    wlo, whi = (-np.inf, np.inf) if within is None else (float(within[0]), float(within[1]))
+
+    def cut(profile):
+        return profile if within is None else profile.within(wlo, whi)
+
     if flat_within_queries(u, bound.qptr):
-        return choose(_flat_profile(bound, s0), 0, rule=rule, window=window, floor=floor)
+        return choose(cut(_flat_profile(bound, s0)), 0, rule=rule, window=window, floor=floor)
     ws = Scratch() if scratch is None else scratch
-    bp = _sweep(bound, classes, s0, u, u_order, ws)
-    if rule == "best" and bp.n_eff > 0:
-        found, value, lo, hi, hazards = best_interval(
-            bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
-            float(bp.n_eff), *bp.bins, MIN_WIDTH, TOL, BIN_SHIFT)
-        if found:
-            t = safe_point(hazards, lo, hi, 0.5 * (lo + hi))
+    bp = None
+    if rule == "best":
+        line = _prepare(bound, classes, s0, u, u_order, ws)
+        if line.total > PART_CROSSINGS:
+            found, total = _best_in_parts(bound, line, s0, u, ws, wlo, whi)
+        else:
+            bp = _sweep(bound, classes, s0, u, u_order, ws, line)
+            total = bp.total
+            found = None if bp.n_eff == 0 else best_interval(
+                bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
+                float(bp.n_eff), *bp.bins, MIN_WIDTH, TOL, BIN_SHIFT, wlo, whi, _NO_KEPT)
+        if found is not None and found[0] == 1:
+            _, value, lo, hi, hazards = found
             s0c, uc = s0.copy(), u.copy()
-            profile = DeferredProfile(lambda: line_profile(bound, classes, s0c, uc, u_order)[0])
-            return LineResult(float(value), t, float(lo), float(hi), bp.total, profile)
-    return choose(_assembled(bp, ws), bp.total, rule=rule, window=window, floor=floor)
+            profile = DeferredProfile(
+                lambda: cut(line_profile(bound, classes, s0c, uc, u_order)[0]))
+            if lo == wlo and hi == whi:  # the segment is one interval (as choose)
+                return LineResult(float(value), 0.0, -np.inf, np.inf, total, profile)
+            t = safe_point(hazards, lo, hi, 0.5 * (lo + hi))
+            return LineResult(float(value), t, float(lo), float(hi), total, profile)
+    if bp is None:
+        bp = _sweep(bound, classes, s0, u, u_order, ws)
+    return choose(cut(_assembled(bp, ws)), bp.total, rule=rule, window=window, floor=floor)

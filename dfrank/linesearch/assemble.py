@@ -97,16 +97,18 @@ def _first_bin_at(out_t, lo, hi, b, shift):
 
 
 @njit(cache=True)
-def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref):
+def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=True):
     """Each bin's sum of changes ``S``, bound on the rise inside it ``P`` (the queries'
     highest running sums) and its number of changes ``C``
     from the queries' runs (:func:`bin_runs`), added in query order
     (so the sums do not depend on how many threads swept); ``pref[b]`` = sum of S over
-    the bins before b."""
-    for b in range(len(S)):
-        S[b] = 0.0
-        P[b] = 0.0
-        C[b] = 0
+    the bins before b. With ``fresh`` False the sums go on from the bins' values, so
+    queries given in consecutive parts add up exactly as given at once."""
+    if fresh:
+        for b in range(len(S)):
+            S[b] = 0.0
+            P[b] = 0.0
+            C[b] = 0
     ru = runs.view(np.uint64)  # unsigned bins: no negative-index checks
     for q in range(len(n_runs)):
         for r in range(offsets[q], offsets[q] + n_runs[q]):
@@ -119,6 +121,26 @@ def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref):
         pref[b] = acc
         acc += S[b]
     pref[len(S)] = acc
+
+
+@njit(cache=True)
+def kept_rows(out_t, out_d, out_h, offsets, n_out, kept, shift, ft, fd, fh, at):
+    """Each query's rows whose bin is ``kept``, in order: query q's at ``ft[at[q]:]``
+    (and ``fd``, ``fh``). With empty ``ft`` only counts them: returns the counts."""
+    nq = len(n_out)
+    n = np.zeros(nq, np.int64)
+    write = len(ft) > 0
+    for q in range(nq):
+        c = 0
+        for i in range(offsets[q], offsets[q] + n_out[q]):
+            if kept[bin_of(out_t[i], shift)]:
+                if write:
+                    ft[at[q] + c] = out_t[i]
+                    fd[at[q] + c] = out_d[i]
+                    fh[at[q] + c] = out_h[i]
+                c += 1
+        n[q] = c
+    return n
 
 
 @njit(cache=True, inline="always")
@@ -294,31 +316,67 @@ def _first_above(out_t, lo, hi, x):
 
 
 @njit(cache=True)
+def _missing(kept, C, b_lo, b_hi, every):
+    """A bin of b_lo..b_hi whose rows were not kept (with ``every`` False, only bins with
+    changes count). An empty ``kept`` keeps every bin."""
+    if len(kept) == 0:
+        return False
+    for b in range(max(b_lo, 0), min(b_hi, len(C) - 1) + 1):
+        if kept[b] == 0 and (every or C[b] > 0):
+            return True
+    return False
+
+
+@njit(cache=True)
 def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C,
-                  pref, min_width, tol, shift):
+                  pref, min_width, tol, shift, wlo, whi, kept):
     """The ``"best"`` choice of :func:`dfrank.linesearch.choose` without sorting every
-    breakpoint, after :func:`bin_sums`. Returns ``(found, value, lower, upper, hazards)``:
-    the chosen interval, its value and the hazards strictly inside it (sorted); ``found``
-    is False when the choice is an unbounded interval (its point needs the median width
-    of all intervals, so the caller assembles the whole profile).
+    breakpoint, after :func:`bin_sums`; on the segment [wlo, whi] (±inf: the whole line)
+    it is the choice on the profile's ``within(wlo, whi)``. Returns ``(status, value, lower,
+    upper, hazards)``: the chosen interval, its value and the hazards strictly inside it
+    (sorted). ``status`` is 1 when found; 0 when the choice is an unbounded interval (its
+    point needs the median width of all intervals, so the caller assembles the whole
+    profile); -1 when a bin it had to read is not in ``kept`` (per bin, 1 if the
+    breakpoints given hold all of that bin's rows; empty: they hold every bin), so the
+    caller must give it more bins: ``value`` is then the best eligible value found (a
+    bound from below on the answer's).
 
     Bins are looked at in decreasing order of their bound ``(base + pref[b] + P[b]) /
     n_eff`` until the bound falls 4 tol below the best eligible value found: every interval
     within tol of the best is then among those looked at, and :func:`pick` chooses among
     them, in t order, exactly as among all. A bin looked at is sorted together with its
     neighbours while their breakpoints are closer than CHAIN eps (so every breakpoint
-    group is whole), and its intervals reach to the next breakpoint after it."""
+    group is whole), and its intervals reach to the next breakpoint after it; on a segment
+    they are cut at its ends and those outside it dropped."""
     nq = len(n_out)
     n_bins = len(S)
     first_value = base / n_eff
-    lim0 = first_value - 4 * tol
+    top_bin = n_bins - 1 if whi == np.inf else bin_of(whi, shift)  # later changes: past whi
+    first_t = np.inf  # the first change, which ends the interval (-inf, first_t)
+    for q in range(nq):
+        for i in range(offsets[q], offsets[q] + n_out[q]):
+            if out_d[i] != 0.0:
+                first_t = min(first_t, out_t[i])
+                break
+    b_first = 0
+    while b_first < n_bins and C[b_first] == 0:
+        b_first += 1
+    if b_first < n_bins and _missing(kept, C, 0, b_first, False):
+        return -1, -np.inf, np.nan, np.nan, np.empty(0)
+    # the first interval, cut to the segment (absent when the segment starts after it)
+    f_lo = wlo
+    f_hi = min(first_t, whi)
+    has_first = f_hi > f_lo
+    f_eligible = has_first and _eligible(np.array([f_lo]), np.array([f_hi]), 0, min_width)
+    best = first_value if f_eligible else -np.inf
+    lim0 = best - 4 * tol
     n_c = 0
-    for b in range(n_bins):
+    for b in range(top_bin + 1):
         n_c += 1 if C[b] > 0 else 0
     cand = np.empty(n_c, np.int64)
     negub = np.empty(n_c)
     n_c = 0
-    for b in range(n_bins):
+    for b in range(top_bin + 1):
         if C[b] > 0:
             ub = (base + (pref[b] + P[b])) / n_eff
             if ub >= lim0:
@@ -332,7 +390,7 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
     # the intervals found (lower, upper, value), region after region: at most one per
     # change, in arrays (appending to numba lists cost 5 ns a row each, 0.4 ms on lines
     # that look at 10 bins of OHSUMED MAP); each region's first bin and first row
-    n_changes = C.sum()
+    n_changes = min(C.sum(), n_out.sum())
     r_lo = np.empty(n_changes)
     r_hi = np.empty(n_changes)
     r_v = np.empty(n_changes)
@@ -340,7 +398,6 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
     reg_bin = np.empty(n_c, np.int64)
     reg_row = np.empty(n_c + 1, np.int64)
     n_reg = 0
-    best = first_value  # the first interval (-inf, first t) is unbounded: always eligible
     for oi in range(n_c):
         b = cand[order[oi]]
         if -negub[order[oi]] < best - 4 * tol:
@@ -375,6 +432,11 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
                 break
             before, after = _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi,
                                         lo_row, hi_row, shift)
+        # the changes next to the region must be the true ones (past whi any will do)
+        if _missing(kept, C, bin_of(before, shift) if before > -np.inf else 0, b_hi, False) \
+                or _missing(kept, C, b_lo, min(top_bin, bin_of(after, shift))
+                            if after < np.inf else top_bin, False):
+            return -1, best, np.nan, np.nan, np.empty(0)
         for bb in range(b_lo, b_hi + 1):
             done[bb] = 1
         n = 0
@@ -403,11 +465,15 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
         reg_row[n_reg] = n_r
         n_reg += 1
         for j in range(1, g + 1):
-            r_lo[n_r] = t[j]
-            r_hi[n_r] = t[j + 1]
+            lo_j = max(t[j], wlo)
+            hi_j = min(t[j + 1], whi)
+            if hi_j <= lo_j:  # outside the segment
+                continue
+            r_lo[n_r] = lo_j
+            r_hi[n_r] = hi_j
             r_v[n_r] = v[j] / n_eff
             n_r += 1
-            if _eligible(t, t[1:], j, min_width):
+            if _eligible(r_lo, r_hi, n_r - 1, min_width):
                 best = max(best, v[j] / n_eff)
     # every interval that can matter, in t order: the first one, then region by region
     reg_row[n_reg] = n_r
@@ -418,18 +484,15 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
             ro[j] = ro[j - 1]
             j -= 1
         ro[j] = i
-    lower = np.empty(n_r + 1)
-    upper = np.empty(n_r + 1)
-    values = np.empty(n_r + 1)
-    lower[0] = -np.inf
-    upper[0] = np.inf
-    for q in range(nq):
-        for i in range(offsets[q], offsets[q] + n_out[q]):
-            if out_d[i] != 0.0:
-                upper[0] = min(upper[0], out_t[i])
-                break
-    values[0] = first_value
-    j = 1
+    f = 1 if has_first else 0
+    lower = np.empty(n_r + f)
+    upper = np.empty(n_r + f)
+    values = np.empty(n_r + f)
+    if has_first:
+        lower[0] = f_lo
+        upper[0] = f_hi
+        values[0] = first_value
+    j = f
     for i in ro:
         for r in range(reg_row[i], reg_row[i + 1]):
             lower[j] = r_lo[r]
@@ -440,7 +503,9 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
     lo = lower[ci]
     hi = upper[ci]
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        return False, values[ci], lo, hi, np.empty(0)
+        return 0, values[ci], lo, hi, np.empty(0)
+    if _missing(kept, C, bin_of(lo, shift), bin_of(hi, shift), True):  # its hazards
+        return -1, best, np.nan, np.nan, np.empty(0)
     h = [0.0]  # the hazards strictly inside (lo, hi)
     h.pop()
     for q in range(nq):
@@ -450,4 +515,4 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
                 break
             if out_h[i]:
                 h.append(out_t[i])
-    return True, values[ci], lo, hi, sorted_copy(np.array(h, np.float64))
+    return 1, values[ci], lo, hi, sorted_copy(np.array(h, np.float64))

@@ -427,7 +427,8 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
 def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_cand,
                  offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, out,
                  shift):
-    """Per-query sweeps in parallel; query q writes its breakpoints at offsets[q]. Each
+    """Per-query sweeps in parallel of the queries in ``order``; query q writes its
+    breakpoints at offsets[q] (query q's outputs only are written). Each
     worker (one per thread: ``order`` deals the queries to the threads in contiguous
     blocks, see :meth:`~dfrank.metrics.BoundMetric.query_order`) reuses one set of scratch
     sized for the largest query, so it stays in cache: ``ws`` holds, with one row per
@@ -441,7 +442,7 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
     ``shift``). Inlined into one cached entry point per
     metric family (as in :mod:`dfrank.metrics._drivers`), so each family's code is
     compiled only when used."""
-    nq = len(qptr) - 1
+    nq = len(order)  # the queries swept: all, or a part of them
     ws_i, ws_C, ws_f, ws_e, ws_p, ws_k = ws
     base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs = out
     nw = ws_i.shape[0]
