@@ -12,7 +12,8 @@ A numba kernel rather than a BLAS call, on purpose:
 The kernel reads the features transposed, ``XT`` of shape (n_features, n_docs), so the
 inner loop runs over contiguous documents and vectorizes. Measured on OHSUMED Fold1 train
 (9,219 x 45, 2 cores): one vector 0.06 ms (numpy's ``X @ w`` 0.08 ms), 64 vectors 1.8 ms
-(``X @ W.T`` 2.8 ms), 1,024 vectors 29 ms (24 ms).
+(``X @ W.T`` 2.8 ms), 1,024 vectors 29 ms (24 ms). Batches are scored four vectors at a
+time (:func:`dot_block4`), each feature read once for the four.
 """
 
 import functools
@@ -60,6 +61,53 @@ def dot_block(XT, rows, w, lo, hi, acc):
         j += 1
 
 
+@njit(cache=True)
+def dot_block4(XT, rows, W, p, lo, hi, a0, a1, a2, a3):
+    """:func:`dot_block` of the four weight vectors ``W[p:p + 4]`` at once, into ``a0`` ..
+    ``a3``: each feature row is read (and widened to float64) once for the four. Every
+    score is the same expression as dot_block's, bit for bit; the loads are shared, which
+    on web-sized sets (136 float32 features) makes scoring a batch 1.4x faster."""
+    d = len(rows)
+    m = hi - lo
+    for i in range(m):
+        a0[i] = 0.0
+        a1[i] = 0.0
+        a2[i] = 0.0
+        a3[i] = 0.0
+    j = 0
+    while j + 4 <= d:
+        f0, f1, f2, f3 = rows[j], rows[j + 1], rows[j + 2], rows[j + 3]
+        u0, u1, u2, u3 = W[p, f0], W[p, f1], W[p, f2], W[p, f3]
+        v0, v1, v2, v3 = W[p + 1, f0], W[p + 1, f1], W[p + 1, f2], W[p + 1, f3]
+        x0, x1, x2, x3 = W[p + 2, f0], W[p + 2, f1], W[p + 2, f2], W[p + 2, f3]
+        y0, y1, y2, y3 = W[p + 3, f0], W[p + 3, f1], W[p + 3, f2], W[p + 3, f3]
+        r0 = XT[f0, lo:hi]
+        r1 = XT[f1, lo:hi]
+        r2 = XT[f2, lo:hi]
+        r3 = XT[f3, lo:hi]
+        for i in range(m):
+            e0 = np.float64(r0[i])
+            e1 = np.float64(r1[i])
+            e2 = np.float64(r2[i])
+            e3 = np.float64(r3[i])
+            a0[i] = (((a0[i] + u0 * e0) + u1 * e1) + u2 * e2) + u3 * e3
+            a1[i] = (((a1[i] + v0 * e0) + v1 * e1) + v2 * e2) + v3 * e3
+            a2[i] = (((a2[i] + x0 * e0) + x1 * e1) + x2 * e2) + x3 * e3
+            a3[i] = (((a3[i] + y0 * e0) + y1 * e1) + y2 * e2) + y3 * e3
+        j += 4
+    while j < d:
+        f = rows[j]
+        u, v, x, y = W[p, f], W[p + 1, f], W[p + 2, f], W[p + 3, f]
+        r = XT[f, lo:hi]
+        for i in range(m):
+            e = np.float64(r[i])
+            a0[i] += u * e
+            a1[i] += v * e
+            a2[i] += x * e
+            a3[i] += y * e
+        j += 1
+
+
 @functools.lru_cache(maxsize=None)
 def all_rows(d):
     """``rows`` for :func:`dot_block` reading all ``d`` features."""
@@ -80,12 +128,20 @@ def scores_into(XT, rows, W, out):
         lo = b * BLOCK
         hi = min(n, lo + BLOCK)
         m = hi - lo
-        acc = np.empty(BLOCK)
-        for p in range(P):
-            dot_block(XT, rows, W[p], lo, hi, acc)
-            o = out[p, lo:hi]
-            for i in range(m):
-                o[i] = acc[i]
+        acc = np.empty((4, BLOCK))
+        p = 0
+        while p < P:
+            k = min(4, P - p)
+            if k == 4:
+                dot_block4(XT, rows, W, p, lo, hi, acc[0], acc[1], acc[2], acc[3])
+            else:
+                for j in range(k):
+                    dot_block(XT, rows, W[p + j], lo, hi, acc[j])
+            for j in range(k):
+                o = out[p + j, lo:hi]
+                for i in range(m):
+                    o[i] = acc[j, i]
+            p += k
 
 
 def transpose_features(X):

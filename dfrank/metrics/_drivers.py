@@ -18,7 +18,7 @@ is compiled once per process.
 import numpy as np
 from numba import njit, prange
 
-from .._kernels.scoring import BLOCK, dot_block
+from .._kernels.scoring import BLOCK, dot_block, dot_block4
 from . import _kernels
 from ._rank import EXPECTED, count_top, top_k
 
@@ -26,11 +26,12 @@ from ._rank import EXPECTED, count_top, top_k
 @njit(inline="always")
 def _drive(fn, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
            empty_value, fscr, iscr, out):
-    """The shared skeleton: tasks (group of queries, point), group-major, in chunks over
-    the threads (one parallel region).
+    """The shared skeleton: tasks (group of queries, four points), group-major, in chunks
+    over the threads (one parallel region).
 
     A group is a run of consecutive queries with about the same estimated work as the
-    others (:meth:`BoundMetric.groups`). A task scores the group's documents in
+    others (:meth:`BoundMetric.groups`). A task scores the group's documents for its
+    points (:func:`dot_block4`, each feature read once for the four) in
     blocks that cross query boundaries, so the dot products run over long contiguous
     stretches even when queries hold a handful of documents, then ranks its queries; the
     points of one group follow each other, so its features are reused from cache. Every
@@ -40,7 +41,8 @@ def _drive(fn, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, 
     """
     P = W.shape[0]
     n_groups = len(groups) - 1
-    total = P * n_groups
+    n_quads = (P + 3) // 4
+    total = n_quads * n_groups
     nc = max(1, min(total, fscr.shape[0]))
     max_m = len(disc)
     for ch in prange(nc):
@@ -49,20 +51,32 @@ def _drive(fn, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, 
         ibuf = iscr[ch, :max_m]
         jbuf = iscr[ch, max_m:]
         for t in range(ch * total // nc, (ch + 1) * total // nc):
-            gi = t // P
-            p = t - gi * P
+            gi = t // n_quads
+            p0 = 4 * (t - gi * n_quads)
+            n_p = min(4, P - p0)
             first = qptr[groups[gi]]
             end = qptr[groups[gi + 1]]
+            gd = end - first  # point j's scores at sg[j * gd:]
             for lo in range(first, end, BLOCK):
-                dot_block(XT, rows, W[p], lo, min(end, lo + BLOCK), sg[lo - first:])
-            for q in range(groups[gi], groups[gi + 1]):
-                if empty[q]:
-                    out[p, q] = empty_value
-                    continue
-                lo = qptr[q]
-                hi = qptr[q + 1]
-                out[p, q] = fn(code, sg[lo - first:hi - first], y[lo:hi], g[lo:hi], disc,
-                               hi - lo, k, ties, thr, norm, c0[q], ibuf, jbuf, fbuf)
+                hi = min(end, lo + BLOCK)
+                o = lo - first
+                if n_p == 4:
+                    dot_block4(XT, rows, W, p0, lo, hi, sg[o:], sg[gd + o:],
+                               sg[2 * gd + o:], sg[3 * gd + o:])
+                else:
+                    for j in range(n_p):
+                        dot_block(XT, rows, W[p0 + j], lo, hi, sg[j * gd + o:])
+            for j in range(n_p):
+                p = p0 + j
+                sp = sg[j * gd:(j + 1) * gd]
+                for q in range(groups[gi], groups[gi + 1]):
+                    if empty[q]:
+                        out[p, q] = empty_value
+                        continue
+                    lo = qptr[q]
+                    hi = qptr[q + 1]
+                    out[p, q] = fn(code, sp[lo - first:hi - first], y[lo:hi], g[lo:hi], disc,
+                                   hi - lo, k, ties, thr, norm, c0[q], ibuf, jbuf, fbuf)
 
 
 # ------------------------------------------------------------------ family kernels

@@ -147,7 +147,8 @@ class BoundMetric:
         else:
             n_groups = self._n_groups(XT, rows, chunks)
             groups = self.groups(n_groups)
-            fscr, iscr = self._buffers(max(1, min(P * (len(groups) - 1), chunks)), n_groups)
+            fscr, iscr = self._buffers(max(1, min((P + 3) // 4 * (len(groups) - 1), chunks)),
+                                       n_groups)
             # looked up at each call, never kept on the object: a dispatcher pickled to a
             # worker process is rebuilt there without its disk cache and compiles anew
             run = _background.entry_point(m.code, self.tie_code, XT.dtype)
@@ -165,14 +166,15 @@ class BoundMetric:
 
     def _buffers(self, nc, n_groups):
         """Each chunk's scratch, one row per chunk: floats (2 max_m for the kernels, then
-        the scores of the largest of ``n_groups`` groups) and integers (2 max_m + 1). Kept
+        the scores of four points on the largest of ``n_groups`` groups) and integers
+        (2 max_m + 1). Kept
         from call to call: the kernels allocating their own cost 17% of a single
         evaluation on MQ2008 (471 queries), measured side by side."""
         scr = self._scratch.get()
         bufs = scr.views.get((nc, n_groups))
         if bufs is None:
             bufs = scr.views[nc, n_groups] = (
-                scr.get("f", (nc, 2 * self.max_m + self._group_docs[n_groups])),
+                scr.get("f", (nc, 2 * self.max_m + 4 * self._group_docs[n_groups])),
                 scr.get("i", (nc, 2 * self.max_m + 1), np.int64))
         return bufs
 
