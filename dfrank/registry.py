@@ -24,8 +24,9 @@ __all__ = ["register", "register_family", "get", "available", "resolve", "Strate
 ENTRY_POINT_GROUP = "dfrank.strategies"
 
 # The one default for learning a linear ranker on data: maximize, dfrank fit and
-# DirectRanker (chosen by the time / quality table in docs/decisions.md).
-DEFAULT_STRATEGY = "smoothed_es"
+# DirectRanker: smoothed_es on a few hundred queries, ca on many (strategies/auto.py; chosen
+# by the time / quality tables in docs/decisions.md).
+DEFAULT_STRATEGY = "auto"
 # The default on a Box of parameters (maximize on a box objective, tune): a strategy that
 # searches boxes with few evaluations.
 BOX_STRATEGY = "pattern"
@@ -227,7 +228,8 @@ def resolve(spec, **options):
 
 def _construct(cls, options):
     sig = inspect.signature(cls.__init__)
+    passes_on = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
     for k in options:
-        if k not in sig.parameters or k == "self":
+        if (k not in sig.parameters or k == "self") and not passes_on:
             raise _unknown_option(cls, k)
     return cls(**options)

@@ -21,8 +21,9 @@ from .random_search import RandomSearch
 from .smoothed import ApproxAP, ApproxNDCG, SmoothAP, SmoothNDCG
 from . import external  # noqa: E402,F401  (adapters of installed optimizer packages)
 from .steepest_ascent import SteepestAscent
+from .auto import Auto
 
 __all__ = ["Strategy", "FunctionStrategy", "register", "get", "available", "resolve",
            "CoordinateAscent", "SteepestAscent", "ParticleSwarm", "RandomSearch",
            "GridSearch", "PatternSearch", "IPOPCMAES", "SmoothedES", "ApproxNDCG", "ApproxAP",
-           "SmoothNDCG", "SmoothAP"]
+           "SmoothNDCG", "SmoothAP", "Auto"]

@@ -241,10 +241,10 @@ class IPOPCMAES(Strategy):
 
 @register("smoothed_es", aliases=("ses",))
 class SmoothedES(IPOPCMAES):
-    """The default for linear rankers (``dfrank.registry.DEFAULT_STRATEGY``):
-    :class:`IPOPCMAES` on the metric smoothed by 4 perturbations (``smoothing=4``), 5 runs
-    of 5,000 evaluations, whose unit standardized weights are averaged into one linear
-    ranker (``ensemble="average"``).
+    """The default for linear rankers below 1,000 training queries (``auto``, see
+    strategies/auto.py): :class:`IPOPCMAES` on the metric smoothed by 4 perturbations
+    (``smoothing=4``), 5 runs of 5,000 evaluations, whose unit standardized weights are
+    averaged into one linear ranker (``ensemble="average"``).
 
     A direct maximizer of a piecewise-constant metric on a few dozen queries overfits: its
     runs differ more on unseen queries than validation queries can tell apart. Smoothing

@@ -354,3 +354,34 @@ def test_progress_bar_shows_the_best_value_of_all_restarts(data, monkeypatch):
     assert any(v[0] < max(w.max() for w in running[:i])
                for i, v in enumerate(running) if i)      # the case arises here
     assert notes == sorted(notes) and notes[-1] == pytest.approx(r.value, abs=5e-5)
+
+
+def _many_queries(nq, seed=0):
+    return dfrank.datasets.make_letor_like(n_queries=nq, docs_per_query=(3, 6), n_features=4,
+                                           seed=seed)
+
+
+def test_auto_runs_smoothed_es_on_few_queries_and_ca_on_many():
+    """The default picks by the training queries (strategies/auto.py): the run is that of
+    the strategy picked, bit for bit, and the result names it."""
+    from dfrank.strategies.auto import MANY_QUERIES
+    few, many = _many_queries(MANY_QUERIES - 1), _many_queries(MANY_QUERIES)
+    r = dfrank.maximize(few, "ndcg@10", budget=300, seed=3)
+    want = dfrank.maximize(few, "ndcg@10", "smoothed_es", budget=300, seed=3)
+    assert r.strategy == "smoothed_es" and np.array_equal(r.weights, want.weights)
+    r = dfrank.maximize(many, "ndcg@10", seed=3, max_sweeps=1)
+    want = dfrank.maximize(many, "ndcg@10", "ca", restarts=1, seed=3, max_sweeps=1)
+    assert r.strategy == "coordinate_ascent" and len(r.restarts) == 1
+    assert np.array_equal(r.weights, want.weights) and r.value == want.value
+
+
+def test_auto_passes_its_options_on_and_names_the_strategy_in_errors():
+    many = _many_queries(1000)
+    r = dfrank.maximize(many, "ndcg@10", "auto", restarts=2, max_sweeps=1, seed=0)
+    assert r.strategy == "coordinate_ascent" and len(r.restarts) == 2
+    with pytest.raises(TypeError, match="smoothing"):
+        dfrank.maximize(many, "ndcg@10", "auto", smoothing=4)   # ca has no smoothing
+    box = dfrank.ScoringObjective(lambda x: np.array([x[0], -x[0]]),
+                                  dfrank.RankingData.from_arrays(np.eye(2), [1, 0], [0, 0]),
+                                  dfrank.Box([0.0], [1.0]))
+    assert dfrank.maximize(box, strategy="auto", budget=5).strategy == "pattern"

@@ -16,7 +16,9 @@ examples:
       --metric ndcg@10 -o model.json
   dfrank fit Fold1/train.txt.gz --strategy ca --restarts 5 -o model.json
 
-The default strategy is {DEFAULT_STRATEGY} ('dfrank strategies' describes every one).
+The default strategy is {DEFAULT_STRATEGY}: smoothed_es (a smoothed metric, 5 runs averaged)
+below 1,000 training queries, where a single maximum overfits; ca (coordinate ascent, exact
+line search, one restart) from 1,000 on. 'dfrank strategies' describes every one.
 With --valid, the validation metric is reported, and strategies with restarts keep the
 best restart on it. Ctrl-C stops the run and keeps the best point found so far.
 Long runs: add --checkpoint run.ckpt; after a crash, the same command with
