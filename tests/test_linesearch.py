@@ -509,3 +509,27 @@ def test_real_lines_swept_in_parts_give_the_whole_lines_result(monkeypatch):
     obj = dfrank.LinearObjective(_ohsumed_train(path), "map")
     lines = _lines(obj, np.random.default_rng(13), 8)
     assert _parted_matches_whole(obj, lines, monkeypatch, 20000) >= 6
+
+
+def test_a_parted_line_asks_for_more_bins_until_it_has_what_it_needs(monkeypatch):
+    """When the bins kept for the second sweep miss one that best_interval needs, the
+    second sweep is made again with more (the bins that reach the best value found, then
+    all of them): the result is still the whole line's."""
+    from dfrank import linesearch as L
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(5, 50, 30)
+    n = int(sizes.sum())
+    data = dfrank.RankingData.from_arrays(rng.normal(size=(n, 3)),
+                                          rng.integers(0, 3, n).astype(float),
+                                          np.repeat(np.arange(len(sizes)), sizes))
+    obj = dfrank.LinearObjective(data, "ndcg@10")
+    real, floors = L._select_bins, []
+
+    def stingy(bins, base, n_eff, wlo, whi, floor, reach, shift):
+        floors.append(floor)
+        kept = real(bins, base, n_eff, wlo, whi, floor, reach, shift)
+        return kept if floor == -np.inf else np.zeros_like(kept)   # nothing until all
+
+    monkeypatch.setattr(L, "_select_bins", stingy)
+    assert _parted_matches_whole(obj, _lines(obj, rng, 6), monkeypatch, 100) >= 4
+    assert floors.count(-np.inf) >= 4 and None in floors

@@ -3,8 +3,10 @@
 Scores move as s(t) = s0 + t u. Each query's metric is piecewise constant in t, so the mean
 is too; :func:`line_profile` returns it whole (every breakpoint and the value on every
 interval) and :func:`choose` picks a point from it. :func:`line_search` does both, and for
-the ``"best"`` rule finds the chosen interval without assembling the whole profile; the
-profile is then built only if asked for. See DESIGN.md, "Exact line search".
+the ``"best"`` rule (on the whole line or a segment of it) finds the chosen interval without
+assembling the whole profile; the profile is then built only if asked for. A line with
+more crossings than :data:`PART_CROSSINGS` is then swept a part of the queries at a time,
+so its memory is bounded (:func:`_best_in_parts`). See DESIGN.md, "Exact line search".
 
 The stages, a module each:
 
@@ -191,9 +193,11 @@ def _parts(offsets, cap):
 def _select_bins(bins, base, n_eff, wlo, whi, floor, reach, shift):
     """The bins whose rows a second sweep keeps for :func:`best_interval` (uint8 per bin):
     those whose bound reaches ``floor`` (less 4 TOL; None: the highest value known at a
-    bin boundary inside [wlo, whi]), each with ``reach`` bins with changes on either side,
-    and the bins up to the first with a change."""
+    bin boundary inside [wlo, whi]; -inf: every bin), each with ``reach`` bins with changes
+    on either side, and the bins up to the first with a change."""
     S, P, C, pref = bins
+    if floor == -np.inf:   # every bin
+        return np.ones(len(C), np.uint8)
     nonempty = np.flatnonzero(C > 0)
     kept = np.zeros(len(C), np.uint8)
     if not len(nonempty):
@@ -265,7 +269,7 @@ def _best_in_parts(bound, line, s0, u, ws, wlo, whi):
         if found[0] >= 0:
             return (found if found[0] == 1 else None), line.total
         # the bins that reach the best value found, and farther neighbours; then all
-        floor, reach = (float(found[1]), 2) if reach == 1 else (-np.inf, n_bins)
+        floor, reach = (float(found[1]), 2) if reach == 1 else (-np.inf, 0)
 
 
 def _assembled(bp, ws):
