@@ -154,9 +154,9 @@ def _normalize_groups(s, starts, counts, norm, m):
 @dataclass
 class _RunRows:
     """What a fusion keeps of a run: per line its query index (into ``qids``), docno
-    (an ``S`` array), score and line number, and the file's path for messages (a read
-    :class:`~dfrank.io.trec.Run` also holds the file's bytes and spans: read one at a time
-    and reduced to this, runs of millions of lines need a third of the memory)."""
+    (an ``S`` array), score and line number, and the file's path for messages. A read
+    :class:`~dfrank.io.trec.Run` also holds the file's bytes and spans; runs are read one
+    at a time and reduced to this, so only one file's bytes are ever held."""
     qids: list
     row_q: np.ndarray
     docnos: np.ndarray

@@ -4,10 +4,8 @@ A direct maximizer of a piecewise-constant metric on a few hundred queries overf
 ``smoothed_es`` (a smoothed metric, several runs averaged) generalizes better there, as
 measured on LETOR's folds (docs/decisions.md). With many queries one exact maximum
 generalizes: coordinate ascent with its exact line search then reaches higher values on
-held-out queries in a third of the time (``benchmarks/choose_default_by_size.py``:
-synthetic LETOR-like sets of 136 features, NDCG@10 on 2,000 held-out queries +0.015 at
-1,000 training queries, +0.012 at 3,000 and +0.019 at 8,333; smoothed_es ahead by 0.052
-at 100 and 0.010 at 300). So ``auto`` runs ``smoothed_es`` below
+held-out queries in a fraction of the time (``benchmarks/choose_default_by_size.py``; the
+table is in docs/decisions.md). So ``auto`` runs ``smoothed_es`` below
 :data:`MANY_QUERIES` training queries and ``ca`` with one restart from there on, and
 ``pattern`` on a box of parameters. The result names the strategy that ran.
 """
