@@ -213,7 +213,7 @@ def _build(qrels, runs, norm, missing, complete):
         gq = np.array([index.get(q, -1) for q in fq], dtype=np.int64)[row_q]
         keep = np.flatnonzero(gq >= 0)
         rows.append((keep, gq[keep]))
-        kept_keys.append(dn.keys(gq[keep], f.docnos[keep].astype(f"S{width}")))
+        kept_keys.append(dn.keys(gq[keep], f.docnos[keep].astype(f"S{width}", copy=False)))
     cand, inv = np.unique(np.concatenate(kept_keys), return_inverse=True)
     del kept_keys   # here and below: what is done with goes at once (web-sized runs)
     nq = len(qids)

@@ -421,18 +421,21 @@ def test_line_search_result_is_that_of_the_whole_profile(metric):
     assert fast >= 6  # most lines never assembled the whole profile
 
 
+def _graded(rng, sizes, d=3):
+    """Queries of ``sizes`` documents: d normal features, labels 0-2."""
+    n = int(np.sum(sizes))
+    return dfrank.RankingData.from_arrays(rng.normal(size=(n, d)),
+                                          rng.integers(0, 3, n).astype(float),
+                                          np.repeat(np.arange(len(sizes)), sizes))
+
+
 def test_deferred_profile_reads_and_pickles_as_the_profile():
     """A "best" line search leaves a profile built on first read: the same as
     line_profile's, and it pickles (to another process) as that profile."""
     import pickle
     from dfrank.linesearch import DeferredProfile, LineProfile, line_profile
     rng = np.random.default_rng(12)
-    sizes = rng.integers(5, 40, 12)
-    n = int(sizes.sum())
-    data = dfrank.RankingData.from_arrays(rng.normal(size=(n, 3)),
-                                          rng.integers(0, 3, n).astype(float),
-                                          np.repeat(np.arange(len(sizes)), sizes))
-    obj = dfrank.LinearObjective(data, "map")
+    obj = dfrank.LinearObjective(_graded(rng, rng.integers(5, 40, 12)), "map")
     sp = obj.space
     for _ in range(5):
         lam, delta = sp.sample(rng), rng.normal(size=4)
@@ -517,12 +520,7 @@ def test_a_parted_line_asks_for_more_bins_until_it_has_what_it_needs(monkeypatch
     all of them): the result is still the whole line's."""
     from dfrank import linesearch as L
     rng = np.random.default_rng(8)
-    sizes = rng.integers(5, 50, 30)
-    n = int(sizes.sum())
-    data = dfrank.RankingData.from_arrays(rng.normal(size=(n, 3)),
-                                          rng.integers(0, 3, n).astype(float),
-                                          np.repeat(np.arange(len(sizes)), sizes))
-    obj = dfrank.LinearObjective(data, "ndcg@10")
+    obj = dfrank.LinearObjective(_graded(rng, rng.integers(5, 50, 30)), "ndcg@10")
     real, floors = L._select_bins, []
 
     def stingy(bins, base, n_eff, wlo, whi, floor, reach, shift):

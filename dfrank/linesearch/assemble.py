@@ -31,7 +31,7 @@ from numba import njit, prange
 
 from .._kernels.sort import (_SHIFT32, _key32, _radix_high, gather_sorted, radix_argsort,
                              sort_pairs_into, sorted_copy)
-from .choice import _eligible, pick
+from .choice import _wide, pick
 
 CHAIN = 4.0  # breakpoints closer than CHAIN * eps (relative) may share a group: kept together
 # The bins: the top BIN_BITS bits of a t's ordered float32 key (sign, exponent and a few
@@ -367,8 +367,7 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
     f_lo = wlo
     f_hi = min(first_t, whi)
     has_first = f_hi > f_lo
-    f_eligible = has_first and _eligible(np.array([f_lo]), np.array([f_hi]), 0, min_width)
-    best = first_value if f_eligible else -np.inf
+    best = first_value if has_first and _wide(f_lo, f_hi, min_width) else -np.inf
     lim0 = best - 4 * tol
     n_c = 0
     for b in range(top_bin + 1):
@@ -473,7 +472,7 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
             r_hi[n_r] = hi_j
             r_v[n_r] = v[j] / n_eff
             n_r += 1
-            if _eligible(r_lo, r_hi, n_r - 1, min_width):
+            if _wide(lo_j, hi_j, min_width):
                 best = max(best, v[j] / n_eff)
     # every interval that can matter, in t order: the first one, then region by region
     reg_row[n_reg] = n_r

@@ -86,13 +86,18 @@ def _middle(lower, upper, i, step):
 
 
 @njit(cache=True, inline="always")
-def _eligible(lower, upper, i, min_width):
-    """Interval i may be chosen: unbounded, or wider than min_width relative to |t|."""
-    lo = lower[i]
-    hi = upper[i]
+def _wide(lo, hi, min_width):
+    """The interval (lo, hi) may be chosen: unbounded, or wider than min_width relative
+    to |t|."""
     if np.isfinite(lo) and np.isfinite(hi):
         return hi - lo > min_width * max(1.0, abs(lo), abs(hi))
     return True
+
+
+@njit(cache=True, inline="always")
+def _eligible(lower, upper, i, min_width):
+    """Interval i may be chosen (:func:`_wide`)."""
+    return _wide(lower[i], upper[i], min_width)
 
 
 @njit(cache=True)
