@@ -21,6 +21,8 @@ import functools
 import numpy as np
 from numba import njit, prange
 
+from .chunks import one_at_a_time
+
 BLOCK = 256  # documents per dot_block call (a block of scores stays in L1)
 
 
@@ -187,5 +189,6 @@ def linear_scores(XT, W, rows=None):
         raise ValueError(f"weights have {W2.shape[1]} coordinates but the data has "
                          f"{XT.shape[0]} features")
     out = np.empty((W2.shape[0], XT.shape[1]))
-    scores_into(XT, all_rows(XT.shape[0]) if rows is None else rows, W2, out)
+    with one_at_a_time():   # blocks of documents
+        scores_into(XT, all_rows(XT.shape[0]) if rows is None else rows, W2, out)
     return out[0] if single else out

@@ -24,12 +24,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .._kernels.chunks import one_at_a_time
 from .._kernels.scratch import Scratch
 from ..metrics._rank import EXPECTED, STABLE
 from ..metrics.bound import _chunks
 from .assemble import BIN_SHIFT, N_BINS, best_interval, bin_of, bin_sums, kept_rows
 from .assemble import assemble as assemble_profile   # the module keeps its name
-from .sweep import SWEEPS, sweep_dcg
+from .sweep import BLOCKS_PER_THREAD, SWEEPS, sweep_dcg
 from .candidates import PRUNABLE, candidates, direction_kind, flat_within_queries, rows_by_u
 from .choice import RULES, TOL, choose
 from .classes import LineClasses, unsupported
@@ -109,15 +110,17 @@ def _prepare(bound, classes, s0, u, u_order, ws):
             ws.get("n_cand", nq, np.int64), ws.get("n_events", nq, np.int64),
             ws.get("offsets", nq + 1, np.int64), ws.get("base", nq),
             ws.get("n_out", nq, np.int64), ws.get("n_runs", nq, np.int64),
-            bound.query_order(), max(1, min(nq, _chunks())),
-            min(nq, threads),  # workers: query_order deals to as many
+            bound.query_order(BLOCKS_PER_THREAD * threads), max(1, min(nq, _chunks())),
+            threads,  # the sweep's scratch rows: one per thread
             (ws.get("bin_S", N_BINS), ws.get("bin_P", N_BINS),
              ws.get("bin_C", N_BINS, np.int64), ws.get("bin_pref", N_BINS + 1)))
     _, cand, n_cand, n_events, offsets, *_, qorder, n_chunks, _, _ = fixed
-    total, max_n, max_ev = candidates(
-        code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k, ties,
-        bound.c0, bound.empty, code in PRUNABLE and m.k > 0,
-        _NO_ORDER if u_order is None else u_order, n_chunks, cand, n_cand, n_events, offsets)
+    with one_at_a_time():
+        total, max_n, max_ev = candidates(
+            code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k,
+            ties, bound.c0, bound.empty, code in PRUNABLE and m.k > 0,
+            _NO_ORDER if u_order is None else u_order, n_chunks, cand, n_cand, n_events,
+            offsets)
     return _Line(sweep, classes, ties, fixed, total, max_n, max_ev)
 
 
@@ -148,10 +151,11 @@ def _sweep_rows(bound, line, s0, u, order, offsets, total, ws, shift=BIN_SHIFT):
             ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
             ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64))
     m = bound.metric
-    line.sweep(m.code, s0, u, bound.y, classes.cls, bound.qptr, order, cand, n_cand,
-               offsets, m.k, line.ties, classes.gain, classes.err_r, classes.rel,
-               classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
-               sw, base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs, shift)
+    with one_at_a_time():
+        line.sweep(m.code, s0, u, bound.y, classes.cls, bound.qptr, order, cand, n_cand,
+                   offsets, m.k, line.ties, classes.gain, classes.err_r, classes.rel,
+                   classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
+                   sw, base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs, shift)
     return out
 
 
@@ -276,11 +280,13 @@ def _assembled(bp, ws):
     """The whole :class:`LineProfile` of a line's :class:`_Breakpoints`."""
     S, P, C, pref = bp.bins
     total = bp.total
-    edges, values, hazards = assemble_profile(
-        bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base, float(bp.n_eff),
-        C, pref, ws.get("cut", (numba.get_num_threads() + 1, len(bp.n_out)), np.int64),
-        ws.get("keys", total, np.uint64), ws.get("keys2", total, np.uint64),
-        ws.get("hazards", total), BIN_SHIFT)
+    parts = BLOCKS_PER_THREAD * numba.get_num_threads()
+    with one_at_a_time():
+        edges, values, hazards = assemble_profile(
+            bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
+            float(bp.n_eff), C, pref, ws.get("cut", (parts + 1, len(bp.n_out)), np.int64),
+            ws.get("keys", total, np.uint64), ws.get("keys2", total, np.uint64),
+            ws.get("hazards", total), BIN_SHIFT)
     return LineProfile(edges[:-1], edges[1:], values, hazards)
 
 

@@ -29,6 +29,7 @@ query order; the threads of :func:`assemble` split its work at bin boundaries).
 import numpy as np
 from numba import njit, prange
 
+from .._kernels.chunks import PRANGE_ONLY
 from .._kernels.sort import (_SHIFT32, _key32, _radix_high, gather_sorted, radix_argsort,
                              sort_pairs_into, sorted_copy)
 from .choice import _wide, pick
@@ -184,7 +185,7 @@ def _binned_values(t, d, n, base, pref, shift):
         d[r] = base + (pref[b] + run)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")  # no query averaged: NaN, no error
+@njit(cache=True, parallel=PRANGE_ONLY, error_model="numpy")  # no query averaged: NaN
 def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut, ka, kb, hz,
              shift):
     """All queries' breakpoints into one profile, after :func:`bin_sums` (its ``C`` and
@@ -194,8 +195,9 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
     queries averaged), and the sorted hazard times. Scratch: ``cut`` (int64, parts + 1 x
     queries), ``ka``, ``kb`` (uint64) and ``hz``, as long as ``out_t``.
 
-    Each thread sorts one part (a range of bins with about as many changes as the
-    others; part w of query q is ``cut[w, q]:cut[w + 1, q]``) stably by t: the sort keys are made
+    The threads sort the parts (``cut``'s rows less one, several per thread, taken one at
+    a time: ranges of bins with about as many changes as each other; part w of query q is
+    ``cut[w, q]:cut[w + 1, q]``) stably by t: the sort keys are made
     straight from the per-query outputs, each change's float32 rounded t (high word) and
     its place in ``out_t`` (low word), radix sorted on the high word (see
     :func:`dfrank._kernels.sort._radix_pairs`); the rows are then read in that order, an insertion

@@ -23,13 +23,16 @@ t is unchanged by the pruning.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, prange
 
 from .._kernels.sort import _LOW, _SHIFT32, _insert, sort_pairs_into
 from ..metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .assemble import bin_runs
 from .candidates import top_cut
 
+# the sweep's queries are dealt in this many blocks per thread, handed out one at a time
+# (dfrank._kernels.chunks)
+BLOCKS_PER_THREAD = 4
 _ONE = np.uint64(1)  # unsigned index arithmetic (numba wraps negative signed indices)
 
 # value of a ranked class sequence: (seq, n, kk, k, gc, rc, relc, disc, c0, L) -> float
@@ -428,26 +431,27 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
                  offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, out,
                  shift):
     """Per-query sweeps in parallel of the queries in ``order``; query q writes its
-    breakpoints at offsets[q] (query q's outputs only are written). Each
-    worker (one per thread: ``order`` deals the queries to the threads in contiguous
-    blocks, see :meth:`~dfrank.metrics.BoundMetric.query_order`) reuses one set of scratch
-    sized for the largest query, so it stays in cache: ``ws`` holds, with one row per
-    worker, class sequences / counts of other classes above / u-blocks / running counts /
-    positions class by class / class starts / runs (int64, 7 x max(max_n, L + 1)), per-class
-    counts (int64, max_n x L), the candidates' s0 and u class by class (2 x max_n), event
-    times unsorted and sorted (2 x max_ev), event pairs likewise (int64, 2 x max_ev) and
-    the sort's keys (uint64, 2 x max_ev); ``out`` the outputs (packed: numba cannot inline
-    a call of more than 30 arguments). Each query's breakpoints are summed by bin
-    while they are in cache (:func:`dfrank.linesearch.assemble.bin_runs`, bins of
-    ``shift``). Inlined into one cached entry point per
-    metric family (as in :mod:`dfrank.metrics._drivers`), so each family's code is
-    compiled only when used."""
+    breakpoints at offsets[q] (query q's outputs only are written). ``order`` is cut
+    into :data:`BLOCKS_PER_THREAD` contiguous blocks per thread, of about equal work (see
+    :meth:`~dfrank.metrics.BoundMetric.query_order`). Each thread reuses one set of
+    scratch sized for the largest query, so it stays in cache: ``ws`` holds, with one row
+    per thread (numba's thread id), class sequences / counts of other classes above /
+    u-blocks / running counts / positions class by class / class starts / runs (int64,
+    7 x max(max_n, L + 1)), per-class counts (int64, max_n x L), the candidates' s0 and u
+    class by class (2 x max_n), event times unsorted and sorted (2 x max_ev), event pairs
+    likewise (int64, 2 x max_ev) and the sort's keys (uint64, 2 x max_ev); ``out`` the
+    outputs (packed: numba cannot inline a call of more than 30 arguments). Each query's
+    breakpoints are summed by bin while they are in cache
+    (:func:`dfrank.linesearch.assemble.bin_runs`, bins of ``shift``). Inlined into one
+    cached entry point per metric family (as in :mod:`dfrank.metrics._drivers`), so each
+    family's code is compiled only when used."""
     nq = len(order)  # the queries swept: all, or a part of them
     ws_i, ws_C, ws_f, ws_e, ws_p, ws_k = ws
     base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs = out
-    nw = ws_i.shape[0]
-    for w in prange(nw):  # one worker per thread, a contiguous block of `order` each
-        for qi in range(w * nq // nw, (w + 1) * nq // nw):
+    nb = max(1, min(nq, BLOCKS_PER_THREAD * ws_i.shape[0]))
+    for blk in prange(nb):  # blocks of `order`, taken by the threads as they come free
+        w = get_thread_id()  # this thread's scratch
+        for qi in range(blk * nq // nb, (blk + 1) * nq // nb):
             q = order[qi]
             if empty[q]:
                 base[q] = empty_value

@@ -77,17 +77,18 @@ class BoundMetric:
             _kernels.query_constants(m.code, self.y, self.qptr, m.k, self.gain_code,
                                      float(m.rel_threshold), uptr, ulab, self.c0, self.empty)
 
-        self._order = None
+        self._order = {}  # blocks -> query order
         self._groups = {}
         self._group_docs = {}  # documents in the largest group
         self._scratch = PerThread()  # the kernels' per-chunk buffers, kept between calls
 
-    def query_order(self):
-        """Query order balancing O(m^2) work over numba's threads: queries by decreasing
-        size dealt to the threads in a snake, so each thread's contiguous block of a
-        ``prange`` gets about the same work (used by the line search)."""
-        n = numba.get_num_threads()
-        if self._order is None or self._order[0] != n:
+    def query_order(self, n_blocks=None):
+        """Query order balancing O(m^2) work over ``n_blocks`` contiguous blocks (numba's
+        threads by default): queries by decreasing size dealt to the blocks in a snake, so
+        each block of a ``prange`` gets about the same work."""
+        n = numba.get_num_threads() if n_blocks is None else n_blocks
+        order = self._order.get(n)
+        if order is None:
             sizes = np.diff(self.qptr).astype(np.float64)
             order = np.argsort(-sizes ** 2, kind="stable")
             n_bins = max(1, min(n, len(order)))
@@ -95,8 +96,9 @@ class BoundMetric:
             for i, q in enumerate(order):
                 r, k = divmod(i, n_bins)
                 bins[k if r % 2 == 0 else n_bins - 1 - k].append(q)
-            self._order = (n, np.concatenate([np.asarray(b, dtype=np.int64) for b in bins]))
-        return self._order[1]
+            order = self._order[n] = np.concatenate(
+                [np.asarray(b, dtype=np.int64) for b in bins])
+        return order
 
     def groups(self, n_groups):
         """Boundaries of ``n_groups`` runs of consecutive queries with about equal work:
