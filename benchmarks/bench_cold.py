@@ -1,13 +1,18 @@
 """A new user's first commands: time spent compiling numba's kernels, from empty caches.
 
-    python benchmarks/bench_cold.py [--rounds 3]
+    python benchmarks/bench_cold.py [--rounds 3] [--part demo|line|all]
 
 Each round points ``NUMBA_CACHE_DIR`` at a new empty folder and runs, each in a fresh
 process, as a new user would:
 
 1. ``dfrank demo`` (cold), then ``dfrank fit`` on OHSUMED Fold1 train with ``--valid``
    Fold1 vali (cold for what the demo did not compile), then both again (warm);
-2. in another empty folder, ``dfrank fit`` first (cold), then again (warm).
+2. in another empty folder, ``dfrank fit`` first (cold), then again (warm);
+3. (``--part line``) each command that runs the exact line search, in an empty folder of
+   its own, first (cold) then again (warm): ``dfrank fit --strategy ca`` on OHSUMED Fold1
+   train, ``dfrank fuse`` of the 5 runs of ``bench_fusion.py`` (MQ2008 Fold1, MAP) and
+   ``dfrank compare`` (its default strategies, 2,000 evaluations, one seed) on OHSUMED
+   Fold1 train.
 
 Compiling is the cold time less the warm time of the same command (loading a kernel from
 the cache is part of the warm time), when both ran under the same load. Medians over
@@ -30,6 +35,8 @@ from _common import (LOAD_TOLERANCE, Timing, comparable, load_cell,  # noqa: E40
 
 FOLD = "ohsumed-letor3/QueryLevelNorm/Fold1/{}.txt.gz"
 GOAL = 5.0  # seconds of compiling allowed to each first command (issue #24)
+LINE_GOAL = 10.0  # ... to the first command that runs the exact line search (issue #34)
+MQ2008 = "mq2008-letor4/Fold1/train.txt.gz"
 SETTLE = 10.0  # seconds a run waits for the tasks of the run before it to end
 
 
@@ -63,33 +70,71 @@ def one_round(fit_args):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
-    train, vali = shared_path(FOLD.format("train")), shared_path(FOLD.format("vali"))
-    if train is None or vali is None:
-        sys.exit("OHSUMED Fold1 not found under ../shared/data")
-    print(load_warning())
-    with tempfile.TemporaryDirectory() as tmp:
-        fit_args = ["fit", train, "--valid", vali, "--metric", "ndcg@10", "--quiet",
-                    "-o", os.path.join(tmp, "model.json")]
-        rounds = [one_round(fit_args) for _ in range(args.rounds)]
+def first_uses(commands):
+    """Cold then warm time of each command, each in an empty cache of its own."""
+    out = {}
+    for name, argv in commands.items():
+        with tempfile.TemporaryDirectory() as cache:
+            out[name, "cold"] = run(argv, cache)
+            out[name, "warm"] = run(argv, cache)
+    return out
+
+
+def line_commands(tmp):
+    """The commands of part 3 (their run files written into ``tmp``)."""
+    from bench_fusion import write_runs
+
+    import dfrank
+
+    train = shared_path(FOLD.format("train"))
+    qrels, runs = write_runs(dfrank.load_svmlight(shared_path(MQ2008)), 5, tmp)
+    out = os.path.join(tmp, "out")
+    return {"fit --strategy ca": ["fit", train, "--strategy", "ca", "--metric", "ndcg@10",
+                                  "--quiet", "-o", out + ".json"],
+            "fuse (5 runs)": ["fuse", qrels, *runs.values(), "--metric", "map",
+                              "-o", out + ".run"],
+            "compare": ["compare", train, "--metric", "ndcg@10", "--budget", "2000",
+                        "--seeds", "1", "--quiet"]}
+
+
+def report(rounds, names, goal):
     rows = []
-    for cmd in ("demo", "fit after demo", "fit first"):
+    for cmd in names:
         cold = median_of([r[cmd, "cold"] for r in rounds])
         warm = median_of([r[cmd, "warm"] for r in rounds])
         pairs = [(r[cmd, "cold"], r[cmd, "warm"]) for r in rounds]
         if all(comparable(c, w) for c, w in pairs):
             compiling = statistics.median(c - w for c, w in pairs)
-            cells = [f"{compiling:.1f} s", "yes" if compiling <= GOAL else "no"]
+            cells = [f"{compiling:.1f} s", "yes" if compiling <= goal else "no"]
         else:
             cells = ["n/a (load differs)", "?"]
         rows.append([cmd, f"{cold:.1f} s", f"{warm:.1f} s", *cells,
                      load_cell(cold, warm)])
-    print(f"medians of {args.rounds} rounds, {os.cpu_count()} cores")
-    print(table(rows, ["command", "cold", "warm", "compiling", f"<= {GOAL:.0f} s",
+    print(table(rows, ["command", "cold", "warm", "compiling", f"<= {goal:.0f} s",
                        "elsewhere / load1"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--part", choices=("demo", "line", "all"), default="demo",
+                    help="demo: parts 1-2; line: part 3; all: both")
+    args = ap.parse_args()
+    train, vali = shared_path(FOLD.format("train")), shared_path(FOLD.format("vali"))
+    if train is None or vali is None or shared_path(MQ2008) is None:
+        sys.exit("OHSUMED Fold1 or MQ2008 Fold1 not found under ../shared/data")
+    print(load_warning())
+    print(f"medians of {args.rounds} rounds, {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.part in ("demo", "all"):
+            fit_args = ["fit", train, "--valid", vali, "--metric", "ndcg@10", "--quiet",
+                        "-o", os.path.join(tmp, "model.json")]
+            rounds = [one_round(fit_args) for _ in range(args.rounds)]
+            report(rounds, ("demo", "fit after demo", "fit first"), GOAL)
+        if args.part in ("line", "all"):
+            commands = line_commands(tmp)
+            rounds = [first_uses(commands) for _ in range(args.rounds)]
+            report(rounds, list(commands), LINE_GOAL)
     print("elsewhere: the most tasks of other processes ready to run just before a run "
           "started; load1: the highest 1-minute load average at the end of a run (the runs "
           "included). A cold and a warm run whose 'elsewhere' differ by more than "

@@ -131,7 +131,7 @@ def scores_into(XT, rows, W, out):
         hi = min(n, lo + BLOCK)
         m = hi - lo
         acc = np.empty((4, BLOCK))
-        p = 0
+        p = np.int64(0)  # not a literal: one signature of dot_block4
         while p < P:
             k = min(4, P - p)
             if k == 4:

@@ -334,7 +334,7 @@ def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, p
     of equal u need sorting (a coordinate ascent reuses one order per coordinate).
     """
     nq = len(qptr) - 1
-    max_m = 1
+    max_m = np.int64(1)  # not a literal: one signature of the chunk function
     for q in range(nq):
         max_m = max(max_m, qptr[q + 1] - qptr[q])
     nc = max(1, min(nq, chunks))
