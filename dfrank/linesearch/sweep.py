@@ -426,33 +426,10 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
     return base, n_out
 
 
-def _query_sweeper(delta_fn, value_fn, binary):
-    """One metric family's sweep of one query (:func:`_query_sweep` with that family's
-    delta and value), compiled and cached on its own, outside the parallel loop that calls
-    it: numba's parallel passes then handle a call, not the sweep's whole body, which
-    halves the family's first compile. Binary families pass the class count as the
-    constant 2, whatever L says (binary metrics always have two classes): every test on L
-    then folds away at compile time."""
-    @njit(cache=True)
-    def query_sweep(code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc, relc, disc, c0, L,
-                    eps, out_t, out_d, out_h, ws):
-        return _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties,
-                            gc, rc, relc, disc, c0, 2 if binary else L, eps, out_t, out_d,
-                            out_h, ws)
-    return query_sweep
-
-
-_qs_dcg = _query_sweeper(_d_dcg, _v_dcg, False)
-_qs_count = _query_sweeper(_d_count, _v_count, True)
-_qs_rr = _query_sweeper(_d_rr, _v_rr, True)
-_qs_ap = _query_sweeper(_d_ap, _v_ap, True)
-_qs_err = _query_sweeper(_d_err, _v_err, False)
-_qs_ktau = _query_sweeper(_d_ktau, _v_ktau, False)
-
-
 @njit(inline="always")
-def _sweep_drive(query_sweep, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k,
-                 ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, out, shift):
+def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_cand,
+                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, out,
+                 shift):
     """Per-query sweeps in parallel of the queries in ``order``; query q writes its
     breakpoints at offsets[q] (query q's outputs only are written). ``order`` is cut
     into :data:`BLOCKS_PER_THREAD` contiguous blocks per thread, of about equal work (see
@@ -465,10 +442,9 @@ def _sweep_drive(query_sweep, code, s0, u, y, cls, qptr, order, cand, n_cand, of
     likewise (int64, 2 x max_ev) and the sort's keys (uint64, 2 x max_ev); ``out`` the
     outputs (packed: numba cannot inline a call of more than 30 arguments). Each query's
     breakpoints are summed by bin while they are in cache
-    (:func:`dfrank.linesearch.assemble.bin_runs`, bins of ``shift``). ``query_sweep`` is
-    the family's compiled sweep of one query (:func:`_query_sweeper`); this loop is
-    inlined into one cached entry point per metric family (as in
-    :mod:`dfrank.metrics._drivers`), so each family's code is compiled only when used."""
+    (:func:`dfrank.linesearch.assemble.bin_runs`, bins of ``shift``). Inlined into one
+    cached entry point per metric family (as in :mod:`dfrank.metrics._drivers`), so each
+    family's code is compiled only when used."""
     nq = len(order)  # the queries swept: all, or a part of them
     ws_i, ws_C, ws_f, ws_e, ws_p, ws_k = ws
     base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs = out
@@ -486,10 +462,10 @@ def _sweep_drive(query_sweep, code, s0, u, y, cls, qptr, order, cand, n_cand, of
             b = offsets[q + 1]
             lo = qptr[q]
             idx = cand[lo:lo + n_cand[q]]
-            bq, cnt = query_sweep(code, s0, u, y, cls, lo, qptr[q + 1], idx, k, ties, gc, rc,
-                                  relc, disc, c0[q], L, eps, out_t[a:b], out_d[a:b],
-                                  out_h[a:b],
-                                  (ws_i[w], ws_C[w], ws_f[w], ws_e[w], ws_p[w], ws_k[w]))
+            bq, cnt = _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, qptr[q + 1],
+                                   idx, k, ties, gc, rc, relc, disc, c0[q], L, eps,
+                                   out_t[a:b], out_d[a:b], out_h[a:b],
+                                   (ws_i[w], ws_C[w], ws_f[w], ws_e[w], ws_p[w], ws_k[w]))
             base[q] = bq
             n_out[q] = cnt
             n_runs[q] = bin_runs(out_t[a:b], out_d[a:b], cnt, runs[a:b], run_sp[a:b], shift)
@@ -499,35 +475,35 @@ def _sweep_drive(query_sweep, code, s0, u, y, cls, qptr, order, cand, n_cand, of
 def sweep_dcg(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
               relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_qs_dcg, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties,
-                 gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
+    _sweep_drive(_d_dcg, _v_dcg, code, s0, u, y, cls, qptr, order, cand, n_cand,
+                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
 @njit(cache=True, parallel=True)
 def sweep_count(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-                relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-                out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_qs_count, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties,
-                 gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
+              out_h, runs, run_sp, n_runs, shift):
+    _sweep_drive(_d_count, _v_count, code, s0, u, y, cls, qptr, order, cand, n_cand,
+                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, 2, eps, ws,
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
 @njit(cache=True, parallel=True)
 def sweep_rr(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-             relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-             out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_qs_rr, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties,
-                 gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
+              out_h, runs, run_sp, n_runs, shift):
+    _sweep_drive(_d_rr, _v_rr, code, s0, u, y, cls, qptr, order, cand, n_cand,
+                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, 2, eps, ws,
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
 @njit(cache=True, parallel=True)
 def sweep_ap(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-             relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-             out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_qs_ap, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties,
-                 gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
+              out_h, runs, run_sp, n_runs, shift):
+    _sweep_drive(_d_ap, _v_ap, code, s0, u, y, cls, qptr, order, cand, n_cand,
+                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, 2, eps, ws,
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
@@ -535,19 +511,22 @@ def sweep_ap(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, g
 def sweep_err(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
               relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_qs_err, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties,
-                 gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
+    _sweep_drive(_d_err, _v_err, code, s0, u, y, cls, qptr, order, cand, n_cand,
+                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
 @njit(cache=True, parallel=True)
 def sweep_ktau(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-               relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-               out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_qs_ktau, code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties,
-                 gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
+              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
+              out_h, runs, run_sp, n_runs, shift):
+    _sweep_drive(_d_ktau, _v_ktau, code, s0, u, y, cls, qptr, order, cand, n_cand,
+                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
+# The binary families (count, rr, ap) pass the class count as the constant 2, whatever L
+# says (binary metrics always have two classes): every test on L then folds away at compile
+# time.
 SWEEPS = {NDCG: sweep_dcg, DCG: sweep_dcg, PREC: sweep_count, RECALL: sweep_count,
           RPREC: sweep_count, RR: sweep_rr, AP: sweep_ap, ERR: sweep_err, KTAU: sweep_ktau}
