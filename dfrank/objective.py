@@ -19,7 +19,7 @@ import numpy as np
 from ._kernels.scoring import features_T, linear_scores, nonzero_rows
 from .data import RankingData
 from ._kernels.scratch import PerThread
-from .linesearch import (LineClasses, LineResult, direction_kind,
+from .linesearch import (LineClasses, LineResult, compile_sweep_ahead, direction_kind,
                          flat_within_queries, line_search, sort_within_queries,
                          unsupported)
 from .metrics.evaluation import bind_metric
@@ -123,6 +123,10 @@ class Objective:
     is_linear = False  # a linear ranker on the simplex (LinearObjective)
     exact_line = False  # has the exact line search for its metric and tie policy
     line_cost = 1
+
+    def expect_lines(self):
+        """Exact line searches are coming (a strategy says so before its first point):
+        :class:`LinearObjective` starts compiling their kernels."""
 
     def __init__(self, space, *, max_evals=None, max_seconds=None):
         self.space = space
@@ -412,6 +416,12 @@ class LinearObjective(Objective):
     def exact_line_reason(self):
         """Why the exact line search cannot serve this objective, or None."""
         return unsupported(self.metric, self.ties)
+
+    def expect_lines(self):
+        """Exact line searches are coming: their sweep kernel starts compiling in the
+        background now, if it is not cached (:mod:`dfrank.linesearch.compile_ahead`)."""
+        if self.exact_line:
+            compile_sweep_ahead(self.bound, self.classes)
 
     @property
     def classes(self):

@@ -109,6 +109,8 @@ class CoordinateAscent(Strategy):
         if self.nonnegative:
             return self._run_face(objective, rng, restart)
         exact = self.line_search != "steps" and objective.exact_line
+        if exact:
+            objective.expect_lines()
         point = start_point(objective, rng, restart)
         value = objective(point)
         dim = space.dim
@@ -147,6 +149,7 @@ class CoordinateAscent(Strategy):
         Each line is a segment of the face, whose two ends are evaluated too. With two
         weights the face is a segment: the first line sweeps it whole and ends the run."""
         d = objective.space.dim - 1
+        objective.expect_lines()
         lam = np.zeros(d + 1)
         lam[:d] = np.full(d, 1.0 / d) if restart == 0 else rng.dirichlet(np.ones(d))
         value = objective(lam)

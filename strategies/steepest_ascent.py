@@ -64,6 +64,8 @@ class SteepestAscent(Strategy):
         space = objective.space
         box = is_box(space)
         exact = objective.exact_line
+        if exact:
+            objective.expect_lines()
         x = start_point(objective, rng, restart)
         u = space.to_unit(x) if box else x
         value = objective(x)

@@ -30,6 +30,7 @@ from ..metrics._rank import EXPECTED, STABLE
 from ..metrics.bound import _chunks
 from .assemble import BIN_SHIFT, N_BINS, best_interval, bin_of, bin_sums, kept_rows
 from .assemble import assemble as assemble_profile   # the module keeps its name
+from .compile_ahead import ahead, wait_for
 from .sweep import BLOCKS_PER_THREAD, SWEEPS, sweep_dcg
 from .candidates import PRUNABLE, candidates, direction_kind, flat_within_queries, rows_by_u
 from .choice import RULES, TOL, choose
@@ -38,7 +39,7 @@ from .profile import MIN_WIDTH, DeferredProfile, LineProfile, LineResult, safe_p
 
 __all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "line_search", "choose",
            "RULES", "unsupported", "sort_within_queries", "flat_within_queries",
-           "direction_kind"]
+           "direction_kind", "compile_sweep_ahead"]
 
 EPS = 1e-12        # crossings closer than this (relative) are one event (rounding)
 # lines with more crossings than this are swept a part of the queries at a time (two
@@ -88,25 +89,17 @@ class _Line:
     max_ev: int
 
 
-def _prepare(bound, classes, s0, u, u_order, ws):
-    """The candidates of every query along s0 + t u: a :class:`_Line`."""
-    m = bound.metric
-    code = m.code
-    ties = bound.tie_code
-    sweep = SWEEPS[code]
-    if ties == EXPECTED:  # mean-gain classes: every order of a tied group is equal
-        classes = classes.for_line(bound, s0, u)
-        ties = STABLE
-        sweep = sweep_dcg
+def _buffers(bound, n_docs, ws):
+    """The per-query buffers of a line's kernels, as a tuple (``_Line.fixed``)."""
     nq = bound.n_queries
     threads = numba.get_num_threads()
     # every buffer is a view kept in ws.views from one line to the next, made again only
     # when the sizes outgrow it: right after the kernels, each Python step runs 3-4x
     # slower than warm, and the score of ws.get calls this replaced cost 90-150 us a line
     fixed = ws.views.get("line")
-    if fixed is None or fixed[0] != (bound, len(s0), threads):
+    if fixed is None or fixed[0] != (bound, n_docs, threads):
         fixed = ws.views["line"] = (
-            (bound, len(s0), threads), ws.get("cand", len(s0), np.int64),
+            (bound, n_docs, threads), ws.get("cand", n_docs, np.int64),
             ws.get("n_cand", nq, np.int64), ws.get("n_events", nq, np.int64),
             ws.get("offsets", nq + 1, np.int64), ws.get("base", nq),
             ws.get("n_out", nq, np.int64), ws.get("n_runs", nq, np.int64),
@@ -114,7 +107,36 @@ def _prepare(bound, classes, s0, u, u_order, ws):
             threads,  # the sweep's scratch rows: one per thread
             (ws.get("bin_S", N_BINS), ws.get("bin_P", N_BINS),
              ws.get("bin_C", N_BINS, np.int64), ws.get("bin_pref", N_BINS + 1)))
+    return fixed
+
+
+def _family(bound, classes, s0, u):
+    """The sweep kernel, classes and tie code of a line along s0 + t u."""
+    if bound.tie_code == EXPECTED:  # mean-gain classes: every order of a tie is equal
+        return sweep_dcg, classes.for_line(bound, s0, u), STABLE
+    return SWEEPS[bound.metric.code], classes, bound.tie_code
+
+
+def compile_sweep_ahead(bound, classes):
+    """Start compiling the sweep of ``bound``'s metric family in the background, if it
+    is not cached (:mod:`.compile_ahead`): for a caller about to search lines, before
+    it compiles the kernels that run first (the scores', the candidates')."""
+    s0 = u = np.zeros(len(bound.y))  # the types of the lines' scores
+    sweep, classes, ties = _family(bound, classes, s0, u)
+    ahead(sweep, lambda: _sweep_types(
+        bound, _Line(sweep, classes, ties, _buffers(bound, len(s0), Scratch()), 1, 1, 1),
+        s0, u))
+
+
+def _prepare(bound, classes, s0, u, u_order, ws):
+    """The candidates of every query along s0 + t u: a :class:`_Line`."""
+    m = bound.metric
+    code = m.code
+    sweep, classes, ties = _family(bound, classes, s0, u)
+    fixed = _buffers(bound, len(s0), ws)
     _, cand, n_cand, n_events, offsets, *_, qorder, n_chunks, _, _ = fixed
+    ahead(sweep, lambda: _sweep_types(bound, _Line(sweep, classes, ties, fixed, 1, 1, 1),
+                                      s0, u))
     with one_at_a_time():
         total, max_n, max_ev = candidates(
             code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k,
@@ -124,10 +146,28 @@ def _prepare(bound, classes, s0, u, u_order, ws):
     return _Line(sweep, classes, ties, fixed, total, max_n, max_ev)
 
 
+def _sweep_types(bound, line, s0, u):
+    """The argument types of ``line.sweep``'s call by :func:`_sweep_rows` (for its compile
+    ahead, :func:`.compile_ahead.ahead`): the same call's arguments, its buffers in a
+    throwaway scratch."""
+    _, _, _, _, offsets, *_, qorder, _, _, _ = line.fixed
+    args = _sweep_args(bound, line, s0, u, qorder, offsets, 1, Scratch(), BIN_SHIFT)[0]
+    return tuple(numba.typeof(a) for a in args)
+
+
 def _sweep_rows(bound, line, s0, u, order, offsets, total, ws, shift=BIN_SHIFT):
     """Sweep the queries of ``order`` along s0 + t u, query q's breakpoints at
     ``offsets[q]`` of the outputs returned (``out_t, out_d, out_h, runs, run_sp``, as long
     as the longest part swept so far; summed in bins of ``shift``)."""
+    args, out = _sweep_args(bound, line, s0, u, order, offsets, total, ws, shift)
+    wait_for(line.sweep, (assemble_profile, lambda: _assemble_types(line, out, offsets)))
+    with one_at_a_time():
+        line.sweep(*args)
+    return out
+
+
+def _sweep_args(bound, line, s0, u, order, offsets, total, ws, shift):
+    """The arguments of :func:`_sweep_rows`'s call of ``line.sweep``, and its outputs."""
     _, cand, n_cand, _, _, base, n_out, n_runs, _, _, n_workers, _ = line.fixed
     classes, L, max_n, max_ev = line.classes, line.classes.n_classes, line.max_n, line.max_ev
     out = ws.views.get("line_out")
@@ -151,12 +191,10 @@ def _sweep_rows(bound, line, s0, u, order, offsets, total, ws, shift=BIN_SHIFT):
             ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
             ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64))
     m = bound.metric
-    with one_at_a_time():
-        line.sweep(m.code, s0, u, bound.y, classes.cls, bound.qptr, order, cand, n_cand,
-                   offsets, m.k, line.ties, classes.gain, classes.err_r, classes.rel,
-                   classes.by_position, bound.c0, bound.empty, bound.empty_value, L, EPS,
-                   sw, base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs, shift)
-    return out
+    return (m.code, s0, u, bound.y, classes.cls, bound.qptr, order, cand, n_cand, offsets,
+            m.k, line.ties, classes.gain, classes.err_r, classes.rel, classes.by_position,
+            bound.c0, bound.empty, bound.empty_value, L, EPS, sw, base, n_out, out_t, out_d,
+            out_h, runs, run_sp, n_runs, shift), out
 
 
 def _averaged(bound, base):
@@ -278,16 +316,28 @@ def _best_in_parts(bound, line, s0, u, ws, wlo, whi):
 
 def _assembled(bp, ws):
     """The whole :class:`LineProfile` of a line's :class:`_Breakpoints`."""
+    with one_at_a_time():
+        edges, values, hazards = assemble_profile(*_assemble_args(bp, ws))
+    return LineProfile(edges[:-1], edges[1:], values, hazards)
+
+
+def _assemble_args(bp, ws):
+    """The arguments of :func:`_assembled`'s call of the assembly kernel."""
     S, P, C, pref = bp.bins
     total = bp.total
     parts = BLOCKS_PER_THREAD * numba.get_num_threads()
-    with one_at_a_time():
-        edges, values, hazards = assemble_profile(
-            bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
+    return (bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
             float(bp.n_eff), C, pref, ws.get("cut", (parts + 1, len(bp.n_out)), np.int64),
             ws.get("keys", total, np.uint64), ws.get("keys2", total, np.uint64),
             ws.get("hazards", total), BIN_SHIFT)
-    return LineProfile(edges[:-1], edges[1:], values, hazards)
+
+
+def _assemble_types(line, out, offsets):
+    """The argument types of the assembly kernel's call on ``line``'s sweep outputs
+    (compiled while the sweep compiles in the background, :func:`.compile_ahead.wait_for`)."""
+    _, _, _, _, _, _, n_out, _, _, _, _, bins = line.fixed
+    bp = _Breakpoints(*out[:3], offsets, n_out, 0.0, 1, 1, bins)
+    return tuple(numba.typeof(a) for a in _assemble_args(bp, Scratch()))
 
 
 def _flat_profile(bound, s0):

@@ -34,7 +34,7 @@ from .._kernels.scoring import read_only
 from . import _drivers
 from .registry import get, tie_code
 
-__all__ = ["entry_point", "prefetch", "in_process", "compile_entry"]
+__all__ = ["entry_point", "prefetch", "in_process", "allowed", "compile_entry"]
 
 ENV = "DFRANK_BACKGROUND_COMPILE"
 # compile times of an entry point on 2 cores (benchmarks/bench_cold.py): parallel, serial
@@ -89,8 +89,7 @@ def _state(code, ties_code, dtype):
     state = _helpers.get(key)
     if state is None:
         fast = _drivers.driver(code, ties_code)
-        if fast.signatures or os.environ.get(ENV, "1") == "0" or _switch["in_process"] \
-                or _on_disk(fast):
+        if fast.signatures or not allowed() or _on_disk(fast):
             state = _helpers[key] = _READY
         else:
             state = _helpers[key] = _start(key) or _READY
@@ -118,6 +117,12 @@ def _start(key):
         return None
     proc.started = time.monotonic()
     return proc
+
+
+def allowed():
+    """Whether kernels may compile in background processes now (not under
+    ``DFRANK_BACKGROUND_COMPILE=0``, nor inside :func:`in_process`)."""
+    return os.environ.get(ENV, "1") != "0" and not _switch["in_process"]
 
 
 @contextlib.contextmanager

@@ -1,0 +1,126 @@
+"""The sweep compiles in a background process while the candidates compile here."""
+
+import importlib
+import tempfile
+
+import numba
+import numpy as np
+import pytest
+
+import dfrank.linesearch as ls
+from dfrank.objective import LinearObjective
+from dfrank.warmup import _tiny
+
+ahead_mod = importlib.import_module("dfrank.linesearch.compile_ahead")
+
+
+@pytest.mark.parametrize("metric,ties", [("ndcg@3", "pessimistic"), ("map", "optimistic"),
+                                         ("ndcg@3", "expected"), ("err@3", "pessimistic")])
+def test_the_types_compiled_ahead_are_those_the_calls_use(metric, ties, monkeypatch):
+    """A compile ahead for other types than the call's would be wasted: the call would
+    compile its own."""
+    asked, meanwhile = [], []
+    monkeypatch.setattr(ls, "ahead", lambda kernel, types: asked.append((kernel, types())))
+    monkeypatch.setattr(ls, "wait_for",
+                        lambda kernel, then=None: meanwhile.append((then[0], then[1]())))
+    obj = LinearObjective(_tiny(), metric, ties=ties)
+    obj.expect_lines()
+    assert len(asked) == 1  # before any line
+    centre = obj.space.center()
+    obj.line(centre, np.eye(obj.space.dim)[0])                   # a coordinate
+    obj.line(centre, np.linspace(-1.0, 1.0, obj.space.dim), rule="plateau")  # assembled
+    assert len(asked) == 3 and meanwhile
+    for kernel, types in asked + meanwhile:
+        assert types in kernel.signatures, (kernel, types)
+    assert asked[0][0] is asked[1][0]  # the family's sweep, whichever asked
+
+
+class _Kernel:
+    def __init__(self, signatures=()):
+        self.signatures = list(signatures)
+        self.compiled = []
+
+    def compile(self, types):
+        self.compiled.append(types)
+
+
+class _Process:
+    def __init__(self, running):
+        self.running = running
+        self.waited = 0
+
+    def poll(self):
+        return None if self.running else 0
+
+    def wait(self, timeout=None):
+        self.waited += 1
+        self.running = False
+        return 0
+
+
+@pytest.fixture
+def cold(monkeypatch):
+    """Two threads, nothing on disk, background compiling allowed, no process started."""
+    monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(ahead_mod, "_on_disk", lambda d: False)
+    monkeypatch.setattr(ahead_mod, "_procs", {})
+    monkeypatch.setenv(ahead_mod.ENV, "1")
+    started = []
+    proc = _Process(running=True)
+    monkeypatch.setattr(ahead_mod, "_start",
+                        lambda kernel, types: started.append((kernel, types)) or proc)
+    return started, proc
+
+
+def test_one_process_a_kernel_and_the_next_kernel_compiles_while_it_runs(cold):
+    started, proc = cold
+    sweep, after = _Kernel(), _Kernel()
+    ahead_mod.ahead(sweep, lambda: ("types",))
+    ahead_mod.ahead(sweep, lambda: pytest.fail("asked twice"))
+    assert started == [(sweep, ("types",))]
+    ahead_mod.wait_for(sweep, (after, lambda: ("after",)))
+    assert after.compiled == [("after",)] and proc.waited == 1
+    ahead_mod.wait_for(sweep, (after, lambda: pytest.fail("waited twice")))
+    assert proc.waited == 1
+    ahead_mod.wait_for(_Kernel())  # nothing compiling it: returns at once
+
+
+def test_the_next_kernel_is_left_to_its_call_once_the_process_has_ended(cold):
+    started, proc = cold
+    sweep, after = _Kernel(), _Kernel()
+    ahead_mod.ahead(sweep, lambda: ("types",))
+    proc.running = False
+    ahead_mod.wait_for(sweep, (after, lambda: ("after",)))
+    assert after.compiled == []
+
+
+def test_no_process_when_loaded_cached_disabled_or_one_thread(cold, monkeypatch):
+    started, _ = cold
+    ahead_mod.ahead(_Kernel(signatures=["loaded"]), lambda: ())
+    monkeypatch.setenv(ahead_mod.ENV, "0")
+    ahead_mod.ahead(_Kernel(), lambda: ())
+    monkeypatch.setenv(ahead_mod.ENV, "1")
+    from dfrank.metrics import _background
+    with _background.in_process():  # dfrank warmup
+        ahead_mod.ahead(_Kernel(), lambda: ())
+    monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 1)
+    ahead_mod.ahead(_Kernel(), lambda: ())
+    monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(ahead_mod, "_on_disk", lambda d: True)
+    ahead_mod.ahead(_Kernel(), lambda: ())
+    assert started == []
+
+
+def test_the_background_process_fills_the_cache(tmp_path, monkeypatch):
+    """``python -m dfrank.linesearch.compile_ahead`` compiles a kernel for the types it is
+    given into numba's disk cache, and removes the file that named them."""
+    candidates = importlib.import_module("dfrank.linesearch.candidates")
+    kernel = candidates.flat_within_queries
+    types = (numba.typeof(np.zeros(3)), numba.typeof(np.array([0, 3])))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    proc = ahead_mod._start(kernel, types)
+    assert proc.wait(timeout=300) == 0
+    index = list(tmp_path.rglob("*flat_within_queries*.nbi"))
+    assert len(index) == 1 and list(tmp_path.rglob("*flat_within_queries*.nbc"))
+    assert not list(tmp_path.glob("dfrank-*.types"))
