@@ -110,22 +110,30 @@ def _buffers(bound, n_docs, ws):
     return fixed
 
 
+def _sweep_kernel(bound):
+    """The sweep of ``bound``'s lines (mean-gain classes under expected ties: every order
+    of a tie is equal)."""
+    return sweep_dcg if bound.tie_code == EXPECTED else SWEEPS[bound.metric.code]
+
+
 def _family(bound, classes, s0, u):
     """The sweep kernel, classes and tie code of a line along s0 + t u."""
-    if bound.tie_code == EXPECTED:  # mean-gain classes: every order of a tie is equal
-        return sweep_dcg, classes.for_line(bound, s0, u), STABLE
-    return SWEEPS[bound.metric.code], classes, bound.tie_code
+    if bound.tie_code == EXPECTED:
+        return _sweep_kernel(bound), classes.for_line(bound, s0, u), STABLE
+    return _sweep_kernel(bound), classes, bound.tie_code
 
 
 def compile_sweep_ahead(bound, classes):
     """Start compiling the sweep of ``bound``'s metric family in the background, if it
     is not cached (:mod:`.compile_ahead`): for a caller about to search lines, before
     it compiles the kernels that run first (the scores', the candidates')."""
-    s0 = u = np.zeros(len(bound.y))  # the types of the lines' scores
-    sweep, classes, ties = _family(bound, classes, s0, u)
-    ahead(sweep, lambda: _sweep_types(
-        bound, _Line(sweep, classes, ties, _buffers(bound, len(s0), Scratch()), 1, 1, 1),
-        s0, u))
+    def types():
+        s0 = u = np.zeros(len(bound.y))  # the types of the lines' scores
+        sweep, line_classes, ties = _family(bound, classes, s0, u)
+        fixed = _buffers(bound, len(s0), Scratch())
+        return _sweep_types(bound, _Line(sweep, line_classes, ties, fixed, 1, 1, 1), s0, u)
+
+    ahead(_sweep_kernel(bound), types)
 
 
 def _prepare(bound, classes, s0, u, u_order, ws):
