@@ -12,7 +12,8 @@ process, as a new user would:
    its own, first (cold) then again (warm): ``dfrank fit --strategy ca`` on OHSUMED Fold1
    train, ``dfrank fuse`` of the 5 runs of ``bench_fusion.py`` (MQ2008 Fold1, MAP) and
    ``dfrank compare`` (its default strategies, 2,000 evaluations, one seed) on OHSUMED
-   Fold1 train.
+   Fold1 train; and again from another empty cache with ``DFRANK_BACKGROUND_COMPILE=0``
+   (every kernel compiled in the process, none in the background), side by side.
 
 Compiling is the cold time less the warm time of the same command (loading a kernel from
 the cache is part of the warm time), when both ran under the same load. Medians over
@@ -40,11 +41,11 @@ MQ2008 = "mq2008-letor4/Fold1/train.txt.gz"
 SETTLE = 10.0  # seconds a run waits for the tasks of the run before it to end
 
 
-def run(argv, cache):
+def run(argv, cache, **extra_env):
     """Wall time of ``dfrank argv`` in a fresh process whose numba cache is ``cache``, with
     the tasks of other processes ready to run just before it starts (during the run they
     would count its own processes) and the load average at its end."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache, DFRANK_QUIET_COMPILE="1")
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, DFRANK_QUIET_COMPILE="1", **extra_env)
     code = "import sys; from dfrank.cli import main; sys.exit(main(sys.argv[1:]))"
     before = load_now()
     settle = time.perf_counter() + SETTLE
@@ -71,12 +72,15 @@ def one_round(fit_args):
 
 
 def first_uses(commands):
-    """Cold then warm time of each command, each in an empty cache of its own."""
+    """Cold then warm time of each command, each in an empty cache of its own, and its
+    cold time with every kernel compiled in the process (another empty cache)."""
     out = {}
     for name, argv in commands.items():
         with tempfile.TemporaryDirectory() as cache:
             out[name, "cold"] = run(argv, cache)
             out[name, "warm"] = run(argv, cache)
+        with tempfile.TemporaryDirectory() as cache:
+            out[name, "in process"] = run(argv, cache, DFRANK_BACKGROUND_COMPILE="0")
     return out
 
 
@@ -97,20 +101,30 @@ def line_commands(tmp):
                         "--seeds", "1", "--quiet"]}
 
 
+def _compiling(rounds, cmd, cold_key):
+    """Median of cold less warm over the rounds, or None when a pair's loads differ."""
+    pairs = [(r[cmd, cold_key], r[cmd, "warm"]) for r in rounds]
+    if not all(comparable(c, w) for c, w in pairs):
+        return None
+    return statistics.median(c - w for c, w in pairs)
+
+
 def report(rounds, names, goal):
     rows = []
+    in_process = any(k[1] == "in process" for k in rounds[0])
     for cmd in names:
         cold = median_of([r[cmd, "cold"] for r in rounds])
         warm = median_of([r[cmd, "warm"] for r in rounds])
-        pairs = [(r[cmd, "cold"], r[cmd, "warm"]) for r in rounds]
-        if all(comparable(c, w) for c, w in pairs):
-            compiling = statistics.median(c - w for c, w in pairs)
-            cells = [f"{compiling:.1f} s", "yes" if compiling <= goal else "no"]
-        else:
-            cells = ["n/a (load differs)", "?"]
+        compiling = _compiling(rounds, cmd, "cold")
+        cells = (["n/a (load differs)", "?"] if compiling is None else
+                 [f"{compiling:.1f} s", "yes" if compiling <= goal else "no"])
+        if in_process:
+            alone = _compiling(rounds, cmd, "in process")
+            cells.append("n/a" if alone is None else f"{alone:.1f} s")
         rows.append([cmd, f"{cold:.1f} s", f"{warm:.1f} s", *cells,
                      load_cell(cold, warm)])
     print(table(rows, ["command", "cold", "warm", "compiling", f"<= {goal:.0f} s",
+                       *(["compiling, all in process"] if in_process else []),
                        "elsewhere / load1"]))
 
 

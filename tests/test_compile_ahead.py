@@ -1,13 +1,14 @@
 """The sweep compiles in a background process while the candidates compile here."""
 
 import importlib
-import tempfile
+import json
 
 import numba
 import numpy as np
 import pytest
 
 import dfrank.linesearch as ls
+from dfrank.metrics import _background
 from dfrank.objective import LinearObjective
 from dfrank.warmup import _tiny
 
@@ -32,10 +33,19 @@ def test_the_types_compiled_ahead_are_those_the_calls_use(metric, ties, monkeypa
     assert len(asked) == 3 and meanwhile
     for kernel, types in asked + meanwhile:
         assert types in kernel.signatures, (kernel, types)
+        # as the background process reads them from its command line
+        sent = json.loads(json.dumps([ahead_mod.describe(t) for t in types]))
+        assert tuple(ahead_mod.numba_type(d) for d in sent) == types
     assert asked[0][0] is asked[1][0]  # the family's sweep, whichever asked
 
 
+def _sweep(code, s0):
+    pass
+
+
 class _Kernel:
+    py_func = staticmethod(_sweep)
+
     def __init__(self, signatures=()):
         self.signatures = list(signatures)
         self.compiled = []
@@ -64,20 +74,26 @@ def cold(monkeypatch):
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
     monkeypatch.setattr(ahead_mod, "_on_disk", lambda d: False)
     monkeypatch.setattr(ahead_mod, "_procs", {})
-    monkeypatch.setenv(ahead_mod.ENV, "1")
+    monkeypatch.setenv(_background.ENV, "1")
     started = []
     proc = _Process(running=True)
-    monkeypatch.setattr(ahead_mod, "_start",
-                        lambda kernel, types: started.append((kernel, types)) or proc)
+    monkeypatch.setattr(ahead_mod, "spawn",
+                        lambda module, spec: started.append((module, json.loads(spec))) or proc)
     return started, proc
+
+
+INT = numba.typeof(1)
+INTS = numba.typeof(np.zeros(2, np.int64))
 
 
 def test_one_process_a_kernel_and_the_next_kernel_compiles_while_it_runs(cold):
     started, proc = cold
     sweep, after = _Kernel(), _Kernel()
-    ahead_mod.ahead(sweep, lambda: ("types",))
+    ahead_mod.ahead(sweep, lambda: (INT, INTS))
     ahead_mod.ahead(sweep, lambda: pytest.fail("asked twice"))
-    assert started == [(sweep, ("types",))]
+    assert started == [("dfrank.linesearch.compile_ahead",
+                        [__name__, "_sweep", [{"scalar": "int64"},
+                                              ahead_mod.describe(INTS)]])]
     ahead_mod.wait_for(sweep, (after, lambda: ("after",)))
     assert after.compiled == [("after",)] and proc.waited == 1
     ahead_mod.wait_for(sweep, (after, lambda: pytest.fail("waited twice")))
@@ -88,7 +104,7 @@ def test_one_process_a_kernel_and_the_next_kernel_compiles_while_it_runs(cold):
 def test_the_next_kernel_is_left_to_its_call_once_the_process_has_ended(cold):
     started, proc = cold
     sweep, after = _Kernel(), _Kernel()
-    ahead_mod.ahead(sweep, lambda: ("types",))
+    ahead_mod.ahead(sweep, lambda: (INT,))
     proc.running = False
     ahead_mod.wait_for(sweep, (after, lambda: ("after",)))
     assert after.compiled == []
@@ -97,10 +113,9 @@ def test_the_next_kernel_is_left_to_its_call_once_the_process_has_ended(cold):
 def test_no_process_when_loaded_cached_disabled_or_one_thread(cold, monkeypatch):
     started, _ = cold
     ahead_mod.ahead(_Kernel(signatures=["loaded"]), lambda: ())
-    monkeypatch.setenv(ahead_mod.ENV, "0")
+    monkeypatch.setenv(_background.ENV, "0")
     ahead_mod.ahead(_Kernel(), lambda: ())
-    monkeypatch.setenv(ahead_mod.ENV, "1")
-    from dfrank.metrics import _background
+    monkeypatch.setenv(_background.ENV, "1")
     with _background.in_process():  # dfrank warmup
         ahead_mod.ahead(_Kernel(), lambda: ())
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 1)
@@ -112,15 +127,28 @@ def test_no_process_when_loaded_cached_disabled_or_one_thread(cold, monkeypatch)
 
 
 def test_the_background_process_fills_the_cache(tmp_path, monkeypatch):
-    """``python -m dfrank.linesearch.compile_ahead`` compiles a kernel for the types it is
-    given into numba's disk cache, and removes the file that named them."""
-    candidates = importlib.import_module("dfrank.linesearch.candidates")
-    kernel = candidates.flat_within_queries
-    types = (numba.typeof(np.zeros(3)), numba.typeof(np.array([0, 3])))
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    proc = ahead_mod._start(kernel, types)
+    """``python -m dfrank.linesearch.compile_ahead`` compiles a kernel for the types on
+    its command line into numba's disk cache."""
+    kernel = importlib.import_module("dfrank.linesearch.candidates").flat_within_queries
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ahead_mod, "_procs", {})
+    monkeypatch.setattr(ahead_mod, "_on_disk", lambda d: False)
+    monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
+    monkeypatch.setenv(_background.ENV, "1")
+
+    class Unloaded(_Kernel):  # the kernel, as in a process that has not called it
+        py_func = staticmethod(kernel.py_func)
+
+    unloaded = Unloaded()
+    ahead_mod.ahead(unloaded, lambda: (numba.typeof(np.zeros(3)), INTS))
+    proc = ahead_mod._procs[unloaded]
     assert proc.wait(timeout=300) == 0
-    index = list(tmp_path.rglob("*flat_within_queries*.nbi"))
-    assert len(index) == 1 and list(tmp_path.rglob("*flat_within_queries*.nbc"))
-    assert not list(tmp_path.glob("dfrank-*.types"))
+    assert len(list(tmp_path.rglob("*flat_within_queries*.nbi"))) == 1
+    assert list(tmp_path.rglob("*flat_within_queries*.nbc"))
+
+
+def test_describe_refuses_what_it_cannot_send():
+    with pytest.raises(TypeError, match="no description"):
+        ahead_mod.describe(numba.typeof("text"))
+    with pytest.raises(ValueError, match="not a numeric scalar"):
+        ahead_mod.numba_type({"scalar": "pyobject"})

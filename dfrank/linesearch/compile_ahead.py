@@ -4,12 +4,15 @@ kernels that run before it.
 A new install's first line search compiles, one after the other, the candidates' kernels
 and the metric family's sweep, each for tens of seconds. The sweep's argument types are
 known before the candidates run (the same call's arguments, its buffers in a throwaway
-scratch), so :func:`ahead` starts ``python -m dfrank.linesearch.compile_ahead`` to compile the
-sweep into numba's disk cache on the core this process leaves idle while it compiles, and
+scratch), so :func:`ahead` starts ``python -m dfrank.linesearch.compile_ahead`` to compile
+the sweep into numba's disk cache on the core this process leaves idle while it compiles;
 :func:`wait_for`, just before the sweep's first call, compiles the kernel that runs after
 the sweep (the profile's assembly) here if that process has not ended, then waits for it;
 the call then loads the kernel from the cache. Either way the same kernel runs, so no result
 depends on the background process (had it failed, the call compiles the kernel here).
+
+The types go to the process as JSON on its command line (:func:`describe`; arrays,
+tuples and numeric scalars, which is all the kernels take).
 
 Nothing starts when the kernel is loaded or cached already, with one numba thread, or
 where :func:`dfrank.metrics._background.allowed` says no (``DFRANK_BACKGROUND_COMPILE=0``,
@@ -17,17 +20,17 @@ where :func:`dfrank.metrics._background.allowed` says no (``DFRANK_BACKGROUND_CO
 """
 
 import importlib
-import os
-import pickle
+import json
 import subprocess
 import sys
-import tempfile
 
 import numba
+import numpy as np
+from numba.core import types as nbt
 
-from ..metrics._background import ENV, _on_disk, allowed
+from ..metrics._background import _on_disk, allowed, spawn
 
-__all__ = ["ahead", "wait_for"]
+__all__ = ["ahead", "wait_for", "describe", "numba_type"]
 
 WAIT_SECONDS = 600.0  # the longest wait for the background process, then compile here
 _procs = {}  # kernel -> the process compiling it, or None once settled
@@ -42,7 +45,9 @@ def ahead(kernel, types):
     _procs[kernel] = None
     if allowed() and numba.get_num_threads() > 1 and not kernel.signatures \
             and not _on_disk(kernel):
-        _procs[kernel] = _start(kernel, types())
+        f = kernel.py_func
+        _procs[kernel] = spawn(__name__, json.dumps(
+            [f.__module__, f.__name__, [describe(t) for t in types()]]))
 
 
 def wait_for(kernel, meanwhile=None):
@@ -64,30 +69,36 @@ def wait_for(kernel, meanwhile=None):
         proc.kill()
 
 
-def _start(kernel, types):
-    f = kernel.py_func
-    fd, path = tempfile.mkstemp(prefix="dfrank-", suffix=".types")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump((f.__module__, f.__name__, types), fh)
-        return subprocess.Popen(
-            [sys.executable, "-m", __name__, path],
-            env=dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"}),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
-    except (OSError, pickle.PicklingError):
-        os.unlink(path)
-        return None
+def describe(t):
+    """A numba argument type as JSON-able data (:func:`numba_type` makes it again)."""
+    if isinstance(t, nbt.Array):
+        return {"array": str(np.dtype(t.dtype.name)), "ndim": t.ndim, "layout": t.layout,
+                "readonly": not t.mutable, "aligned": t.aligned}
+    if isinstance(t, nbt.BaseTuple):
+        return {"tuple": [describe(x) for x in t.types]}
+    if isinstance(t, (nbt.Integer, nbt.Float, nbt.Boolean)):
+        return {"scalar": str(t)}
+    raise TypeError(f"no description of the numba type {t}")
 
 
-def _compile(path):
-    """The background process: compile the kernel a file names for its types."""
-    try:
-        with open(path, "rb") as fh:
-            module, name, types = pickle.load(fh)
-    finally:
-        os.unlink(path)
-    getattr(importlib.import_module(module), name).compile(types)
+def numba_type(d):
+    """The numba type :func:`describe` gave ``d`` for."""
+    if "array" in d:
+        return nbt.Array(numba.from_dtype(np.dtype(d["array"])), d["ndim"], d["layout"],
+                         readonly=d["readonly"], aligned=d["aligned"])
+    if "tuple" in d:
+        return nbt.BaseTuple.from_types([numba_type(x) for x in d["tuple"]])
+    t = getattr(nbt, d["scalar"], None)
+    if not isinstance(t, (nbt.Integer, nbt.Float, nbt.Boolean)):
+        raise ValueError(f"not a numeric scalar type: {d['scalar']!r}")
+    return t
+
+
+def _compile(spec):
+    """The background process: compile the kernel ``spec`` names for its types."""
+    module, name, types = json.loads(spec)
+    kernel = getattr(importlib.import_module(module), name)
+    kernel.compile(tuple(numba_type(d) for d in types))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from .._kernels.scoring import read_only
 from . import _drivers
 from .registry import get, tie_code
 
-__all__ = ["entry_point", "prefetch", "in_process", "allowed", "compile_entry"]
+__all__ = ["entry_point", "prefetch", "in_process", "allowed", "spawn", "compile_entry"]
 
 ENV = "DFRANK_BACKGROUND_COMPILE"
 # compile times of an entry point on 2 cores (benchmarks/bench_cold.py): parallel, serial
@@ -107,12 +107,18 @@ def _on_disk(dispatcher):
 
 def _start(key):
     code, ties_code, dtype = key
+    return spawn("dfrank.metrics._background", str(code), str(ties_code), dtype)
+
+
+def spawn(module, *args):
+    """``python -m module args`` as a background compile: silent, in a session of its
+    own, compiling in its own process only; the process (its ``started`` time set), or
+    None where it cannot start."""
     env = dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"})
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "dfrank.metrics._background", str(code), str(ties_code),
-             dtype], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+            [sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         return None
     proc.started = time.monotonic()
