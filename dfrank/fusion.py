@@ -52,6 +52,8 @@ _TINY = 1e-9   # the floor of a normalizer's denominator (ranx's)
 _HUGE = 1e150  # scores beyond this are divided by their largest magnitude first
 _SCALE_FREE = ("minmax", "zscore", "sum", "max", "l2")   # norm(c s) = norm(s) for c > 0
 
+TIES = "stable"  # trec_eval's order of tied scores: the rows are in docno-descending order
+
 
 # ---------------------------------------------------------------- normalization
 def normalize(scores, norm, n_candidates=None):
@@ -527,7 +529,7 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     status = []
 
     def learn(data):
-        res = maximize(LinearObjective(data, spec, ties="stable"),
+        res = maximize(LinearObjective(data, spec, ties=TIES),
                        strategy=strategy, seed=ss, budget=budget, max_seconds=max_seconds,
                        n_jobs=n_jobs, progress=progress, **opts)
         status.append(res.status)
@@ -583,7 +585,7 @@ def _mean(per_query, n_extra):
 
 
 def _values(data, metric, w):
-    bound = bind_metric(data, metric, "stable")
+    bound = bind_metric(data, metric, TIES)
     return bound.per_query(_scores(data, w))
 
 

@@ -127,3 +127,23 @@ def test_the_background_process_fills_the_cache(tmp_path):
     assert out[0] == "True"
     assert float(out[1]) == 1.0  # NDCG of one query ranked right
     assert out[2] == "1"         # loaded from the cache, not compiled
+
+
+@pytest.mark.parametrize("argv, key", [
+    (["fit", "{missing}", "--metric", "map"], (2, 0, "<f8")),
+    (["compare", "{missing}", "--metric", "ndcg@10", "--ties", "optimistic",
+      "--budget", "100"], (0, 1, "<f8")),
+    (["grid", "{missing}", "--features", "1,2", "--metric", "ndcg@10"], (0, 0, "<f8")),
+    (["fuse", "{missing}", "{missing}", "{missing}", "--metric", "map"], (2, 2, "<f8")),
+])
+def test_commands_start_the_metric_compile_before_reading_their_files(cold, tmp_path, argv,
+                                                                      key):
+    """A command that knows its metric starts its background compile first, so reading
+    the data overlaps it; fuse's with trec_eval's tie rule (stable), which it scores with."""
+    from dfrank import cli
+
+    fast, slow, started, _ = cold
+    missing = str(tmp_path / "absent.txt")
+    code = cli.main([a.format(missing=missing) for a in argv] + ["--quiet"])
+    assert code != 0  # the file is missing
+    assert started == [key]

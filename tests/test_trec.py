@@ -111,6 +111,17 @@ def test_complete_averages_over_all_judged_queries(tmp_path):
     assert full.all["gm_map"] == pytest.approx(math.exp((0 + 2 * math.log(1e-5)) / 3))
 
 
+def test_runs_and_qrels_share_one_compiled_parser(tmp_path):
+    """Scores (floats) and relevance grades (integers) go to arrays of their own, so both
+    kinds of file run the same specialization of the parser: a first command that reads
+    both compiles it once."""
+    from dfrank.io import _trec_kernel
+
+    qp, rp = write_files(tmp_path, {"a": {"d1": 2, "d2": 0}}, {"a": {"d1": 0.5, "d2": 1.5}})
+    assert evaluate_run(qp, rp, ["map"]).all["map"] == 0.5
+    assert len(_trec_kernel.parse_lines.signatures) == 1
+
+
 def test_cli_layout_matches_trec_eval(tmp_path, capsys):
     qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": 1}}
     run = {"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.1}, "q2": {"d9": 1.0, "d1": 0.2}}

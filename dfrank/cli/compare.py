@@ -72,9 +72,10 @@ def run(args):
     options = _strategy_options(args.option, names)
     o.outputs_writable(args, "json", "plot",
                        inputs=[args.train, args.valid, args.test, args.query_file])
+    metric = o.metric_of(args)
+    o.prefetch(metric, args.ties)
     train, valid, test = o.load_sets(args)
     o.compiling(args.quiet)
-    metric = o.metric_of(args)
     o.warm_up(metric, args.ties)
     if args.line_cost == "measured":
         from ..objective import LinearObjective, line_search_cost

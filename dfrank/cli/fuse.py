@@ -68,9 +68,10 @@ def run_names(paths):
 
 
 def run(args):
-    from ..fusion import fuse
+    from ..fusion import TIES, fuse
 
     o.outputs_writable(args, "output", "json", inputs=[args.qrels, *args.runs])
+    o.prefetch(o.metric_of(args), TIES)
     names = run_names(args.runs)
     missing = args.missing
     if missing not in ("zero", "min"):

@@ -44,8 +44,9 @@ def run(args):
     if args.plot and len(ids) != 3:
         raise o.UsageError("--plot draws the ternary surface of exactly three features")
     o.outputs_writable(args, "plot", inputs=[args.train, args.query_file])
-    train = o.load(args.train, args).select_features(ids)
     metric = o.metric_of(args)
+    o.prefetch(metric, args.ties)
+    train = o.load(args.train, args).select_features(ids)
     obj = LinearObjective(train, metric, ties=args.ties)
     space = obj.space
     size = space.grid_size(args.resolution)

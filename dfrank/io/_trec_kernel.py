@@ -65,8 +65,8 @@ def count_lines(buf, bounds, counts, newlines):
 
 
 @njit(cache=True)
-def _parse_chunk(buf, start, end, r0, kind, q_span, d_span, q_hash, d_hash, value, line_no,
-                 err):
+def _parse_chunk(buf, start, end, r0, kind, q_span, d_span, q_hash, d_hash, score, rel,
+                 line_no, err):
     """Parse the lines of buf[start:end] into rows r0, r0 + 1, ...; returns the row count.
     One pass per line: the tokens a row needs are delimited, the rest of the line skipped."""
     need = 6 if kind == 0 else 4
@@ -120,13 +120,13 @@ def _parse_chunk(buf, start, end, r0, kind, q_span, d_span, q_hash, d_hash, valu
                 err[0] = NONFINITE
             elif st != F_OK:  # a long mantissa: flagged for Python's float
                 v = np.nan
-            value[r] = v
+            score[r] = v
             tok = 4
         else:
             ok, iv = _parse_int(buf, starts[3], stops[3])
             if not ok:
                 err[0] = BAD_INTEGER
-            value[r] = iv
+            rel[r] = iv
             tok = 3
         if err[0] != OK:
             err[1] = r
@@ -139,16 +139,17 @@ def _parse_chunk(buf, start, end, r0, kind, q_span, d_span, q_hash, d_hash, valu
 
 
 @njit(cache=True, parallel=True)
-def parse_lines(buf, bounds, offsets, kind, q_span, d_span, q_hash, d_hash, value, line_no,
-                err, n_rows):
+def parse_lines(buf, bounds, offsets, kind, q_span, d_span, q_hash, d_hash, score, rel,
+                line_no, err, n_rows):
     """Parse run (kind 0: ``qid Q0 docno rank score runid``) or qrels (kind 1:
     ``qid iter docno rel``) lines, one chunk per task. Row r gets its qid / docno byte spans
-    and hashes, its score (run) or relevance (qrels) and its 1-based line number within its
-    chunk (fixed up by the caller). ``err[c] = (code, row, token start, token end)`` of
+    and hashes, its score (run, into ``score``) or relevance (qrels, into ``rel``; the other
+    array is unused, so both kinds share one compiled kernel) and its 1-based line number
+    within its chunk (fixed up by the caller). ``err[c] = (code, row, token start, token end)`` of
     chunk c's first error; ``n_rows[c]`` its row count."""
     for c in prange(len(bounds) - 1):
         n_rows[c] = _parse_chunk(buf, bounds[c], bounds[c + 1], offsets[c], kind, q_span,
-                                 d_span, q_hash, d_hash, value, line_no, err[c])
+                                 d_span, q_hash, d_hash, score, rel, line_no, err[c])
 
 
 @njit(cache=True, parallel=True)

@@ -68,12 +68,15 @@ class _TrecFile:
         self.d_span = np.empty((cap, 2), np.int64)
         self.q_hash = np.empty(cap, np.uint64)
         self.d_hash = np.empty(cap, np.uint64)
-        value = np.empty(cap, np.float64 if self.kind == 0 else np.int64)
+        score = np.empty(cap if self.kind == 0 else 0)
+        rel = np.empty(0 if self.kind == 0 else cap, np.int64)
+        value = score if self.kind == 0 else rel
         self.line_no = np.empty(cap, np.int64)
         err = np.zeros((n_chunks, 4), np.int64)
         n_rows = np.zeros(n_chunks, np.int64)
         _trec_kernel.parse_lines(buf, bounds, offsets, self.kind, self.q_span, self.d_span,
-                                 self.q_hash, self.d_hash, value, self.line_no, err, n_rows)
+                                 self.q_hash, self.d_hash, score, rel, self.line_no, err,
+                                 n_rows)
         line_base = np.concatenate([[0], np.cumsum(newlines)[:-1]])
         bad = np.flatnonzero(err[:, 0] != _trec_kernel.OK)
         if bad.size:

@@ -1,8 +1,8 @@
 """Which entry point scores a call while numba's cache is cold: the serial twin at once,
 the parallel entry point as soon as a background process has compiled it.
 
-A metric family's parallel entry point takes about 4.8 s to compile on its first use
-(about 2 s of it numba's lowering of the parallel loop), its serial twin about 2.7 s, and
+A metric family's parallel entry point takes 10-14 s in a background process of its own
+(the process's start included), its serial twin 5-8 s to compile in this process, and
 both give the same values bit for bit. So:
 
 * a process with one numba thread (a joblib worker of a run with as many jobs as cores)
@@ -37,9 +37,10 @@ from .registry import get, tie_code
 __all__ = ["entry_point", "prefetch", "in_process", "allowed", "spawn", "compile_entry"]
 
 ENV = "DFRANK_BACKGROUND_COMPILE"
-# compile times of an entry point on 2 cores (benchmarks/bench_cold.py): parallel, serial
-PARALLEL_SECONDS = 4.8
-SERIAL_SECONDS = 2.7
+# on 2 cores, from an empty cache (ndcg, ap): the background process compiling an entry
+# point, start to end; its serial twin compiling in this process
+PARALLEL_SECONDS = 12.0
+SERIAL_SECONDS = 6.5
 _READY = "ready"
 _helpers = {}  # (code, ties code, features dtype) -> _READY or the compiling process
 _switch = {"in_process": False}  # set by in_process()
