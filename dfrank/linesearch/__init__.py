@@ -143,8 +143,7 @@ def _prepare(bound, classes, s0, u, u_order, ws):
     sweep, classes, ties = _family(bound, classes, s0, u)
     fixed = _buffers(bound, len(s0), ws)
     _, cand, n_cand, n_events, offsets, *_, qorder, n_chunks, _, _ = fixed
-    ahead(sweep, lambda: _sweep_types(bound, _Line(sweep, classes, ties, fixed, 1, 1, 1),
-                                      s0, u))
+    compile_sweep_ahead(bound, classes)  # a caller that did not expect lines
     with one_at_a_time():
         total, max_n, max_ev = candidates(
             code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k,
