@@ -45,7 +45,7 @@ def cold(monkeypatch):
     monkeypatch.setattr(_background._drivers, "driver",
                         lambda code, ties, parallel=True: fast if parallel else slow)
     monkeypatch.setattr(_background.numba, "get_num_threads", lambda: 2)
-    monkeypatch.setattr(_background, "_on_disk", lambda d: False)
+    monkeypatch.setattr(_background, "on_disk", lambda d: False)
     monkeypatch.setattr(_background, "_helpers", {})
     monkeypatch.setenv(_background.ENV, "1")
     started = []
@@ -87,7 +87,7 @@ def test_no_background_process_when_cached_loaded_disabled_or_one_thread(cold, m
     fast.signatures.append("loaded")
     assert _background.entry_point(1, 0, np.float64) is fast
     fast.signatures.clear()
-    monkeypatch.setattr(_background, "_on_disk", lambda d: True)
+    monkeypatch.setattr(_background, "on_disk", lambda d: True)
     assert _background.entry_point(2, 0, np.float64) is fast
     monkeypatch.setattr(_background.numba, "get_num_threads", lambda: 1)
     assert _background.entry_point(3, 0, np.float64) is slow
@@ -119,7 +119,7 @@ def test_the_background_process_fills_the_cache(tmp_path):
     subprocess.run([sys.executable, "-m", "dfrank.metrics._background", "0", "0", "<f8"],
                    env=env, check=True, timeout=600)
     code = ("from dfrank.metrics import _background, _drivers; "
-            "print(_background._on_disk(_drivers.batch_ndcg), "
+            "print(_background.on_disk(_drivers.batch_ndcg), "
             "_background.compile_entry(0, 0, 'float64'), "
             "sum(_drivers.batch_ndcg.stats.cache_hits.values()))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

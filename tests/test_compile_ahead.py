@@ -72,7 +72,7 @@ class _Process:
 def cold(monkeypatch):
     """Two threads, nothing on disk, background compiling allowed, no process started."""
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
-    monkeypatch.setattr(ahead_mod, "_on_disk", lambda d: False)
+    monkeypatch.setattr(ahead_mod, "on_disk", lambda d: False)
     monkeypatch.setattr(ahead_mod, "_procs", {})
     monkeypatch.setenv(_background.ENV, "1")
     started = []
@@ -121,7 +121,7 @@ def test_no_process_when_loaded_cached_disabled_or_one_thread(cold, monkeypatch)
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 1)
     ahead_mod.ahead(_Kernel(), lambda: ())
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
-    monkeypatch.setattr(ahead_mod, "_on_disk", lambda d: True)
+    monkeypatch.setattr(ahead_mod, "on_disk", lambda d: True)
     ahead_mod.ahead(_Kernel(), lambda: ())
     assert started == []
 
@@ -132,7 +132,7 @@ def test_the_background_process_fills_the_cache(tmp_path, monkeypatch):
     kernel = importlib.import_module("dfrank.linesearch.candidates").flat_within_queries
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(ahead_mod, "_procs", {})
-    monkeypatch.setattr(ahead_mod, "_on_disk", lambda d: False)
+    monkeypatch.setattr(ahead_mod, "on_disk", lambda d: False)
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
     monkeypatch.setenv(_background.ENV, "1")
 

@@ -140,10 +140,10 @@ def _prepare(bound, classes, s0, u, u_order, ws):
     """The candidates of every query along s0 + t u: a :class:`_Line`."""
     m = bound.metric
     code = m.code
+    compile_sweep_ahead(bound, classes)  # a caller that did not expect lines
     sweep, classes, ties = _family(bound, classes, s0, u)
     fixed = _buffers(bound, len(s0), ws)
     _, cand, n_cand, n_events, offsets, *_, qorder, n_chunks, _, _ = fixed
-    compile_sweep_ahead(bound, classes)  # a caller that did not expect lines
     with one_at_a_time():
         total, max_n, max_ev = candidates(
             code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k,

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 from numba.core import types as nbt
 
-from ..metrics._background import _on_disk, allowed, spawn
+from ..metrics._background import on_disk, allowed, spawn
 
 __all__ = ["ahead", "wait_for", "describe", "numba_type"]
 
@@ -44,7 +44,7 @@ def ahead(kernel, types):
         return
     _procs[kernel] = None
     if allowed() and numba.get_num_threads() > 1 and not kernel.signatures \
-            and not _on_disk(kernel):
+            and not on_disk(kernel):
         f = kernel.py_func
         _procs[kernel] = spawn(__name__, json.dumps(
             [f.__module__, f.__name__, [describe(t) for t in types()]]))
@@ -61,7 +61,7 @@ def wait_for(kernel, meanwhile=None):
     _procs[kernel] = None
     if meanwhile is not None and proc.poll() is None:
         other, types = meanwhile
-        if not other.signatures and not _on_disk(other):
+        if not other.signatures and not on_disk(other):
             other.compile(types())
     try:
         proc.wait(timeout=WAIT_SECONDS)

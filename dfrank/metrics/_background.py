@@ -34,7 +34,8 @@ from .._kernels.scoring import read_only
 from . import _drivers
 from .registry import get, tie_code
 
-__all__ = ["entry_point", "prefetch", "in_process", "allowed", "spawn", "compile_entry"]
+__all__ = ["entry_point", "prefetch", "in_process", "allowed", "spawn", "on_disk",
+           "compile_entry"]
 
 ENV = "DFRANK_BACKGROUND_COMPILE"
 # on 2 cores, from an empty cache (ndcg, ap): the background process compiling an entry
@@ -64,7 +65,7 @@ def _worth_waiting(proc, code, ties_code):
     ended) rather than run the serial twin: only when the twin is not compiled either and
     the process, by the usual compile times, ends sooner than the twin would compile."""
     serial = _drivers.driver(code, ties_code, parallel=False)
-    if serial.signatures or _on_disk(serial):
+    if serial.signatures or on_disk(serial):
         return False
     left = PARALLEL_SECONDS - (time.monotonic() - proc.started)
     if left > SERIAL_SECONDS:
@@ -90,14 +91,14 @@ def _state(code, ties_code, dtype):
     state = _helpers.get(key)
     if state is None:
         fast = _drivers.driver(code, ties_code)
-        if fast.signatures or not allowed() or _on_disk(fast):
+        if fast.signatures or not allowed() or on_disk(fast):
             state = _helpers[key] = _READY
         else:
             state = _helpers[key] = _start(key) or _READY
     return state
 
 
-def _on_disk(dispatcher):
+def on_disk(dispatcher):
     """Whether numba's cache index of ``dispatcher`` exists (its private layout; where it
     differs, the entry point is taken as cached and compiles on its call if it is not)."""
     try:
