@@ -178,12 +178,15 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
     skip = {r.index for r in restored}
 
     def tasks():
-        """Restarts made on demand; none is started after the deadline."""
+        """Restarts made on demand; none is started after the deadline but the first,
+        which evaluates at least its start point."""
+        first = True
         for r in range(n_tasks):
             if r in skip:
                 continue
-            if deadline is not None and time.time() >= deadline:
+            if deadline is not None and not first and time.time() >= deadline:
                 return
+            first = False
             yield (strat, r, child(root, r), _restart_budget(budget, R, r), deadline,
                    partial if (partial is not None and partial["index"] == r) else None)
 

@@ -30,6 +30,7 @@ from .registry import DEFAULT_STRATEGY, resolve
 from .result import LinearRanker
 
 BaseEstimator = need("sklearn.base", "DirectRanker").BaseEstimator
+validate_data = need("sklearn.utils.validation", "DirectRanker").validate_data
 
 __all__ = ["DirectRanker"]
 
@@ -162,7 +163,8 @@ class DirectRanker(BaseEstimator):
         of (X, y) pairs, the first used) chooses among the restarts, with ``eval_group`` /
         ``eval_qid`` (lists, one per pair)."""
         options = self._validated_options()
-        names = getattr(X, "columns", None)
+        # feature_names_in_ and n_features_in_, as scikit-learn records them
+        validate_data(self, X, reset=True, skip_check_array=True)
         data = self._data(X, y, group, qid)
         if data.n_docs and np.all(data.y == data.y[0]):
             import warnings
@@ -171,8 +173,6 @@ class DirectRanker(BaseEstimator):
                           "than another, so every ranking scores the same and the weights "
                           "learned mean nothing", UserWarning, stacklevel=2)
         self.n_features_in_ = data.n_features
-        if names is not None:
-            self.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)
         self.norm_ = None
         if self.normalize is not None:
             self.norm_ = normalization.fit(data.X, self.normalize)
@@ -194,20 +194,17 @@ class DirectRanker(BaseEstimator):
         self.coef_ = np.asarray(res.weights, dtype=np.float64)
         self.best_score_ = float(res.valid_value if valid is not None else res.value)
         meta = {"metric": res.metric, "strategy": res.strategy, "train": res.value}
-        if names is not None:
+        if hasattr(self, "feature_names_in_"):
             meta["feature_names"] = list(self.feature_names_in_)
         self.ranker_ = LinearRanker(self.coef_, meta=meta, normalization=self.norm_)
         return self
 
     def _check_fitted(self, X):
-        from sklearn.utils.validation import check_array, check_is_fitted
+        from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "ranker_")
-        X = check_array(X, dtype=np.float64, estimator="DirectRanker")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but DirectRanker is expecting "
-                             f"{self.n_features_in_} features as input")
-        return X
+        # a frame's columns are checked against those seen at fit, by name and order
+        return validate_data(self, X, reset=False, dtype=np.float64)
 
     def predict(self, X):
         """One score per row (higher ranks first): :meth:`LinearRanker.predict`."""

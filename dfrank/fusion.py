@@ -10,7 +10,10 @@ candidates of a query are the union of the runs' documents; they become a
 :class:`~dfrank.RankingData` with one feature per run and the judgments as labels, so the
 metric is dfrank's own, computed with trec_eval's conventions for runs: ties broken by
 docno descending (the rows are in that order and ties are ``stable``), and judged documents
-no run retrieved counted in R and in the ideal DCG (``RankingData.unranked``). The runs stay
+no run retrieved counted in R and in the ideal DCG (``RankingData.unranked``). The search
+compares fused scores in double precision; every value reported (the fusion's, the
+baselines', the held-out folds') is computed on scores rounded as trec_eval reads a run
+(single precision), so it is trec_eval's value of the run written. The runs stay
 arrays from the compiled reader to the fused run (:mod:`dfrank.io.docnos`): no Python
 object per line.
 
@@ -40,6 +43,7 @@ from .objective import LinearObjective
 from .parallel import child, seed_sequence
 from .files import VERSION, jsonable, write_json_atomic, write_text_atomic
 from .metrics.registry import RUN_METRIC
+from .metrics.trec_eval import as_trec_eval_reads
 from .metrics.registry import get as get_metric
 from .result import overall_status
 from .stats import significance as paired_test
@@ -585,8 +589,11 @@ def _mean(per_query, n_extra):
 
 
 def _values(data, metric, w):
+    """Per-query values of the weights ``w`` as trec_eval computes them on the run they make
+    (its scores read in single precision): the search compares doubles, every value
+    reported is trec_eval's."""
     bound = bind_metric(data, metric, TIES)
-    return bound.per_query(_scores(data, w))
+    return bound.per_query(as_trec_eval_reads(_scores(data, w)))
 
 
 def _fused_run(fu, w):

@@ -227,16 +227,21 @@ class Objective:
                                self.best_point.copy(), self.best_value, self.n_evals)
 
     def _allowance(self, n):
-        """How many of ``n`` evaluations the budget allows now (raises if none)."""
+        """``(allowed, reason)``: how many of ``n`` evaluations the budget allows now, and
+        what stops the rest (raises if none is allowed). Past the time limit a run's first
+        evaluation is still allowed (one point), so a run whose time went to compiling
+        kernels or importing its optimizer still returns its start point, marked ``time``."""
         self.start_clock()
         if self.max_seconds is not None and self.elapsed >= self.max_seconds:
-            raise self._exhausted("time")
+            if self.n_evals:
+                raise self._exhausted("time")
+            return min(n, 1), "time"
         if self.max_evals is None:
-            return n
+            return n, None
         left = self.max_evals - self.n_evals
         if left <= 0:
             raise self._exhausted("evaluations")
-        return min(n, left)
+        return min(n, left), "evaluations"
 
     def _record(self, points, values):
         self.n_evals += len(values)
@@ -276,13 +281,14 @@ class Objective:
 
     def batch(self, points):
         """Values of the rows of ``points`` (P, dim). Stops exactly at the budget: the
-        allowed prefix is evaluated and recorded, then BudgetExhausted is raised."""
+        allowed prefix is evaluated and recorded, then BudgetExhausted is raised. Past the
+        time limit, a run's first point is still evaluated."""
         pts = self.check_points(points)
-        n = self._allowance(len(pts))
+        n, reason = self._allowance(len(pts))
         values = self._values(pts[:n]) if n else np.empty(0)
         self._record(pts[:n], values)
-        if n < len(pts):
-            raise self._exhausted("evaluations")
+        if n < len(pts) or reason == "time":
+            raise self._exhausted(reason)
         return values
 
     def __call__(self, point):
@@ -437,8 +443,9 @@ class LinearObjective(Objective):
 
         Returns a :class:`~dfrank.linesearch.LineResult`. The caller records the point.
         """
-        if self._allowance(self.line_cost) < self.line_cost:
-            raise self._exhausted("evaluations")
+        allowed, reason = self._allowance(self.line_cost)
+        if allowed < self.line_cost:
+            raise self._exhausted(reason)
         res = line_search(self.bound, self.classes, s0, u, rule=rule, window=window,
                           floor=floor, u_order=u_order, scratch=self._scratch.get(),
                           within=within)

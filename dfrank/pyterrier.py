@@ -45,6 +45,28 @@ def _empty_result(inp, drop=()):
                          for c in _with_ranks([c for c in inp.columns if c not in drop])})
 
 
+def _need_columns(frame, columns, what):
+    """Refuse a frame that lacks one of ``columns``, naming the frame and what it has."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} has no {' or '.join(map(repr, missing))} column (its "
+                         f"columns: {', '.join(map(str, frame.columns)) or 'none'})")
+
+
+def _topics(frame, what="the topics"):
+    """``{qid: query}`` of a topics or result frame; a qid with two query texts is
+    refused (which one to search would be a guess)."""
+    _need_columns(frame, ("qid", "query"), what)
+    pairs = frame[["qid", "query"]].astype(str).drop_duplicates()
+    twice = pairs["qid"].duplicated(keep=False).to_numpy()
+    if twice.any():
+        q = pairs["qid"][twice].iloc[0]
+        texts = pairs["query"][pairs["qid"] == q].tolist()
+        raise ValueError(f"{what}: qid {q!r} has {len(texts)} query texts ({texts[0]!r}, "
+                         f"{texts[1]!r}); give each topic its own qid")
+    return dict(zip(pairs["qid"], pairs["query"]))
+
+
 def _frame(fused, topics=None):
     """A PyTerrier result frame of a :class:`~dfrank.fusion.FusedRun` (ranks from 0, each
     query ranked as trec_eval ranks it; the topics' other columns kept)."""
@@ -131,7 +153,7 @@ class Retriever(pt.Transformer):
     def transform(self, inp):
         if len(inp) == 0:
             return _empty_result(inp)
-        topics = dict(zip(inp["qid"].astype(str), inp["query"].astype(str)))
+        topics = _topics(inp, "the Retriever's input")
         scored = self._scored(topics)
         if "docno" not in inp.columns:
             res = scored[scored["rank"] < self.num_results].reset_index(drop=True)
@@ -171,21 +193,34 @@ def _collection(collection):
 
 
 # ------------------------------------------------------------------ learned stage
-def _labelled(res, qrels):
+def _labelled(res, qrels, what="the results"):
     """Features, labels (unjudged 0) and query ids of a result frame, its rows grouped by
     query (stable)."""
     if "features" not in res.columns:
-        raise ValueError("a learned stage needs a 'features' column: put a feature union "
-                         "(a ** b ** c) before it")
+        raise ValueError(f"{what} have no 'features' column, which a learned stage needs: "
+                         "put a feature union (a ** b ** c) before it")
+    _need_columns(res, ("qid", "docno"), what)
+    if len(res) == 0:
+        raise ValueError(f"{what} have no rows: the pipeline retrieved nothing")
     res = res.copy()
     res["qid"] = res["qid"].astype(str)
     res = res.sort_values("qid", kind="stable")
-    X = np.stack([np.asarray(f, dtype=np.float64) for f in res["features"]])
+    rows = [np.atleast_1d(np.asarray(f, dtype=np.float64)) for f in res["features"]]
+    widths = {len(r) for r in rows}
+    if len(widths) > 1:
+        raise ValueError(f"the 'features' of {what} differ in length from row to row "
+                         f"({', '.join(map(str, sorted(widths)))} values)")
+    X = np.stack(rows)
     if qrels is None:
         return res, X, None
+    what_q = f"the qrels of {what}"
+    _need_columns(qrels, ("qid", "docno"), what_q)
+    col = "label" if "label" in qrels.columns else "relevance"
+    if col not in qrels.columns:
+        raise ValueError(f"{what_q} have no 'label' (or 'relevance') column (their columns: "
+                         f"{', '.join(map(str, qrels.columns))})")
     q = qrels.copy()
     q["qid"], q["docno"] = q["qid"].astype(str), q["docno"].astype(str)
-    col = "label" if "label" in q.columns else "relevance"
     lab = res[["qid", "docno"]].astype(str).merge(q[["qid", "docno", col]], how="left",
                                                   on=["qid", "docno"])[col]
     y = np.maximum(lab.fillna(0).to_numpy(dtype=np.float64), 0.0)
@@ -210,10 +245,13 @@ class LearnedStage(pt.Estimator):
         return f"dfrank.pyterrier.LearnedStage({self.ranker!r})"
 
     def fit(self, topics_or_res_tr, qrels_tr, topics_or_res_va=None, qrels_va=None):
-        res, X, y = _labelled(topics_or_res_tr, qrels_tr)
+        res, X, y = _labelled(topics_or_res_tr, qrels_tr, "the training results")
         kwargs = {}
         if topics_or_res_va is not None and qrels_va is not None:
-            vres, Xv, yv = _labelled(topics_or_res_va, qrels_va)
+            vres, Xv, yv = _labelled(topics_or_res_va, qrels_va, "the validation results")
+            if Xv.shape[1] != X.shape[1]:
+                raise ValueError(f"the validation results have {Xv.shape[1]} features, the "
+                                 f"training results {X.shape[1]}")
             kwargs = {"eval_set": [(Xv, yv)], "eval_qid": [vres["qid"].to_numpy()]}
         self.ranker.fit(X, y, qid=res["qid"].to_numpy(), **kwargs)
         return self
@@ -227,7 +265,7 @@ class LearnedStage(pt.Estimator):
     def transform(self, res):
         if len(res) == 0:
             return _empty_result(res)
-        out, X, _ = _labelled(res, None)
+        out, X, _ = _labelled(res, None, "the stage's input")
         out["score"] = self.ranker.predict(X)
         return pt.model.add_ranks(out)
 
@@ -324,8 +362,12 @@ class Fusion(pt.Estimator):
         return f"dfrank.pyterrier.Fusion({list(self.pipelines)})"
 
     def _runs(self, topics):
-        return {n: p.transform(topics)[["qid", "docno", "score"]]
-                for n, p in self.pipelines.items()}
+        runs = {}
+        for name, p in self.pipelines.items():
+            res = p.transform(topics)
+            _need_columns(res, ("qid", "docno", "score"), f"the results of pipeline {name!r}")
+            runs[name] = res[["qid", "docno", "score"]]
+        return runs
 
     def fit(self, topics, qrels, topics_va=None, qrels_va=None):
         kwargs = dict(self.options)

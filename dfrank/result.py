@@ -78,22 +78,43 @@ class LinearRanker:
     def __repr__(self):
         return f"LinearRanker(n_features={self.n_features}, meta={self.meta})"
 
-    def _check_features(self, data):
-        if data.n_features != self.n_features:
-            raise ValueError(f"the model has {self.n_features} features but the data "
-                             f"has {data.n_features}{_src(data)}; load it with "
-                             f"n_features={self.n_features}")
+    def _columns(self, data):
+        """``data`` with the model's features in the model's order, found by feature id
+        (the data's own columns when they already are)."""
+        if np.array_equal(data.feature_ids, self.feature_ids):
+            return data
+        have = set(data.feature_ids.tolist())
+        missing = [int(f) for f in self.feature_ids if int(f) not in have]
+        if missing:
+            raise ValueError(f"the model uses feature ids {_ids(missing)} that the data"
+                             f"{_src(data)} does not have (its ids run "
+                             f"{int(data.feature_ids.min())}..{int(data.feature_ids.max())}); "
+                             f"load it with n_features={int(self.feature_ids.max())}")
+        return data.select_features(self.feature_ids)
+
+    def _array_columns(self, X):
+        """The columns of a bare array that the weights apply to, in the model's order: the
+        array holds the model's features in ``feature_ids`` order (its width is
+        ``n_features``), or every feature id from 1 (its width is the largest id)."""
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-D array (n, n_features), got shape {X.shape}")
+        width, largest = X.shape[1], int(self.feature_ids.max())
+        if width == self.n_features:
+            return X
+        if width == largest:
+            return X[:, self.feature_ids - 1]
+        raise ValueError(f"X has {width} columns; the model reads either its "
+                         f"{self.n_features} features in its order (feature ids "
+                         f"{_ids(self.feature_ids)}) or every feature id 1..{largest}")
 
     def predict(self, X):
-        """Scores of the rows of ``X`` (an array, or a RankingData)."""
+        """Scores of the rows of ``X``: a RankingData (its columns found by feature id), or
+        an array holding the model's features in ``feature_ids`` order or every feature
+        id from 1 up to the largest."""
         if isinstance(X, RankingData):
-            self._check_features(X)
-            XT = features_T(X)
+            XT = features_T(self._columns(X))
         else:
-            X = np.asarray(X)
-            if X.ndim != 2 or X.shape[1] != self.n_features:
-                raise ValueError(f"X must have shape (n, {self.n_features}), got {X.shape}")
-            XT = transpose_features(X)
+            XT = transpose_features(self._array_columns(np.asarray(X)))
         if self.normalization is None or self.normalization["kind"] == "query":
             return linear_scores(XT, self.weights)
         shift, scale = affine(self.normalization)
@@ -103,11 +124,11 @@ class LinearRanker:
                              self.weights)
 
     def evaluate(self, data, metrics="ndcg@10", **kwargs):
-        """``dfrank.evaluate`` of this model's scores on ``data``."""
+        """``dfrank.evaluate`` of this model's scores on ``data`` (its columns found by
+        feature id)."""
         plain = self.normalization is None or self.normalization["kind"] == "query"
         if plain and isinstance(data, RankingData):
-            self._check_features(data)
-            return evaluate_linear(self.weights, data, metrics, **kwargs)
+            return evaluate_linear(self.weights, self._columns(data), metrics, **kwargs)
         return evaluate(self.predict(data), data, metrics, **kwargs)
 
     def to_dict(self):
@@ -173,6 +194,12 @@ class LinearRanker:
         except (TypeError, ValueError) as e:
             raise DataFormatError(f"a corrupt {RANKER_FORMAT} file: {e}", path=path) \
                 from None
+
+
+def _ids(ids, n=8):
+    """Feature ids for a message (the first ``n``)."""
+    ids = [int(i) for i in ids]
+    return ", ".join(map(str, ids[:n])) + (", ..." if len(ids) > n else "")
 
 
 def _src(data):

@@ -1,8 +1,9 @@
 """Tuning a retrieval system's parameters directly on a metric: :func:`tune`.
 
 Each evaluation is one run of the system at one parameter point, scored with trec_eval's
-conventions for runs (ties by docno, judged documents the run lacks counted in R, a query
-the run lacks scoring 0: ``trec_eval -c``); a metric's name means what it means
+conventions for runs (scores read in single precision, ties by docno, judged documents the
+run lacks counted in R, a query the run lacks scoring 0: ``trec_eval -c``); the built-in
+engine's scores, which no file carries, are compared in double precision. A metric's name means what it means
 everywhere (``nDCG@10``: trec_eval's linear gain; ``ndcg@10``: dfrank's 2^l - 1). The
 parameters live in a :class:`Box` (names, log scales, whole numbers); any strategy of the
 registry searches it, and the runs
@@ -31,6 +32,7 @@ from .metrics import registry as metric_registry
 from .metrics.registry import RUN_METRIC
 from .registry import BOX_STRATEGY
 from .metrics.evaluation import bind_metric
+from .metrics.trec_eval import as_trec_eval_reads
 from .objective import Objective
 from .parallel import effective_n_jobs, seed_sequence
 from .files import VERSION, jsonable, write_json_atomic
@@ -105,7 +107,9 @@ class RunEvaluator:
                                   f"{_some(list(run))}; the qrels': {_some(self.qids)})")
         data = run_as_data(run, self.qrels, self.qids)
         bound = bind_metric(data, self.metric, "stable")
-        return bound.per_query(np.ascontiguousarray(data.X[:, 0]))
+        # the run's scores as trec_eval reads them (single precision), so that tune's values
+        # are trec_eval's on the engine's run file
+        return bound.per_query(as_trec_eval_reads(data.X[:, 0]))
 
     def fingerprint(self):
         return _digest(self.qrels)

@@ -180,7 +180,9 @@ class CMAES(_External):
                 "maxfevals": self.eval_cap(objective, 10 ** 9), "tolfun": self.tolfun}
         if self.popsize is not None:
             opts["popsize"] = self.popsize
-        es = cma.CMAEvolutionStrategy(self.start(objective, rng, restart), self.sigma0, opts)
+        z0 = self.start(objective, rng, restart)
+        es = cma.CMAEvolutionStrategy(z0, self.sigma0, opts)
+        self.loss(objective, z0)   # the start first: a run out of time still returns it
         while not es.stop():
             Z = np.array(es.ask())
             es.tell(list(Z), list(self.losses(objective, Z)))

@@ -254,7 +254,7 @@ def test_result_repr_json_and_model_round_trip(data, tmp_path):
     (tmp_path / "future.json").write_text('{"format": "dfrank.linear_ranker", "version": 99}')
     with pytest.raises(ValueError, match="version 99"):
         dfrank.LinearRanker.load(tmp_path / "future.json")
-    with pytest.raises(ValueError, match="model has 6 features but the data has 3"):
+    with pytest.raises(ValueError, match="feature ids 4, 5, 6 that the data does not have"):
         m.predict(testing.planted_data(n_features=3))
 
 

@@ -18,8 +18,9 @@ MEASURES = ["map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", 
 
 @st.composite
 def trec_case(draw):
-    """Qrels and a run sharing some queries, with score ties (docno decides), graded
-    relevance, unjudged documents, queries without relevant documents."""
+    """Qrels and a run sharing some queries, with score ties (docno decides, also between
+    scores equal in single precision only), graded relevance, negative judgments, unjudged
+    documents, queries without relevant documents."""
     n_q = draw(st.integers(1, 5))
     docs = [f"d{i}" for i in range(draw(st.integers(1, 12)))] + ["D1", "x", "d10b", "aa"]
     qrels, run = {}, {}
@@ -28,11 +29,14 @@ def trec_case(draw):
         if draw(st.booleans()) or q == 0:  # judged
             judged = draw(st.lists(st.sampled_from(docs), unique=True, max_size=len(docs)))
             if judged:
-                qrels[qid] = {d: draw(st.integers(0, 3)) for d in judged}
+                # negative judgments: in the pool but unjudged (TREC Web's -2 and -1)
+                qrels[qid] = {d: draw(st.integers(-2, 3)) for d in judged}
         if draw(st.booleans()) or q == 0:  # retrieved
             ret = draw(st.lists(st.sampled_from(docs), unique=True, min_size=1,
                                 max_size=len(docs)))
-            run[qid] = {d: float(draw(st.sampled_from([0.0, 0.5, 1.0, 1.5, -2.0, 1e-3])))
+            # 0.3 and 0.1 + 0.2 are one score in trec_eval's single precision
+            run[qid] = {d: float(draw(st.sampled_from([0.0, 0.5, 1.0, 1.5, -2.0, 1e-3, 0.3,
+                                                       0.1 + 0.2])))
                         for d in ret}
     return qrels, run
 

@@ -37,10 +37,7 @@ def run(args):
 
     o.outputs_writable(args, "json", inputs=[args.model, args.data])
     model = LinearRanker.load(args.model)
-    data = o.load(args.data, args, n_features=model.n_features)
-    if data.n_features != model.n_features:
-        raise o.UsageError(f"the model has {model.n_features} features but {args.data} has "
-                           f"{data.n_features}")
+    data = _widened(o.load(args.data, args), int(model.feature_ids.max()))
     names = args.metric or list(DEFAULT_METRICS)
     if args.letor_tool:
         values = _letor_tool_values(model.predict(data), data, names, args)
@@ -66,6 +63,20 @@ def run(args):
                                ["metric", "value"]))
     out.done()
     return 0
+
+
+def _widened(data, width):
+    """``data`` with at least ``width`` feature columns: the model finds its features by
+    id, and an SVMlight file leaves out zero features, so the ids past the file's largest
+    are zero columns."""
+    from ..data import RankingData
+
+    if data.n_features >= width:
+        return data
+    X = np.zeros((data.n_docs, width), dtype=data.X.dtype)
+    X[:, :data.n_features] = data.X
+    return RankingData(X, data.y, data.qptr, data.qids, docids=data.docids,
+                       source=data.source)
 
 
 def _letor_tool_values(scores, data, metrics, args):

@@ -31,6 +31,10 @@ def add_arguments(p):
     o.add_quiet(p)
 
 
+# a --names value without a comma that ends so is a file that should be there
+NAME_FILE_SUFFIXES = (".txt", ".tsv", ".csv", ".names", ".lst", ".list", ".json")
+
+
 def _names_arg(value):
     """--names: a file with one name per line (blank lines and # comments skipped), or
     names separated by commas. Returns (names, the file's line of each name or None)."""
@@ -41,6 +45,10 @@ def _names_arg(value):
             kept = [(i, ln.strip()) for i, ln in enumerate(f, 1)
                     if ln.strip() and not ln.lstrip().startswith("#")]
         return [n for _, n in kept], [i for i, _ in kept]
+    if "," not in value and (os.sep in value or os.path.splitext(value)[1].lower()
+                             in NAME_FILE_SUFFIXES):
+        raise o.UsageError(f"--names {value}: no such file (a file of names, one per line, "
+                           "or the names themselves separated by commas)")
     return [n.strip() for n in value.split(",")], None
 
 
@@ -55,6 +63,9 @@ def run(args):
     try:
         text = model.export(None, args.format, names)
     except ExportError as e:
+        if names is not None and lines is None and len(names) == 1 != model.n_features:
+            raise o.UsageError(f"{e}: --names {args.names} is one name, and no file of that "
+                               "name exists") from None
         if lines is None or e.index is None:
             raise
         raise o.UsageError(f"{args.names}, line {lines[e.index]}: {e}") from None

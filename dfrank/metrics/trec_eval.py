@@ -1,7 +1,8 @@
 """trec_eval's measures on TREC runs, with trec_eval's exact conventions.
 
 * Each query's documents are ranked by score descending, ties broken by docno descending
-  (string order); the rank column of the run is ignored. Scores are doubles.
+  (string order); the rank column of the run is ignored. Scores are compared as trec_eval
+  reads them, as C ``float`` (single precision): scores equal in single precision tie.
 * Only queries in both the qrels and the run are evaluated (a query of the qrels without
   any relevant document is evaluated, its measures 0); a run sharing no query with the
   qrels is an error, as in trec_eval. ``complete=True`` (``-c``) averages over every query
@@ -185,7 +186,7 @@ def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, idea
                 bpref += 1.0 - min(nonrel, R) / min(num_nonrel, R)
             else:
                 bpref += 1.0
-        elif judged[r]:
+        elif judged[r] and rel[r] >= 0:   # a negative judgment is unjudged
             nonrel += 1
     # interpolated precision, trec_eval's way: level x needs int(x R + iprec_half)
     # relevant documents; its value is the best precision from that relevant document on
@@ -309,7 +310,7 @@ def eval_queries(order, qptr, score, buf, d_span, d_hash, qbuf, qd_span, qd_hash
             v = qrel[qrows[i]]
             if v >= level:
                 n_rel += 1
-            else:
+            elif v >= 0:   # a negative judgment is in the pool but unjudged
                 n_non += 1
             if v > 0:
                 gains[n_pos] = -float(v)
@@ -394,6 +395,13 @@ def format_trec(res, per_query=False):
     return "\n".join(lines) + "\n"
 
 
+def as_trec_eval_reads(scores):
+    """``scores`` rounded to single precision, as trec_eval keeps a run's scores (C
+    ``float``), in doubles: the same ties and the same order as trec_eval."""
+    with np.errstate(over="ignore"):
+        return np.asarray(scores, dtype=np.float32).astype(np.float64)
+
+
 def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=False,
                  rel_level=1, max_docs=None, iprec_rounding="legacy"):
     """Evaluate a TREC run exactly as trec_eval does.
@@ -428,8 +436,10 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
     qrels, run = as_qrels(qrels), as_run(run)
     if max_docs is not None and (int(max_docs) != max_docs or max_docs < 1):
         raise ValueError(f"max_docs must be a positive integer, got {max_docs!r}")
-    if int(rel_level) != rel_level:
-        raise ValueError(f"rel_level must be an integer, got {rel_level!r}")
+    if int(rel_level) != rel_level or rel_level < 0:
+        raise ValueError(f"rel_level must be an integer >= 0, got {rel_level!r}: trec_eval "
+                         "marks documents outside the qrels -1 and negative judgments -2, "
+                         "so a level below 0 would count those as relevant")
     if iprec_rounding not in IPREC_ROUNDING:
         raise ValueError(f"iprec_rounding must be one of {list(IPREC_ROUNDING)}, got "
                          f"{iprec_rounding!r}")
@@ -467,7 +477,8 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
     qstart = np.concatenate([[0], np.cumsum(np.bincount(qrow_q, minlength=nq_qrels))])
     rel_out = np.zeros(run.n, np.int64)
     judged_out = np.zeros(run.n, np.bool_)
-    eval_queries(order.astype(np.int64), qptr.astype(np.int64), run.score, run.buf,
+    eval_queries(order.astype(np.int64), qptr.astype(np.int64), as_trec_eval_reads(run.score),
+                 run.buf,
                  run.d_span, run.d_hash, qrels.buf, qrels.d_span, qrels.d_hash, qrels.rel,
                  qorder, qstart[jq].astype(np.int64), qstart[jq + 1].astype(np.int64),
                  int(rel_level),

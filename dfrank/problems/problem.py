@@ -113,10 +113,11 @@ class Problem:
 
     @property
     def done(self):
-        """Whether the budget (evaluations or seconds) is spent."""
+        """Whether the budget (evaluations or seconds) is spent (the first evaluation is
+        always allowed: see :meth:`dfrank.Objective.batch`)."""
         o = self.objective
         return (self.budget is not None and o.n_evals >= self.budget) or \
-            (self.max_seconds is not None and o.elapsed >= self.max_seconds)
+            (self.max_seconds is not None and o.n_evals > 0 and o.elapsed >= self.max_seconds)
 
     @property
     def remaining(self):
