@@ -219,7 +219,7 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
         state.close()
     done = sorted(state.done, key=lambda r: r.index)
     if not any(r.point is not None for r in done):
-        if interrupted:
+        if interrupted or any(r.status == "interrupted" for r in done):
             raise KeyboardInterrupt("interrupted before any restart finished")
         raise NoEvaluationError("no point was evaluated: the budget or time limit is too "
                                 f"small for {strat.label} ({n_tasks} restarts)")

@@ -53,6 +53,11 @@ class CommandRun:
         argv = [str(a) for a in argv]
         if not argv:
             raise ValueError("no command given (after --)")
+        reserved = [n for n in names if n in _RESERVED]
+        if reserved:
+            raise ValueError(f"a parameter cannot be named {reserved[0]!r}: {{{reserved[0]}}} "
+                             "is where dfrank puts the run file's path ({run}) or its own "
+                             "folder ({cwd}); rename the parameter")
         fields = {m for a in argv for m in _FIELD.findall(a)}
         unknown = fields - set(names) - set(_RESERVED)
         if unknown:

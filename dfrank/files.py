@@ -15,7 +15,7 @@ import numpy as np
 from .errors import DataFormatError, OutputError
 
 __all__ = ["VERSION", "check_writable", "check_not_input", "write_text_atomic",
-           "write_json_atomic", "write_kept", "read_json", "jsonable"]
+           "write_json_atomic", "write_kept", "read_json", "read_json_lines", "jsonable"]
 
 VERSION = 1
 
@@ -134,6 +134,42 @@ def read_json(path, fmt):
         raise DataFormatError(f"{fmt} version {obj.get('version')!r}; this dfrank reads "
                               f"versions up to {VERSION} (upgrade dfrank)", path=path)
     return obj
+
+
+def read_json_lines(path, what, repair=False):
+    """The records of a JSON-lines file that dfrank appends to as work finishes, as
+    ``[(line number, record)]``. A last line cut short (a process killed while writing
+    it) is left out with a warning and, with ``repair``, cut from the file, as is a missing
+    last newline added, so that lines appended next stand on their own; any other line
+    that is not JSON is a :class:`DataFormatError` naming it."""
+    import warnings
+
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    lines = raw.decode("utf-8", "replace").split("\n")
+    records, cut = [], False
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            records.append((i + 1, json.loads(line)))
+        except json.JSONDecodeError:
+            if i < len(lines) - 1:
+                raise DataFormatError(f"a line of the {what} is not JSON", path=path,
+                                      line=i + 1) from None
+            cut = True
+            warnings.warn(f"{path}: the {what}'s last line was cut short (a run killed "
+                          "while writing it); it is " + ("dropped from the file" if repair
+                                                           else "left out"), stacklevel=3)
+    if repair and raw and not raw.endswith(b"\n"):
+        if cut:
+            with open(path, "r+b") as f:
+                f.truncate(raw.rfind(b"\n") + 1)
+        else:
+            with open(path, "ab") as f:   # a whole last line without its newline
+                f.write(b"\n")
+    return records
 
 
 def jsonable(x):

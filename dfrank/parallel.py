@@ -91,10 +91,11 @@ def run_tasks(fn, tasks, n_jobs, shared=()):
         delayed(fn)(t, *shared) for t in tasks)
 
 
-def gather(results, total, desc, progress=False, each=None):
+def gather(results, total, desc, progress=False, each=None, stop=None):
     """The runs a generator yields as they finish, in a list: a progress bar of ``total``
     when asked, ``each(run)`` on every one (to save it at once). Ctrl-C ends the gathering
-    with the runs already finished (with none, it is raised)."""
+    with the runs already finished (with none, it is raised); with ``stop="raise"`` it is
+    raised after them, so that a caller that saves each run also stops."""
     bar = None
     if progress and total:
         from tqdm.auto import tqdm
@@ -109,7 +110,7 @@ def gather(results, total, desc, progress=False, each=None):
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt:
-        if not out:
+        if not out or stop == "raise":
             raise
     finally:
         if bar is not None:

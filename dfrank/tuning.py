@@ -164,9 +164,10 @@ class _Cache:
     can be checked to be. A last line cut short (a run killed while writing it) is dropped
     from the file before anything is appended, so the cache stays readable."""
 
-    def __init__(self, path, header, names, n_queries, bounds):
+    def __init__(self, path, header, names, n_queries, bounds, keep_failed=False):
         self.path, self.header, self.entries = path, header, {}
         self.names, self.n_queries, self.bounds = list(names), n_queries, bounds
+        self.keep_failed = keep_failed
         if path is None:
             return
         path = os.fspath(path)
@@ -180,15 +181,13 @@ class _Cache:
                 f.write(json.dumps(header) + "\n")
 
     def _read(self, path):
-        with open(path, "rb") as f:
-            raw = f.read()
-        text = raw.decode("utf-8", "replace")
-        lines = text.split("\n")
-        try:
-            head = json.loads(lines[0])
-        except json.JSONDecodeError:
+        from .files import read_json_lines
+
+        records = read_json_lines(path, "tune cache", repair=True)
+        if not records or records[0][0] != 1:
             raise DataFormatError("not a dfrank tune cache (its first line is not JSON)",
-                                  path=path, line=1) from None
+                                  path=path, line=1)
+        head = records[0][1]
         if not isinstance(head, dict) or head.get("format") != CACHE_FORMAT:
             raise DataFormatError("not a dfrank tune cache", path=path, line=1)
         if not isinstance(head.get("version"), int) or head["version"] > VERSION:
@@ -200,31 +199,13 @@ class _Cache:
                     f"the cache holds runs of another {k} ({head.get(k)!r}, this tune has "
                     f"{self.header[k]!r}); use another cache file or the same settings",
                     path=path)
-        last, cut = len(lines) - 1, False
-        for i in range(1, len(lines)):
-            line = lines[i]
-            if not line.strip():
-                continue
-            try:
-                e = json.loads(line)
-            except json.JSONDecodeError:
-                if i == last:   # cut short while written: dropped from the file
-                    warnings.warn(f"{path}: its last line was cut short (a run killed while "
-                                  "writing it); it is dropped from the cache", stacklevel=4)
-                    with open(path, "r+b") as f:
-                        f.truncate(raw.rfind(b"\n") + 1)
-                    cut = True
-                    continue
-                raise DataFormatError("a cache line is not JSON", path=path,
-                                      line=i + 1) from None
+        for line, e in records[1:]:
             why = self._invalid(e)
             if why:
                 raise DataFormatError(f"a cache line that does not belong to this tune: {why}"
-                                      " (use another cache file)", path=path, line=i + 1)
-            self.entries[_key(e["params"])] = e
-        if not raw.endswith(b"\n") and not cut:
-            with open(path, "a") as f:   # a whole last line without its newline
-                f.write("\n")
+                                      " (use another cache file)", path=path, line=line)
+            if e["status"] == "ok" or self.keep_failed:   # a failed point is run again
+                self.entries[_key(e["params"])] = e
 
     def _invalid(self, e):
         """Why entry ``e`` cannot be a point of this tune (None if it can)."""
@@ -285,13 +266,14 @@ class TuneObjective(Objective):
                 todo.append(p)
         if todo:
             if effective_n_jobs(self.n_jobs) == 1 or len(todo) == 1:
-                outs = [_evaluate_point(self.evaluator, p) for p in todo]
+                for p in todo:   # each kept as it finishes: Ctrl-C loses only the one running
+                    self._settle([p], [_evaluate_point(self.evaluator, p)])
             else:
                 from joblib import Parallel, delayed
 
                 outs = Parallel(n_jobs=self.n_jobs)(
                     delayed(_evaluate_point)(self.evaluator, p) for p in todo)
-            self._settle(todo, outs)
+                self._settle(todo, outs)
         out = np.empty(len(params))
         for i, p in enumerate(params):
             e = self._entry(_key(p))
@@ -432,7 +414,7 @@ class TuneResult:
 def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
          budget=DEFAULT_BUDGET, folds=None, n_jobs=1, cache=None, seed=0, default=None,
          significance="randomization",
-         progress=False, system=None, **options):
+         progress=False, system=None, keep_failed=False, **options):
     """Tune the parameters of a retrieval system to maximize ``metric``.
 
     Parameters
@@ -460,7 +442,10 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
     n_jobs : int
         Runs of one batch in parallel (joblib).
     cache : path, optional
-        JSON-lines file of evaluated points, read first and appended to.
+        JSON-lines file of evaluated points, read first and appended to. A point whose run
+        failed (a timeout, an error) is run again, unless ``keep_failed``.
+    keep_failed : bool
+        Take the cache's failed points as failed, without running them again.
     default : dict, optional
         A reference point (e.g. ``{"k1": 1.2, "b": 0.75}``), evaluated and reported.
     system : str, optional
@@ -495,13 +480,20 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
               "space": repr(space), "metric": spec.label, "system": system,
               "queries": evaluator.fingerprint()}
     store = _Cache(cache, header, space.names, len(evaluator.qids),
-                   spec.bounds)
+                   spec.bounds, keep_failed=keep_failed)
     obj = TuneObjective(evaluator, space, store, n_jobs=n_jobs)
     t0 = time.perf_counter()
-    res = maximize(obj, strategy=strategy, seed=seed, budget=budget, progress=progress,
-                   **options)
+    try:
+        res = maximize(obj, strategy=strategy, seed=seed, budget=budget, progress=progress,
+                       **options)
+        status, strategy_label = res.status, res.strategy
+    except KeyboardInterrupt:   # the runs that finished make the result
+        if not obj.ran:
+            raise
+        status, strategy_label = "interrupted", str(strategy)
     default_params = None
-    if default is not None:   # evaluated like any point (and a candidate for the best)
+    if default is not None and status != "interrupted":
+        # evaluated like any point (and a candidate for the best)
         x = space.rounded([default[n] for n in space.names])
         default_params = _params(space, x)
         obj._values(x[None, :])
@@ -511,20 +503,24 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
     seen = {}
     for e in obj.history:
         seen.setdefault(_key(e["params"]), e)
+    for k in obj.ran:   # a batch that Ctrl-C cut short: its finished runs
+        seen.setdefault(k, store.entries[k])
     evaluated = list(seen.values())
     ok = [e for e in evaluated if e["status"] == "ok"]
     if not ok:
+        if status == "interrupted":
+            raise KeyboardInterrupt
         raise TuneError("no run succeeded")
     best = max(ok, key=lambda e: (float(np.mean(e["per_query"])), _key(e["params"])))
     out = TuneResult(
         best_params=dict(best["params"]), value=float(np.mean(best["per_query"])),
         per_query=np.asarray(best["per_query"]), qids=list(evaluator.qids),
         metric=spec.label,
-        strategy=res.strategy, n_runs=len(obj.ran),
+        strategy=strategy_label, n_runs=len(obj.ran),
         n_cached=sum(1 for k in seen if k not in obj.ran),
         n_failed=sum(1 for e in evaluated if e["status"] != "ok"),
         seconds=time.perf_counter() - t0, history=evaluated,
-        status=res.status, space=space)
+        status=status, space=space)
     if default_params is not None:
         e = store.entries[_key(default_params)]
         out.default_params = default_params

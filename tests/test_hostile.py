@@ -160,3 +160,190 @@ def test_47_7_every_strategy_evaluates_its_start_within_no_time(strategy):
     assert res.status == "time" and res.n_evals >= 1 and np.isfinite(res.value)
     assert res.value == dfrank.maximize(data, strategy=strategy, max_seconds=0,
                                         seed=0).value
+
+
+# ------------------------------------------------------------------ lost
+from tests.test_problems import toy_suite  # noqa: E402,F401  (a fixture)
+
+
+def _bench_kw(toy_suite, **kw):
+    root, refs = toy_suite
+    return dict(dict(problems=["letor-mq2008-map"], folds=[1], seeds=range(3), budget=30,
+                     references=refs, line_cost=3, n_jobs=1, repeat=False), **kw)
+
+
+def test_47_8_a_cut_last_bench_line_is_repaired_before_appending(toy_suite, tmp_path):
+    from dfrank.problems.bench import bench, read_runs
+
+    out = tmp_path / "b.jsonl"
+    root = toy_suite[0]
+    bench(root, ["random"], output=out, **_bench_kw(toy_suite))
+    text = out.read_text()
+    out.write_text(text[:-40])                      # killed while writing the last run
+    with pytest.warns(UserWarning, match="cut short"):
+        res = bench(root, ["random"], output=out, **_bench_kw(toy_suite))
+    assert len(res.runs) == 3
+    lines = out.read_text().splitlines()
+    assert all(json.loads(ln) for ln in lines)      # every line whole again
+    redone, first = json.loads(lines[-1]), json.loads(text.splitlines()[-1])
+    assert redone["trace"]["values"] == first["trace"]["values"]   # the cut run, redone
+    assert len(read_runs(out).runs) == 3
+
+
+def test_47_9_ctrl_c_in_a_run_stops_the_bench_and_the_run_is_redone(toy_suite, tmp_path,
+                                                                     monkeypatch, capsys):
+    from dfrank.problems.bench import bench, read_runs
+    from dfrank.registry import resolve
+
+    out = tmp_path / "b.jsonl"
+    root = toy_suite[0]
+    cls = type(resolve("random"))
+    real = cls.run
+    calls = []
+
+    def cut(self, objective, rng, **kw):            # Ctrl-C during the second run
+        calls.append(1)
+        if len(calls) == 2:
+            objective.batch(objective.space.sample(rng, 2))
+            raise KeyboardInterrupt
+        return real(self, objective, rng, **kw)
+
+    monkeypatch.setattr(cls, "run", cut)
+    with pytest.raises(KeyboardInterrupt):
+        bench(root, ["random"], output=out, **_bench_kw(toy_suite))
+    runs = read_runs(out).runs
+    assert [r["seed"] for r in runs] == [0, 1] and runs[1]["status"] == "interrupted"
+    # on the command line: exit 130
+    calls.clear()
+    args = ["bench", "run", root, "--solvers", "random", "--problems", "letor-mq2008-map",
+            "--folds", "1", "--seeds", "3", "--budget", "30", "--line-cost", "3",
+            "--n-jobs", "1", "--references", toy_suite[1], "-o", str(tmp_path / "c.jsonl"),
+            "--quiet"]
+    assert cli.main(args) == 130
+    monkeypatch.setattr(cls, "run", real)
+    res = bench(root, ["random"], output=out, **_bench_kw(toy_suite))
+    assert sorted(r["seed"] for r in res.runs) == [0, 1, 2]
+    assert all(r["status"] != "interrupted" for r in read_runs(out).runs)
+
+
+def test_47_10_two_outputs_on_one_path_are_refused(tmp_path, capsys, toy_suite):
+    data = str(tmp_path / "train.txt")
+    save_svmlight(_data(), data)
+    m = str(tmp_path / "m.json")
+    assert cli.main(["fit", data, "--strategy", "ca", "--quiet", "-o", m, "--json", m]) == 2
+    assert "--output and --json both write" in capsys.readouterr().err
+    assert not os.path.exists(m)
+    b = str(tmp_path / "b.jsonl")
+    assert cli.main(["bench", "run", toy_suite[0], "--solvers", "random", "--budget", "10",
+                     "-o", b, "--json", b, "--quiet"]) == 2
+    assert "--output and --json both write" in capsys.readouterr().err
+    _cranfield_like(tmp_path)
+    c = tmp_path / "c.jsonl"
+    assert cli.main(_tune(tmp_path, "--budget", "3", "--cache", str(c), "--json", str(c))) \
+        == 2
+    assert "--json and --cache both write" in capsys.readouterr().err
+    assert not c.exists()
+
+
+def _cranfield_like(tmp_path):
+    from tests.test_tune import small_collection
+
+    docs, topics, qrels = small_collection(n_docs=40, n_q=4)
+    (tmp_path / "docs.tsv").write_text("".join(f"{d}\t{t}\n" for d, t in docs.items()))
+    (tmp_path / "topics.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {d} {r}\n" for q, j in qrels.items()
+                                                for d, r in j.items()))
+
+
+def _tune(tmp_path, *extra):
+    return ["tune", "--collection", str(tmp_path / "docs.tsv"), "--topics",
+            str(tmp_path / "topics.tsv"), "--qrels", str(tmp_path / "qrels.txt"),
+            "--param", "k1=0.1:3", "--param", "b=0:1", "--quiet", *extra]
+
+
+ENGINE = """\
+import os, subprocess, sys, time
+k, run, calls = float(sys.argv[1]), sys.argv[2], sys.argv[3]
+n = len(os.listdir(calls))
+open(os.path.join(calls, str(n)), "w").close()
+if n == 2:   # the third run hangs, with a process of its own in the background
+    child = subprocess.Popen(["sleep", "300"])
+    with open(sys.argv[4], "w") as f:
+        f.write(str(child.pid))
+    time.sleep(300)
+with open(run, "w") as f:
+    f.write(f"1 Q0 a 1 {k} r\\n1 Q0 b 2 {1 - k} r\\n2 Q0 a 1 {1 - k} r\\n2 Q0 b 2 {k} r\\n")
+"""
+
+
+@pytest.mark.parametrize("sig, code", [("SIGTERM", 143), ("SIGINT", 130)])
+def test_47_11_a_signal_stops_tune_its_engine_and_keeps_the_best(tmp_path, sig, code):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "engine.py").write_text(ENGINE)
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n2 0 a 0\n2 0 b 1\n")
+    calls, tmp = tmp_path / "calls", tmp_path / "tmp"
+    calls.mkdir()
+    tmp.mkdir()
+    pidfile = tmp_path / "child.pid"
+    out = tmp_path / "out.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dfrank.cli", "tune", "--qrels", str(tmp_path / "qrels.txt"),
+         "--param", "k=0:1", "--budget", "10", "--json", str(out), "--quiet", "--",
+         sys.executable, str(tmp_path / "engine.py"), "{k}", "{run}", str(calls),
+         str(pidfile)], env=dict(os.environ, TMPDIR=str(tmp)), stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+        time.sleep(0.05)
+    proc.send_signal(getattr(signal, sig))
+    assert proc.wait(timeout=60) == code
+    result = json.loads(out.read_text())
+    assert result["status"] == "interrupted" and result["n_runs"] == 2
+    assert result["value"] == 1.0 or result["value"] < 1.0   # the best of the two, kept
+    child = int(pidfile.read_text())
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the engine's background process outlived the tune")
+    assert os.listdir(tmp) == []    # no dfrank-tune-* folder left
+
+
+def test_47_12_failed_points_of_the_cache_are_run_again(tmp_path):
+    qrels = {"1": {"a": 1, "b": 0}, "2": {"a": 0, "b": 1}}
+    broken = {"now": True}
+    calls = []
+
+    def run_fn(p):
+        calls.append(p)
+        if broken["now"] and len(calls) % 2 == 0:   # every second run times out
+            raise RuntimeError("the engine timed out")
+        return {"1": {"a": p["k"], "b": 1 - p["k"]}, "2": {"a": 1 - p["k"], "b": p["k"]}}
+
+    cache = tmp_path / "c.jsonl"
+    with pytest.warns(UserWarning, match="timed out"):
+        first = dfrank.tune(run_fn, {"k": (0.0, 1.0)}, qrels, "map", budget=8, cache=cache)
+    assert first.n_failed > 0
+    kept = dfrank.tune(run_fn, {"k": (0.0, 1.0)}, qrels, "map", budget=8, cache=cache,
+                       keep_failed=True)
+    assert kept.n_runs == 0 and kept.n_failed == first.n_failed
+    broken["now"] = False   # the engine is fixed: its failed points are run again
+    again = dfrank.tune(run_fn, {"k": (0.0, 1.0)}, qrels, "map", budget=8, cache=cache)
+    assert again.n_runs == first.n_failed and again.n_failed == 0
+
+
+# ------------------------------------------------------------------ valid input, clear errors
+def test_47_15_reserved_names_are_no_parameters():
+    from dfrank.command import CommandRun
+
+    for name in ("run", "cwd"):
+        with pytest.raises(ValueError, match=f"cannot be named '{name}'"):
+            CommandRun(["engine", f"{{{name}}}", "{run}"], [name])

@@ -6,12 +6,14 @@ A module per command (``add_arguments(parser)`` and ``run(args)``, with ``HELP``
 
 Exit codes: 0 success; 1 a data error (a malformed or missing file, an output that cannot
 be written); 2 bad usage (an unknown metric, strategy or option, a bad value); 3 an
-unexpected error (a bug: one line, and ``--debug`` shows its traceback); 130 Ctrl-C.
+unexpected error (a bug: one line, and ``--debug`` shows its traceback); 130 Ctrl-C; 143
+SIGTERM (which stops a command as Ctrl-C does: what Ctrl-C keeps is kept).
 dfrank's own errors print one line without a traceback unless ``--debug``.
 """
 
 import argparse
 import importlib
+import signal
 import sys
 
 __all__ = ["main", "parser", "COMMANDS"]
@@ -35,7 +37,7 @@ COMMANDS = {
     "warmup": ("warmup", "compile every numba kernel ahead of use (once, on every core)"),
 }
 
-EXIT_DATA, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED = 1, 2, 3, 130
+EXIT_DATA, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
 
 EPILOG = """\
 first run:
@@ -140,6 +142,8 @@ def _run(args, debug):
         print(f"dfrank: error: {e}", file=sys.stderr)
         return code
 
+    terminated = []
+    previous = _on_sigterm(terminated)
     try:
         with warnings.catch_warnings():
             if not debug:
@@ -151,8 +155,8 @@ def _run(args, debug):
     except (UsageError, NoEvaluationError, ValueError, TypeError) as e:
         return say(e, EXIT_USAGE)
     except KeyboardInterrupt:
-        print("dfrank: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print("dfrank: " + ("terminated" if terminated else "interrupted"), file=sys.stderr)
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except Exception as e:   # not one of dfrank's errors: a bug
@@ -162,3 +166,24 @@ def _run(args, debug):
               "run the command again with --debug for the traceback, and report it)",
               file=sys.stderr)
         return EXIT_BUG
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _on_sigterm(received):
+    """While a command runs, SIGTERM raises KeyboardInterrupt where the process is, so what
+    Ctrl-C saves is saved (the best point so far, the finished runs; an engine's process
+    group is ended) and the command exits 143; ``received`` notes that it came. Returns the
+    handler it replaced (None outside the main thread, where no handler can be set)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def terminate(signum, frame):
+        received.append(signum)
+        raise KeyboardInterrupt("terminated")
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    return signal.SIG_DFL if previous is None else previous

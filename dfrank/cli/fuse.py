@@ -71,6 +71,9 @@ def run(args):
     from ..fusion import TIES, fuse
 
     o.outputs_writable(args, "output", "json", inputs=[args.qrels, *args.runs])
+    if args.export and args.json == "-":
+        raise o.UsageError("--json - and --export both print on standard output; write the "
+                           "result to a file (--json FILE) or leave out one of them")
     o.prefetch(o.metric_of(args), TIES)
     names = run_names(args.runs)
     missing = args.missing

@@ -254,12 +254,32 @@ def outputs_writable(args, *names, inputs=()):
     and that none of them is one of the ``inputs``."""
     from ..files import check_not_input, check_writable
 
+    given = {}
     for name in names:
         path = getattr(args, name, None)
-        if path and path != "-":
-            what = f"--{name.replace('_', '-')} file"
+        if not path:
+            continue
+        flag = f"--{name.replace('_', '-')}"
+        same = next((f for f, p in given.items() if _same_output(p, path)), None)
+        if same is not None:
+            where = "standard output" if path == "-" else path
+            raise UsageError(f"{same} and {flag} both write {where}: one would destroy the "
+                             "other; give each its own file")
+        given[flag] = path
+        if path != "-":
+            what = f"{flag} file"
             check_writable(path, what)
             check_not_input(path, [os.fspath(x) for x in inputs if x and x != "-"], what)
+
+
+def _same_output(a, b):
+    """Whether two output paths name one file (``-``: standard output)."""
+    a, b = os.fspath(a), os.fspath(b)
+    if a == "-" or b == "-":
+        return a == b
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 class Outputs:

@@ -52,7 +52,11 @@ def add_arguments(p):
     o.add_significance(p, "the default point (with --folds)")
     o.add_n_jobs(p, "runs of a batch in parallel (-1: every core; default 1)")
     p.add_argument("--cache", metavar="FILE",
-                   help="keep every run here (JSON lines) and reuse them")
+                   help="keep every run here (JSON lines) and reuse them; a point whose "
+                        "run failed (a timeout, an error) is run again")
+    p.add_argument("--keep-failed", action="store_true",
+                   help="take the cache's failed points as failed instead of running them "
+                        "again")
     o.add_json(p, "the result")
     p.add_argument("--timeout", type=o.positive_float, default=3600.0,
                    help="seconds one run of the command may take (default 3600)")
@@ -131,7 +135,8 @@ def run(args):
     res = tune(target, spec, qrels, o.metric_of(args), strategy=args.strategy,
                budget=args.budget, folds=args.folds, n_jobs=args.n_jobs, cache=args.cache,
                seed=args.seed, default=default, progress=o.show_progress(args),
-               system=system, significance=args.significance, **options)
+               system=system, significance=args.significance,
+               keep_failed=args.keep_failed, **options)
     out = o.Outputs()
     saved = out.json(args.json, res.to_dict(), "tune result")
     if args.json != "-":
@@ -144,4 +149,6 @@ def run(args):
         if saved:
             print(f"result written to {args.json}")
     out.done()
+    if res.status == "interrupted":   # the best so far is out: exit as interrupted
+        raise KeyboardInterrupt
     return 0

@@ -3,7 +3,9 @@
 Every run is one solver on one instance (problem, fold, seed) with one allowance. The runs
 go to a JSON-lines file as they finish (a header line, the line costs measured, then one
 line per run): an interrupted bench keeps what finished, and the same call continues it,
-skipping the runs already there.
+skipping the runs already there. Ctrl-C stops the bench (KeyboardInterrupt; exit 130 on the
+command line): a run it cut short is written marked ``interrupted`` and is run again when
+the bench is continued.
 
 Parallel runs are processes (joblib), each with numba on one thread (joblib's inner thread
 limit, :func:`dfrank.parallel.one_thread_each`; dfrank sets no global thread state): with an
@@ -19,7 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..files import VERSION, jsonable
+from ..errors import DataFormatError
+from ..files import VERSION, jsonable, read_json_lines
 from ..objective import BudgetExhausted, check_allowance, check_budget
 from ..parallel import effective_n_jobs, gather, one_thread_each
 from .references import measure_line_costs
@@ -54,36 +57,37 @@ class BenchResult:
         return export(self.runs, folder)
 
 
-def read_runs(path):
-    """A bench file read back: :class:`BenchResult` (a truncated last line, from a run cut
-    short while writing, is ignored)."""
-    header, runs, costs = None, [], {}
+def read_runs(path, repair=False):
+    """A bench file read back: :class:`BenchResult`. A last line cut short (a bench killed
+    while writing it) is left out, and with ``repair`` cut from the file before a bench
+    appends to it; a run written twice (an interrupted run, then its redo) counts once, as
+    its last record."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file (a file written by 'dfrank bench run')")
-    with open(path) as f:
-        lines = f.read().split("\n")
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            if i >= len(lines) - 2:    # the last line, cut short
-                continue
-            raise ValueError(f"{path}:{i + 1}: not a JSON line") from None
-        kind = rec.get("type")
+    header, runs, costs = None, {}, {}
+    for line, rec in read_json_lines(path, "bench file", repair=repair):
+        kind = rec.get("type") if isinstance(rec, dict) else None
         if kind == "header":
             if rec.get("format") != BENCH_FORMAT:
-                raise ValueError(f"{path} is not a dfrank bench file")
+                raise DataFormatError("not a dfrank bench file (format tag "
+                                      f"{rec.get('format')!r})", path=path, line=line)
+            if not isinstance(rec.get("version"), int) or rec["version"] > VERSION:
+                raise DataFormatError(f"bench file version {rec.get('version')!r}; this "
+                                      f"dfrank reads versions up to {VERSION} (upgrade "
+                                      "dfrank)", path=path, line=line)
             header = rec
         elif kind == "line_cost":
             costs[(rec["problem"], rec["fold"])] = rec
         elif kind == "run":
-            runs.append(rec)
+            runs[_key_of(rec)] = rec
+        else:
+            raise DataFormatError("a line that is no header, line cost or run",
+                                  path=path, line=line)
     if header is None:
-        raise ValueError(f"{path} has no dfrank bench header")
+        raise DataFormatError("no dfrank bench header (a file written by 'dfrank bench "
+                              "run')", path=path)
     header["line_costs"] = costs
-    return BenchResult(header, runs, path)
+    return BenchResult(header, list(runs.values()), path)
 
 
 def _key(solver, problem, fold, seed, repeat=False):
@@ -126,9 +130,15 @@ def _run_one(task, root, references):
             out = solver.run(problem, seed)
         except BudgetExhausted:
             out = Outcome()
+        except KeyboardInterrupt:   # the run is kept, marked, and the bench stops
+            out = Outcome(status="interrupted")
         seconds = time.perf_counter() - t0
         trace = out.trace if out.trace is not None else problem.trace
         if len(trace["values"]) < 2:
+            if out.status == "interrupted":
+                rec.update(seconds=seconds, status=out.status,
+                           error="interrupted before its first evaluation")
+                return jsonable(rec)
             raise RuntimeError("the solver evaluated nothing")
         best = int(np.argmax(trace["values"]))
         rec.update(
@@ -209,13 +219,14 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
               "root": os.path.abspath(root), "line_cost": line_cost}
     done, costs = {}, {}
     if output is not None and os.path.exists(output) and os.path.getsize(output):
-        old = read_runs(output)
+        old = read_runs(output, repair=True)
         for k in SETTINGS:
             if old.header.get(k) != header[k]:
                 raise ValueError(f"{output} was run with {k} = {old.header.get(k)!r}, not "
                                  f"{header[k]!r}: continue it with the same settings or "
                                  "write to another file")
-        done = {_key_of(r): r for r in old.runs if r.get("error") is None}
+        done = {_key_of(r): r for r in old.runs
+                if r.get("error") is None and r.get("status") != "interrupted"}
         costs = {k: v["line_cost"] for k, v in old.header["line_costs"].items()}
     else:
         _append(output, [header], fresh=True)
@@ -240,8 +251,13 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
             firsts.setdefault((_label(t[0]), t[1]), t)
         tasks += [t[:-1] + (True,) for t in firsts.values()]
     tasks = [t for t in tasks if _key(_label(t[0]), *t[1:4], t[-1]) not in done]
+    def save(rec):
+        _append(output, [rec])
+        if rec.get("status") == "interrupted":   # Ctrl-C in a run: the bench stops
+            raise KeyboardInterrupt
+
     new = gather(_results(tasks, root, references, n_jobs), len(tasks), "bench", progress,
-                 each=lambda rec: _append(output, [rec]))
+                 each=save, stop="raise")
     runs = list(done.values()) + new
     header["line_costs"] = costs
     return BenchResult(header, runs, output)
