@@ -23,6 +23,7 @@ import tempfile
 import time
 
 from .errors import DataFormatError
+from .files import process_gone
 from .io.forms import read_run
 
 __all__ = ["CommandRun", "CommandError", "end_group", "sweep_stale_folders"]
@@ -167,16 +168,8 @@ def sweep_stale_folders(root=None):
         return
     for name in names:
         m = _FOLDER.match(name)
-        if not m or int(m.group(1)) == os.getpid():
-            continue
-        try:
-            os.kill(int(m.group(1)), 0)
-            continue   # its process is alive
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        if m and int(m.group(1)) != os.getpid() and process_gone(m.group(1)):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
 
 def _tail(stderr, n=10):

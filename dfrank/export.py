@@ -74,15 +74,16 @@ def _refuse(target, why, index=None):
 # parser define it, restricted to what a rank expression reads as one atom: name,
 # name(args) or name(args).output, a name and an output being identifiers (an output may be
 # dotted) and an argument an identifier (dotted: a struct field), a number or a quoted
-# string (no quote, backslash or control character unescaped)
+# string (no quote, backslash or control character unescaped, and no brace: the schema's
+# tokenizer counts braces to find a rank profile's end, inside quotes too)
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _ARG = (rf"(?:{_IDENT}(?:\.{_IDENT})*|[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-        r'|"(?:[^"\\\x00-\x1f\x7f]|\\["\\tnrf]|\\x[0-9a-fA-F]{2})*")')
+        r'|"(?:[^"\\{}\x00-\x1f\x7f]|\\["\\tnrf]|\\x[0-9a-fA-F]{2})*")')
 VESPA_FEATURE = re.compile(rf"{_IDENT}(?:\( *{_ARG}(?: *, *{_ARG})* *\))?(?:\.{_IDENT})*")
 VESPA_NAME = re.compile(_IDENT)
 _VESPA_SHAPE = ("a Vespa rank feature: name, name(args) or name(args).output, where a name "
                 "is letters, digits and _ (not starting with a digit) and an argument such a "
-                "name, a number or a quoted string, e.g. bm25(title), "
+                "name, a number or a quoted string without braces, e.g. bm25(title), "
                 "attribute(popularity), fieldMatch(body).completeness, query(w)")
 
 

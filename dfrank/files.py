@@ -8,6 +8,7 @@ version with a clear error.
 
 import json
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -15,7 +16,8 @@ import numpy as np
 from .errors import DataFormatError, OutputError
 
 __all__ = ["VERSION", "check_writable", "check_not_input", "write_text_atomic",
-           "write_json_atomic", "write_kept", "read_json", "read_json_lines", "jsonable"]
+           "write_json_atomic", "write_kept", "read_json", "read_json_lines", "jsonable",
+           "process_gone"]
 
 VERSION = 1
 
@@ -88,6 +90,40 @@ def write_kept(path, write, what, suffix="", stdout=None):
                       "temporary folder") from None
 
 
+def process_gone(pid):
+    """Whether no process ``pid`` exists (one of another user counts as existing)."""
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+_TEMPORARY = re.compile(r"\.dfrank-(\d+)-[^/]*\.tmp$")
+_swept = set()
+
+
+def _sweep_temporaries(folder):
+    """Remove the temporary files that writers killed mid-write (SIGKILL, a power cut) left
+    in ``folder``: each name carries its writer's process id. Once per folder and process."""
+    if folder in _swept:
+        return
+    _swept.add(folder)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        m = _TEMPORARY.match(name)
+        if m and int(m.group(1)) != os.getpid() and process_gone(m.group(1)):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
 def write_text_atomic(path, text):
     """Write ``text`` (a str, or an iterable of str written one after the other) to
     ``path`` atomically (a temporary file in the same folder, synced, then renamed), with
@@ -95,7 +131,8 @@ def write_text_atomic(path, text):
     path = os.fspath(path)
     check_writable(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".dfrank-", suffix=".tmp", dir=folder)
+    _sweep_temporaries(folder)
+    fd, tmp = tempfile.mkstemp(prefix=f".dfrank-{os.getpid()}-", suffix=".tmp", dir=folder)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w") as f:

@@ -208,7 +208,7 @@ def _build(qrels, runs, norm, missing, complete):
     run_only, unretrieved = sorted(run_q - judged_q), sorted(judged_q - run_q)
     qids = sorted(judged_q & run_q)
     if not qids:
-        raise ValueError(f"the runs and the qrels share no query (runs: {sorted(run_q)[:5]}, "
+        raise DataFormatError(f"the runs and the qrels share no query (runs: {sorted(run_q)[:5]}, "
                          f"qrels: {sorted(judged_q)[:5]})")
     index = {q: i for i, q in enumerate(qids)}
     width = max([r.docnos.dtype.itemsize for r in runs.values()] + (

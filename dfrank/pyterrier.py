@@ -49,7 +49,7 @@ def _need_columns(frame, columns, what):
     """Refuse a frame that lacks one of ``columns``, naming the frame and what it has."""
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(f"{what} has no {' or '.join(map(repr, missing))} column (its "
+        raise ValueError(f"{what}: no {' or '.join(map(repr, missing))} column (the "
                          f"columns: {', '.join(map(str, frame.columns)) or 'none'})")
 
 

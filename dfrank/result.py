@@ -188,12 +188,28 @@ class LinearRanker:
         if "weights" not in obj:
             raise DataFormatError(f"a {RANKER_FORMAT} file without its 'weights' field",
                                   path=path)
+        _json_numbers(obj["weights"], "weights", path)
+        if obj.get("feature_ids") is not None:
+            _json_numbers(obj["feature_ids"], "feature_ids", path, integer=True)
         try:
             return cls(obj["weights"], obj.get("feature_ids"), obj.get("meta"),
                        obj.get("normalization"))
         except (TypeError, ValueError) as e:
             raise DataFormatError(f"a corrupt {RANKER_FORMAT} file: {e}", path=path) \
                 from None
+
+
+def _json_numbers(values, field, path, integer=False):
+    """Refuse a model file's list that holds anything but numbers (integers for ids): a
+    string or a boolean there is an edit gone wrong, not a weight."""
+    kinds = (int,) if integer else (int, float)
+    if not isinstance(values, list) or not all(
+            isinstance(v, kinds) and not isinstance(v, bool) for v in values):
+        bad = values if not isinstance(values, list) else next(
+            v for v in values if not isinstance(v, kinds) or isinstance(v, bool))
+        raise DataFormatError(f"a corrupt {RANKER_FORMAT} file: {field} must be a list of "
+                              f"{'integers' if integer else 'numbers'}, and it holds {bad!r}",
+                              path=path)
 
 
 def _ids(ids, n=8):

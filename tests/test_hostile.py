@@ -347,3 +347,149 @@ def test_47_15_reserved_names_are_no_parameters():
     for name in ("run", "cwd"):
         with pytest.raises(ValueError, match=f"cannot be named '{name}'"):
             CommandRun(["engine", f"{{{name}}}", "{run}"], [name])
+
+
+LETOR = (b"2 qid:1 1:0.5 2:1 3:0 #docid = a1\n"
+         b"0 qid:1 1:0.25 2:0.5 3:1 #docid = a2\n"
+         b"1 qid:1 1:1 2:0 3:0.5 #docid = a3\n"
+         b"0 qid:2 1:0 2:0.75 3:0.5 #docid = b1\n"
+         b"1 qid:2 1:0.5 2:0.5 3:0.5\n")
+
+
+def test_47_13_plain_text_on_standard_input(tmp_path):
+    import subprocess
+    import sys
+
+    model = _model_file(tmp_path)
+    for cmd in (["info", "-"], ["evaluate", model, "-", "--metric", "map"],
+                ["fit", "-", "--strategy", "ca", "--restarts", "1", "--quiet"]):
+        out = subprocess.run([sys.executable, "-m", "dfrank.cli", *cmd], input=LETOR,
+                             capture_output=True)
+        assert out.returncode == 0, (cmd, out.stderr)
+    out = subprocess.run([sys.executable, "-m", "dfrank.cli", "info", "-"],
+                         input=LETOR.decode(), capture_output=True, text=True)
+    assert "queries     2" in out.stdout
+
+
+def test_47_14_a_last_line_without_newline_or_comment(tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_bytes(LETOR.rstrip(b"\n"))
+    data = dfrank.load_svmlight(path)
+    assert data.docids.tolist() == ["a1", "a2", "a3", "b1", ""]
+    assert data.n_docs == 5 and data.X[4].tolist() == [0.5, 0.5, 0.5]
+
+
+@pytest.mark.parametrize("name", ['bm25("}")', 'query("{")', 'x("a{b}c")'])
+def test_47_16_vespa_names_with_braces_are_refused(name):
+    from dfrank.export import ExportError
+
+    with pytest.raises(ExportError, match="without braces"):
+        LinearRanker([1.0, 2.0]).export(format="vespa", names=[name, "bm25(title)"])
+
+
+def test_47_17_pyterrier_stages_name_the_frame_and_column():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyterrier")
+    from dfrank.pyterrier import Fusion, LearnedStage, Retriever
+
+    with pytest.raises(ValueError, match="the Retriever's input: no 'query' column"):
+        Retriever({"d1": "apple"}).transform(pd.DataFrame({"qid": ["1"], "text": ["a"]}))
+    res = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"],
+                        "features": [np.ones(2), np.zeros(2)]})
+    stage = LearnedStage(strategy="ca", restarts=1)
+    with pytest.raises(ValueError, match="the training results have no rows"):
+        stage.fit(res.iloc[:0], pd.DataFrame({"qid": [], "docno": [], "label": []}))
+    with pytest.raises(ValueError, match="differ in length from row to row"):
+        stage.fit(res.assign(features=[np.ones(2), np.ones(3)]),
+                  pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))
+    with pytest.raises(ValueError, match="no 'label' .or 'relevance'. column"):
+        stage.fit(res, pd.DataFrame({"qid": ["1"], "docno": ["a"], "rel": [1]}))
+    with pytest.raises(ValueError, match="the validation results have 3 features"):
+        stage.fit(res, pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}),
+                  res.assign(features=[np.ones(3)] * 2),
+                  pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))
+
+    class NoScore:
+        def transform(self, topics):
+            return pd.DataFrame({"qid": ["1"], "docno": ["a"]})
+
+    with pytest.raises(ValueError, match="the results of pipeline 'x': no 'score' column"):
+        Fusion({"x": NoScore(), "y": NoScore()}).fit(
+            pd.DataFrame({"qid": ["1"], "query": ["a"]}),
+            pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))
+
+
+def test_47_18_a_hand_edited_bench_file(toy_suite, tmp_path, capsys):
+    from dfrank.problems.bench import bench
+
+    out = tmp_path / "b.jsonl"
+    bench(toy_suite[0], ["random"], output=out, **_bench_kw(toy_suite, seeds=range(1)))
+    lines = out.read_text().splitlines()
+    run = json.loads(lines[-1])
+    edited = tmp_path / "e.jsonl"
+    edited.write_text("\n".join(lines[:-1] + [json.dumps(dict(run, solver=".."))]) + "\n")
+    export = tmp_path / "export" / "D"
+    export.parent.mkdir()
+    assert cli.main(["bench", "export", str(edited), "-o", str(export)]) == 0
+    assert os.listdir(export.parent) == ["D"]          # nothing written beside D
+    edited.write_text("\n".join(lines[:-1] + [json.dumps(dict(
+        run, problem="letor-mq2009-map"))]) + "\n")
+    assert cli.main(["bench", "export", str(edited), "-o", str(export)]) == 1
+    assert "problem 'letor-mq2009-map' that this dfrank does not know" in \
+        capsys.readouterr().err
+    head = json.loads(lines[0])
+    edited.write_text("\n".join([json.dumps(dict(head, version=7))] + lines[1:]) + "\n")
+    assert cli.main(["bench", "report", str(edited)]) == 1
+    assert "bench file version 7" in capsys.readouterr().err
+    from dfrank.problems.bench import bench as run_bench
+
+    with pytest.raises(dfrank.DataFormatError, match="version 7"):
+        run_bench(toy_suite[0], ["random"], output=edited, **_bench_kw(toy_suite))
+
+
+def test_47_19_data_errors_exit_1(tmp_path, capsys):
+    q, r = _trec_files(tmp_path, {"1": {"a": 1}}, {"2": {"a": 1.0}})
+    assert cli.main(["trec-eval", q, r]) == 1
+    assert "share no query" in capsys.readouterr().err
+    cut = tmp_path / "b.jsonl"
+    cut.write_text('{"type": "header"\n{"type": "run"}\n')
+    assert cli.main(["bench", "report", str(cut)]) == 1
+    assert "line 1" in capsys.readouterr().err
+    model = _model_file(tmp_path)
+    m = json.loads(open(model).read())
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(dict(m, weights=[1e308, 1e308, 1e308])))
+    data = tmp_path / "d.txt"
+    data.write_bytes(LETOR.replace(b"1:0.5 2:1", b"1:1e308 2:1e308"))
+    assert cli.main(["evaluate", str(big), str(data), "--quiet"]) == 1
+    assert "scores must be finite" in capsys.readouterr().err
+
+
+def test_47_20_stdout_once_stale_temporaries_and_typed_model_files(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    q, r = _trec_files(tmp_path, {"1": {"a": 1, "b": 0}, "2": {"a": 0, "b": 1}},
+                       {"1": {"a": 1.0, "b": 0.5}, "2": {"a": 1.0, "b": 0.5}})
+    r2 = tmp_path / "run2.txt"
+    r2.write_text(open(r).read().replace("1.0", "0.2"))
+    assert cli.main(["fuse", q, r, str(r2), "--json", "-", "--export", "ranx",
+                     "--quiet"]) == 2
+    assert "both print on standard output" in capsys.readouterr().err
+    # a temporary file of a writer killed mid-write is removed by the next write there
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".dfrank-{dead.pid}-x1y2.tmp"
+    stale.write_text("")
+    live = tmp_path / f".dfrank-{os.getppid()}-x1y2.tmp"
+    live.write_text("")
+    LinearRanker([1.0]).save(tmp_path / "m.json")
+    assert not stale.exists() and live.exists()
+    # weights and ids of a model file are numbers
+    for field, value in (("weights", [1, "2", 3]), ("weights", [1, True, 3]),
+                         ("feature_ids", [1, 2.5, 3]), ("weights", "1,2,3")):
+        m = {"format": "dfrank.linear_ranker", "version": 1, "weights": [1, 2, 3],
+             "feature_ids": [1, 2, 3], field: value}
+        (tmp_path / "e.json").write_text(json.dumps(m))
+        with pytest.raises(dfrank.DataFormatError, match=f"{field} must be a list of"):
+            LinearRanker.load(tmp_path / "e.json")

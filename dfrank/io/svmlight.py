@@ -261,7 +261,7 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
             if n_rows:
                 width = max(width, int(max_fid))
                 if segments is None:   # rows expected in the file, from this block
-                    hint = 0 if compressed else \
+                    hint = 0 if compressed or not is_regular_file(path) else \
                         int(1.05 * os.path.getsize(path) * n_rows / max(len(buf), 1)) + 16
                     segments = _Segments(dtype, hint)
                 segments.fill(max(width, 1), indptr, cols, vals, n_rows)
@@ -281,7 +281,7 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     X = segments.matrix(n, width)
     y = np.concatenate([b.labels for b in blocks])
     lines = np.concatenate([b.lines for b in blocks])
-    doc = _merge_docids([b.docids for b in blocks]) if docids else None
+    doc = _merge_docids([(b.docids, len(b.labels)) for b in blocks]) if docids else None
     if query_file is None and expect_qid == 0 and not single_query:
         query_file = sibling_query_file(path)   # no qid: LightGBM's sibling query file
         if query_file is None and n > 1:
@@ -345,11 +345,13 @@ def _docids_of(buf, start, end):
 
 
 def _merge_docids(parts):
-    if all(p is None for p in parts):
+    """The docids of the blocks (``(docids or None, rows)`` each) in one array; the rows of
+    a block without any docid get an empty one."""
+    if all(p is None for p, _ in parts):
         return None
-    width = max(p.dtype.itemsize for p in parts if p is not None)
-    full = [np.zeros(0, dtype=f"S{width}") if p is None else p.astype(f"S{width}")
-            for p in parts]
+    width = max(p.dtype.itemsize for p, _ in parts if p is not None)
+    full = [np.zeros(n, dtype=f"S{width}") if p is None else p.astype(f"S{width}")
+            for p, n in parts]
     return np.concatenate(full).astype(f"U{width}")
 
 

@@ -5,6 +5,7 @@ import numpy as np
 
 from .._kernels.scoring import features_T
 from ..data import RankingData
+from ..errors import DataFormatError
 from .bound import BoundMetric
 from .registry import get as get_metric
 from .registry import with_options
@@ -37,7 +38,7 @@ def check_scores(scores, data):
     s = np.ascontiguousarray(s, dtype=np.float64)
     if not np.all(np.isfinite(s)):
         i = int(np.flatnonzero(~np.isfinite(s))[0])
-        raise ValueError(f"scores[{i}] is {s[i]}: scores must be finite")
+        raise DataFormatError(f"scores[{i}] is {s[i]}: scores must be finite")
     return s
 
 

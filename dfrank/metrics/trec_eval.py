@@ -495,7 +495,7 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
             f"{int(run.line_no[b])}); trec_eval's measures would depend on which copy "
             "counts, so dfrank refuses the run", path=run.path, line=int(run.line_no[b]))
     if kq == 0:
-        raise ValueError(
+        raise DataFormatError(
             f"the run ({run.path}) and the qrels ({qrels.path}) share no query: run qids "
             f"{_some(rqids)}, qrels qids {_some(qqids)} (trec_eval stops here too)")
     qids = [rqids[qi] for qi in keep_q]

@@ -19,6 +19,7 @@ import json
 import os
 import re
 
+from ..errors import DataFormatError
 from .suite import SPECS
 
 __all__ = ["export", "IOH_VERSION", "function_of", "instance_of"]
@@ -29,8 +30,11 @@ SUITE = "dfrank"
 
 def function_of(problem_id):
     """(IOHprofiler function id, function name) of a problem id."""
-    fid = list(SPECS).index(problem_id) + 1
-    return fid, re.sub(r"[^A-Za-z0-9]+", "_", problem_id).strip("_")
+    ids = list(SPECS)
+    if problem_id not in ids:
+        raise DataFormatError(f"the bench names a problem {problem_id!r} that this dfrank does "
+                              f"not know (it knows {', '.join(ids)})")
+    return ids.index(problem_id) + 1, re.sub(r"[^A-Za-z0-9]+", "_", problem_id).strip("_")
 
 
 def instance_of(fold, seed):
@@ -38,7 +42,9 @@ def instance_of(fold, seed):
 
 
 def _folder_name(solver):
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", solver)
+    """A solver's folder: its name with what a file name cannot hold replaced, and no
+    leading dot (``..`` would leave the export's folder)."""
+    return re.sub(r"^\.", "_", re.sub(r"[^A-Za-z0-9._-]+", "_", str(solver))) or "_"
 
 
 def _dat_lines(run):
