@@ -17,6 +17,7 @@ the other folds' queries among the points already evaluated.
 """
 
 import hashlib
+import math
 import json
 import os
 import time
@@ -215,7 +216,7 @@ class _Cache:
         if not isinstance(params, dict) or sorted(params) != sorted(self.names):
             return f"its params are not {{{', '.join(self.names)}}}"
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                   and np.isfinite(v) for v in params.values()):
+                   and math.isfinite(v) for v in params.values()):
             return "a parameter value is not a finite number"
         status = e.get("status")
         if status == "failed":

@@ -286,3 +286,132 @@ def test_smaller_reported_cases(tmp_path, capsys):
         warnings.simplefilter("error")
         assert dfrank.load_svmlight(bare).n_queries == 2
         assert dfrank.load_svmlight(gz).n_queries == 2
+
+
+# ---------------------------------------------------------------- edits of JSON values
+# what a hand edit or another tool puts where a number, a list or a name was
+TRICKY = [None, True, False, "2", "", "..", "../x", "a/b", -1, 0, 7, 2.5, 1e308, -1e308,
+          10 ** 30, [], {}, [1, "2", 3], [True], {"a": 1}]
+
+
+def _paths(obj, path=()):
+    """Every path (keys and indices) to a value inside ``obj``."""
+    out = [path] if path else []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _paths(v, path + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += _paths(v, path + (i,))
+    return out
+
+
+@st.composite
+def json_edited(draw, base):
+    """``base`` (a JSON document, or JSON lines) with a few values replaced by tricky ones,
+    deleted or given a new key; sometimes then cut short."""
+    lines = base.decode().split("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.sampled_from([j for j, ln in enumerate(lines) if ln.strip()]))
+        obj = json.loads(lines[i])
+        paths = _paths(obj)
+        if not paths:
+            continue
+        path = draw(st.sampled_from(paths))
+        parent = obj
+        for k in path[:-1]:
+            parent = parent[k]
+        op = draw(st.sampled_from(["set", "set", "delete", "add"]))
+        if op == "set":
+            parent[path[-1]] = draw(st.sampled_from(TRICKY))
+        elif op == "delete":
+            del parent[path[-1]]
+        elif isinstance(parent, dict):
+            parent[draw(st.sampled_from(["x", "version", "type", "solver"]))] = \
+                draw(st.sampled_from(TRICKY))
+        lines[i] = json.dumps(obj)
+    out = "\n".join(lines).encode()
+    if draw(st.integers(0, 4)) == 0:
+        out = out[:draw(st.integers(0, len(out)))]
+    return out
+
+
+@pytest.mark.slow
+@COMMON
+@given(content=json_edited(MODEL))
+def test_model_file_values(tmp_path, capsys, content):
+    model = write(tmp_path, "model.json", content)
+    data = write(tmp_path, "data.txt", LETOR)
+    try:
+        ranker = dfrank.LinearRanker.load(model)
+    except dfrank.DataFormatError as e:
+        assert model in str(e)
+    else:   # what loads is a model of finite numbers, each id a whole number >= 1
+        assert np.all(np.isfinite(ranker.weights)) and ranker.feature_ids.min() >= 1
+    run_cli(["evaluate", model, data])
+    run_cli(["export", model, "--format", "ranklib"])
+    capsys.readouterr()
+
+
+@pytest.mark.slow
+@COMMON
+@given(data=st.data())
+def test_tune_cache_values(tmp_path, data):
+    from dfrank.tuning import tune
+
+    engine, cache = _tune_setup()
+    path = write(tmp_path, "c.jsonl", data.draw(json_edited(cache)))
+    try:
+        res = tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4,
+                   cache=path)
+    except dfrank.DataFormatError as e:
+        assert path in str(e)
+        return
+    assert 0.0 <= res.value <= 1.0 and np.all((res.per_query >= 0) & (res.per_query <= 1))
+
+
+from tests.test_problems import write_mq2008  # noqa: E402
+
+_BENCH = {}
+
+
+def _bench_file():
+    """A bench file of two solvers on the generated MQ2008-like suite (made once)."""
+    if not _BENCH:
+        import shutil
+        import tempfile
+
+        from dfrank.problems.bench import bench
+
+        from dfrank.problems import Suite
+        from dfrank.problems import references as refs
+
+        root = tempfile.mkdtemp(prefix="dfrank-fuzz-")
+        write_mq2008(root, np.random.default_rng(5))
+        inst = Suite(root).select(["letor-mq2008-map"], folds=[1])
+        ref_path = os.path.join(root, "refs.json")
+        refs.save(refs.compute(root, inst, command="test"), ref_path)
+        path = os.path.join(root, "b.jsonl")
+        bench(root, ["random", "ca"], ["letor-mq2008-map"], folds=[1], seeds=range(2),
+              budget=20, line_cost=3, n_jobs=1, output=path, references=ref_path)
+        with open(path, "rb") as f:
+            _BENCH.update(root=root, content=f.read())
+        import atexit
+
+        atexit.register(shutil.rmtree, root, True)
+    return _BENCH["root"], _BENCH["content"]
+
+
+@pytest.mark.slow
+@COMMON
+@given(data=st.data())
+def test_bench_file_values(tmp_path, capsys, data):
+    root, content = _bench_file()
+    import tempfile
+
+    path = write(tmp_path, "b.jsonl", data.draw(json_edited(content)))
+    out = tempfile.mkdtemp(dir=tmp_path)
+    run_cli(["bench", "report", path])
+    run_cli(["bench", "export", path, "-o", os.path.join(out, "D")])
+    assert os.listdir(out) in ([], ["D"])     # nothing written beside the folder asked for
+    capsys.readouterr()

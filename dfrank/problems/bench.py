@@ -27,7 +27,7 @@ from ..objective import BudgetExhausted, check_allowance, check_budget
 from ..parallel import effective_n_jobs, gather, one_thread_each
 from .references import measure_line_costs
 from .solvers import Outcome, solver_of
-from .suite import Suite
+from .suite import SPECS, Suite
 
 __all__ = ["bench", "BenchResult", "read_runs", "BENCH_FORMAT"]
 
@@ -76,10 +76,15 @@ def read_runs(path, repair=False):
                                       f"dfrank reads versions up to {VERSION} (upgrade "
                                       "dfrank)", path=path, line=line)
             header = rec
-        elif kind == "line_cost":
-            costs[(rec["problem"], rec["fold"])] = rec
-        elif kind == "run":
-            runs[_key_of(rec)] = rec
+        elif kind in ("line_cost", "run"):
+            why = _malformed(rec)
+            if why:
+                raise DataFormatError(f"a {kind.replace('_', ' ')} line that dfrank did not "
+                                      f"write: {why}", path=path, line=line)
+            if kind == "line_cost":
+                costs[(rec["problem"], rec["fold"])] = rec
+            else:
+                runs[_key_of(rec)] = rec
         else:
             raise DataFormatError("a line that is no header, line cost or run",
                                   path=path, line=line)
@@ -88,6 +93,53 @@ def read_runs(path, repair=False):
                               "run')", path=path)
     header["line_costs"] = costs
     return BenchResult(header, list(runs.values()), path)
+
+
+def _is(kind, v):
+    """Whether ``v`` is a JSON value of ``kind``: "int", "num" (finite), "str", "bool"."""
+    if kind == "str":
+        return isinstance(v, str)
+    if kind == "bool":
+        return isinstance(v, bool)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return isinstance(v, int) if kind == "int" else bool(np.isfinite(v))
+
+
+# the fields every record of a kind holds, and those of a run that finished
+_FIELDS = {"line_cost": {"problem": "str", "fold": "int", "line_cost": "int"},
+           "run": {"solver": "str", "problem": "str", "fold": "int", "seed": "int"}}
+_FINISHED = {"dim": "int", "reference": "num", "start_value": "num", "best_value": "num",
+             "n_evals": "int", "seconds": "num", "status": "str"}
+
+
+def _malformed(rec):
+    """Why a line-cost or run record is not one dfrank writes (None if it is one): every
+    field the report and the export read, of its type."""
+    for name, kind in _FIELDS[rec["type"]].items():
+        if not _is(kind, rec.get(name)):
+            return f"its {name!r} is {rec.get(name)!r}, not a {kind} value"
+    if rec["type"] == "line_cost":
+        return None if rec["line_cost"] >= 1 else "a line cost below 1"
+    if rec["problem"] not in SPECS:
+        return (f"it names a problem {rec['problem']!r} that this dfrank does not know (it "
+                f"knows {', '.join(SPECS)})")
+    if not _is("bool", rec.get("repeat", False)):
+        return f"its 'repeat' is {rec.get('repeat')!r}, not true or false"
+    if rec.get("error") is not None:
+        return None if _is("str", rec["error"]) else "its 'error' is no text"
+    for name, kind in _FINISHED.items():
+        if not _is(kind, rec.get(name)):
+            return f"its {name!r} is {rec.get(name)!r}, not a {kind} value"
+    targets, trace = rec.get("targets"), rec.get("trace")
+    if not isinstance(targets, list) or not all(_is("num", t) for t in targets):
+        return "its 'targets' are not a list of numbers"
+    if not isinstance(trace, dict) or not all(
+            isinstance(trace.get(k), list) and all(_is("num", v) for v in trace[k])
+            for k in ("evals", "seconds", "values")) or \
+            len({len(trace[k]) for k in ("evals", "seconds", "values")}) != 1:
+        return "its 'trace' is not three lists of numbers of one length"
+    return None
 
 
 def _key(solver, problem, fold, seed, repeat=False):
