@@ -267,14 +267,15 @@ class TuneObjective(Objective):
                 todo.append(p)
         if todo:
             if effective_n_jobs(self.n_jobs) == 1 or len(todo) == 1:
-                for p in todo:   # each kept as it finishes: Ctrl-C loses only the one running
-                    self._settle([p], [_evaluate_point(self.evaluator, p)])
+                # each kept as it finishes: Ctrl-C loses only the run in progress
+                entries = [self._keep(p, _evaluate_point(self.evaluator, p)) for p in todo]
             else:
                 from joblib import Parallel, delayed
 
                 outs = Parallel(n_jobs=self.n_jobs)(
                     delayed(_evaluate_point)(self.evaluator, p) for p in todo)
-                self._settle(todo, outs)
+                entries = [self._keep(p, out) for p, out in zip(todo, outs)]
+            self._judge(entries)
         out = np.empty(len(params))
         for i, p in enumerate(params):
             e = self._entry(_key(p))
@@ -286,19 +287,20 @@ class TuneObjective(Objective):
                 out[i] = float(np.mean(v if self.train is None else v[self.train]))
         return out
 
-    def _settle(self, todo, outs):
-        """Record a batch's outcomes; a failure before any run has succeeded stops the
-        tune (the system is likely broken), a later one is recorded and the search goes
-        on."""
-        failed = []
-        for params, (values, secs, err) in zip(todo, outs):
-            self.ran.add(_key(params))
-            entry = {"params": params, "status": "ok" if err is None else "failed",
-                     "per_query": None if values is None else values.tolist(),
-                     "seconds": secs, "error": err}
-            self.cache.add(entry)
-            if err is not None:
-                failed.append(entry)
+    def _keep(self, params, outcome):
+        """Record one point's outcome in the cache as it arrives; the entry."""
+        values, secs, err = outcome
+        self.ran.add(_key(params))
+        entry = {"params": params, "status": "ok" if err is None else "failed",
+                 "per_query": None if values is None else values.tolist(),
+                 "seconds": secs, "error": err}
+        self.cache.add(entry)
+        return entry
+
+    def _judge(self, entries):
+        """A batch's failures: one before any run has succeeded stops the tune (the system
+        is likely broken); a later one is recorded and the search goes on."""
+        failed = [e for e in entries if e["status"] != "ok"]
         if not failed:
             return
         first = failed[0]

@@ -33,11 +33,19 @@ def add_arguments(p):
 
 def run(args):
     from ..api import evaluate
+    from ..errors import DataFormatError
+    from ..io.svmlight import MAX_FEATURES
     from ..result import LinearRanker
 
     o.outputs_writable(args, "json", inputs=[args.model, args.data])
     model = LinearRanker.load(args.model)
-    data = _widened(o.load(args.data, args), int(model.feature_ids.max()))
+    largest = int(model.feature_ids.max())
+    cap = args.max_features or MAX_FEATURES
+    if largest > cap:   # refused before a matrix that wide is made
+        raise DataFormatError(f"the model reads feature id {largest:,}, above max_features="
+                              f"{cap:,}: the data would be a dense matrix that wide; pass "
+                              "--max-features if the data really is", path=args.model)
+    data = _widened(o.load(args.data, args), largest)
     names = args.metric or list(DEFAULT_METRICS)
     if args.letor_tool:
         values = _letor_tool_values(model.predict(data), data, names, args)
