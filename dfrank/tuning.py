@@ -3,8 +3,9 @@
 Each evaluation is one run of the system at one parameter point, scored with trec_eval's
 conventions for runs (scores read in single precision, ties by docno, judged documents the
 run lacks counted in R, a query the run lacks scoring 0: ``trec_eval -c``); the built-in
-engine's scores, which no file carries, are compared in double precision. A metric's name means what it means
-everywhere (``nDCG@10``: trec_eval's linear gain; ``ndcg@10``: dfrank's 2^l - 1). The
+engine's scores, which no file carries, are compared in double precision. A metric's name
+means what it means everywhere (``nDCG@10``: trec_eval's linear gain; ``ndcg@10``:
+dfrank's 2^l - 1). The
 parameters live in a :class:`Box` (names, log scales, whole numbers); any strategy of the
 registry searches it, and the runs
 of a batch go through joblib (``joblib.parallel_config(backend="dask")`` sends them to a

@@ -12,6 +12,7 @@ draws new examples.
 
 import os
 
+import pytest
 from hypothesis import settings
 
 
@@ -31,3 +32,11 @@ def pytest_sessionstart(session):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a long test (run the rest with -m 'not slow')")
+
+
+@pytest.fixture(scope="module")
+def toy_suite(tmp_path_factory):
+    """(root, references file) of a generated MQ2008-like suite (:mod:`tests.suites`)."""
+    from tests.suites import toy_suite as make
+
+    return make(tmp_path_factory.mktemp("data"))

@@ -370,8 +370,6 @@ def test_tune_cache_values(tmp_path, data):
     assert 0.0 <= res.value <= 1.0 and np.all((res.per_query >= 0) & (res.per_query <= 1))
 
 
-from tests.test_problems import write_mq2008  # noqa: E402
-
 _BENCH = {}
 
 
@@ -383,14 +381,10 @@ def _bench_file():
 
         from dfrank.problems.bench import bench
 
-        from dfrank.problems import Suite
-        from dfrank.problems import references as refs
+        from tests.suites import toy_suite
 
-        root = tempfile.mkdtemp(prefix="dfrank-fuzz-")
-        write_mq2008(root, np.random.default_rng(5))
-        inst = Suite(root).select(["letor-mq2008-map"], folds=[1])
-        ref_path = os.path.join(root, "refs.json")
-        refs.save(refs.compute(root, inst, command="test"), ref_path)
+        root, ref_path = toy_suite(tempfile.mkdtemp(prefix="dfrank-fuzz-"),
+                                   ["letor-mq2008-map"], [1], seed=5)
         path = os.path.join(root, "b.jsonl")
         bench(root, ["random", "ca"], ["letor-mq2008-map"], folds=[1], seeds=range(2),
               budget=20, line_cost=3, n_jobs=1, output=path, references=ref_path)

@@ -163,9 +163,6 @@ def test_47_7_every_strategy_evaluates_its_start_within_no_time(strategy):
 
 
 # ------------------------------------------------------------------ lost
-from tests.test_problems import toy_suite  # noqa: E402,F401  (a fixture)
-
-
 def _bench_kw(toy_suite, **kw):
     root, refs = toy_suite
     return dict(dict(problems=["letor-mq2008-map"], folds=[1], seeds=range(3), budget=30,

@@ -24,6 +24,7 @@ from dfrank.problems.ioh import export, function_of, instance_of
 from dfrank.problems.profiles import Profiles
 from dfrank.spaces import Box
 from dfrank.testing import planted_data
+from tests.suites import write_mq2008
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 
@@ -32,33 +33,6 @@ def toy_problem(budget=None, max_seconds=None, seed=0, reference=0.9):
     data = planted_data(n_queries=8, docs_per_query=10, n_features=4, seed=3)
     return Problem(SimpleNamespace(id="toy"), LinearObjective(data, "ndcg@10"), fold=1,
                    seed=seed, reference=reference, budget=budget, max_seconds=max_seconds)
-
-
-def write_mq2008(root, rng):
-    """Five folds of generated LETOR data where MQ2008's files lie (6 features)."""
-    for fold in range(1, 6):
-        d = os.path.join(root, "mq2008-letor4", f"Fold{fold}")
-        os.makedirs(d)
-        lines = []
-        for q in range(10):
-            for j in range(12):
-                x = rng.random(6)
-                label = int(min(2, max(0, round(2 * x[0] * x[1] + rng.normal(0, 0.3)))))
-                feats = " ".join(f"{k + 1}:{v:.4f}" for k, v in enumerate(x))
-                lines.append(f"{label} qid:{fold}{q:02d} {feats} #docid = d{q}_{j}\n")
-        with open(os.path.join(d, "train.txt.gz"), "w") as f:
-            f.writelines(lines)
-
-
-@pytest.fixture(scope="module")
-def toy_suite(tmp_path_factory):
-    root = tmp_path_factory.mktemp("data")
-    write_mq2008(str(root), np.random.default_rng(11))
-    suite = Suite(root)
-    inst = suite.select(["letor-mq2008-map", "fusion-mq2008-map"], folds=[1, 2])
-    path = root / "refs.json"
-    refs.save(refs.compute(str(root), inst, command="test"), path)
-    return str(root), str(path)
 
 
 # ---------------------------------------------------------------- the problem
