@@ -1,39 +1,108 @@
-"""Tell the user when numba compiles for long: the first use of a kernel compiles it
-(cached on disk afterwards), which takes seconds to tens of seconds and would otherwise
-look like a hang.
+"""Tell the user when numba compiles for long, and how it goes.
 
-A listener on numba's compile events (of dfrank's own kernels, not other libraries')
-starts a timer when a compilation begins; if it is
-still compiling after ``DELAY`` seconds, one line goes to stderr, once per process:
-``dfrank: compiling numba kernels (once: ...)``. ``DFRANK_QUIET_COMPILE=1`` silences it;
-``DFRANK_DEBUG_COMPILE=1`` names every kernel compiled, with its argument types (a kernel
-compiled at every run means a signature the cache never sees, or a dispatcher rebuilt
-without its cache).
+The install compiles the kernels of the first commands (setup.py, :mod:`dfrank.warmup`);
+anything else compiles on its first use (cached on disk afterwards), which takes seconds
+to tens of seconds and would otherwise look like a hang. A listener on numba's compile
+events of dfrank's own kernels (not other libraries') starts a timer when a compilation
+begins; if it is still compiling after ``DELAY`` seconds, one line goes to stderr, once per
+process, saying why (the install's kernels do not fit this numba, Python or CPU, or this
+kernel is not one of them) and how many of dfrank's kernels are not compiled yet; then,
+every ``EVERY`` seconds while it compiles, a progress line: the time so far, the kernels
+done, the one compiling now with the usual time it takes. Ctrl-C stops a compile as it
+stops a run (KeyboardInterrupt, nothing half-written is cached).
+
+``DFRANK_QUIET_COMPILE=1`` silences it; ``DFRANK_DEBUG_COMPILE=1`` names every kernel
+compiled, with its argument types (a kernel compiled at every run means a signature the
+cache never sees, or a dispatcher rebuilt without its cache).
 """
 
 import os
 import sys
 import threading
+import time
 
-__all__ = ["install", "quiet", "DELAY"]
+__all__ = ["install", "quiet", "DELAY", "EVERY"]
 
 DELAY = 2.0
-_state = {"installed": False, "depth": 0, "timer": None, "said": False}
+EVERY = 10.0
+_state = {"installed": False, "depth": 0, "timer": None, "said": False, "done": 0,
+          "now": None, "since": None}
 _lock = threading.Lock()
-MESSAGE = ("dfrank: compiling numba kernels (once: they are cached on disk; "
-           "'dfrank warmup' compiles them all ahead, on every core)...")
+
+# seconds the long kernels take to compile on 2 cores, by the start of their name
+# (benchmarks/bench_compile_split.py; the rest take a few seconds each)
+USUAL_SECONDS = {"sweep_": 28, "candidates": 12, "batch_": 10, "serial_": 6,
+                 "best_interval": 10, "rows_by_u": 8, "assemble": 8, "eval_queries": 8}
+
+
+def _usual(name):
+    return next((s for start, s in USUAL_SECONDS.items() if name.startswith(start)), None)
+
+
+def _uncached():
+    """(not compiled, all): dfrank's cached kernels among the modules imported so far, and
+    how many of them have no cache index on disk yet."""
+    from numba.core.dispatcher import Dispatcher
+
+    seen, missing = set(), 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("dfrank") or module is None:
+            continue
+        for obj in list(vars(module).values()):
+            cache = getattr(obj, "_cache", None) if isinstance(obj, Dispatcher) else None
+            path = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+            if path is None or id(obj) in seen or \
+                    obj.targetoptions.get("inline") == "always":   # compiled into callers
+                continue
+            seen.add(id(obj))
+            missing += not os.path.exists(path)
+    return missing, len(seen)
+
+
+def _first_line():
+    """Why this process compiles, for the first line."""
+    from ._prebuilt import mismatch
+
+    why = mismatch()
+    missing, total = _uncached()
+    left = f"{missing} of dfrank's {total} kernels loaded so far are not compiled yet"
+    if why:
+        return (f"dfrank: compiling numba kernels: the install's compiled kernels do not "
+                f"serve here ({why}); each compiles once, on first use, and is cached "
+                f"({left}; 'dfrank warmup' compiles them all ahead)")
+    return (f"dfrank: compiling numba kernels that the install did not (once: they are "
+            f"cached on disk; {left}; 'dfrank warmup' compiles them all ahead)")
 
 
 def _say():
     with _lock:
-        if _state["said"] or _state["depth"] == 0 or _state.get("quiet"):
+        if _state["depth"] == 0 or _state.get("quiet"):
             return
+        first = not _state["said"]
         _state["said"] = True
-    print(MESSAGE, file=sys.stderr, flush=True)
+        now, done, since = _state["now"], _state["done"], _state["since"]
+    if first:
+        line = _first_line()
+    else:
+        usual = _usual(now.rsplit(".", 1)[-1]) if now else None
+        line = (f"dfrank: compiling: {time.monotonic() - since:.0f} s, {done} kernels "
+                f"done, now {now}" + (f" (usually about {usual} s)" if usual else ""))
+    print(line, file=sys.stderr, flush=True)
+    _arm(EVERY)
+
+
+def _arm(delay):
+    with _lock:
+        if _state["timer"] is not None:
+            _state["timer"].cancel()
+        t = threading.Timer(delay, _say)
+        t.daemon = True
+        _state["timer"] = t
+        t.start()
 
 
 def quiet(flag=True):
-    """Silence (or not) the message in this process (the command line's --quiet)."""
+    """Silence (or not) the messages in this process (the command line's --quiet)."""
     _state["quiet"] = bool(flag)
 
 
@@ -45,33 +114,40 @@ def install():
 
     def ours(ev):
         d = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
-        mod = getattr(getattr(d, "py_func", None), "__module__", "") or ""
-        return mod.startswith("dfrank")
+        f = getattr(d, "py_func", None)
+        mod = getattr(f, "__module__", "") or ""
+        return f"{mod}.{f.__name__}" if mod.startswith("dfrank") else None
 
     class _Listener(event.Listener):
         def on_start(self, ev):
-            if not ours(ev):
+            name = ours(ev)
+            if name is None:
                 return
             if os.environ.get("DFRANK_DEBUG_COMPILE"):
-                f = ev.data["dispatcher"].py_func
-                print(f"dfrank: compiling {f.__module__}.{f.__name__}{ev.data.get('args')}",
-                      file=sys.stderr, flush=True)
+                print(f"dfrank: compiling {name}{ev.data.get('args')}", file=sys.stderr,
+                      flush=True)
             with _lock:
                 _state["depth"] += 1
-                if _state["depth"] == 1 and not _state["said"]:
-                    t = threading.Timer(DELAY, _say)
-                    t.daemon = True
-                    _state["timer"] = t
-                    t.start()
+                if _state["depth"] == 1:
+                    _state["now"] = name
+                    if _state["since"] is None:
+                        _state["since"] = time.monotonic()
+                    start = _state["timer"] is None
+                else:
+                    start = False
+            if start:
+                _arm(DELAY if not _state["said"] else EVERY)
 
         def on_end(self, ev):
-            if not ours(ev):
+            if ours(ev) is None:
                 return
             with _lock:
                 _state["depth"] -= 1
-                if _state["depth"] == 0 and _state["timer"] is not None:
-                    _state["timer"].cancel()
-                    _state["timer"] = None
+                if _state["depth"] == 0:
+                    _state["done"] += 1
+                    if _state["timer"] is not None:
+                        _state["timer"].cancel()
+                        _state["timer"] = None
 
     event.register("numba:compile", _Listener())
     _state["installed"] = True

@@ -1,12 +1,13 @@
 """Compile numba's kernels ahead of use, on every core: ``dfrank warmup``.
 
-dfrank's kernels are compiled on their first use and cached on disk (``cache=True``), so
-a new install's first commands spend most of their time compiling (about 4 s for
-``dfrank demo`` on 2 cores, 35 s more for the exact line search of ``dfrank fit --strategy
-ca``). A warm-up compiles them all at once, split over several processes (compiling holds one core
-per process): every later run, in any process, loads them from the cache in a fraction of
-a second. Each task runs a small piece of the public API on tiny data, so it compiles
-exactly the kernels that piece needs, as a real run would.
+dfrank's kernels are compiled on their first use and cached on disk (``cache=True``). The
+install compiles those of a new user's first commands and every metric's evaluation
+(:data:`INSTALL`, run by setup.py); ``dfrank warmup`` compiles the rest (the line searches
+of the other metric families, the strategies' own kernels, the readers' other paths), split
+over several processes (compiling holds one core per process): every later run, in any
+process, loads them from the cache in a fraction of a second. Each task runs a small piece
+of the public API, or a command, on tiny data, so it compiles exactly the kernels that
+piece needs, as a real run would.
 """
 
 import os
@@ -114,7 +115,6 @@ def _evaluations(*metrics):
     for m in metrics:
         _evaluate(m)
     _evaluate("ndcg@3", "expected")
-    _serial(*metrics)
 
 
 def _serial(*metrics):
@@ -130,6 +130,81 @@ def _serial(*metrics):
                 compile_entry(m.code, tie_code(ties), np.float64, parallel=False)
 
 
+def _commands(*names):
+    """The first commands of a new user's tasks (``dfrank demo``, ``fit``, ``fit --strategy
+    ca``, ``evaluate``, ``trec-eval``, ``fuse``, ``tune``, ``compare``), run through the
+    command line in this process on tiny files shaped as the real ones (gzipped LETOR,
+    TREC runs and qrels, a tab-separated collection), so that they compile exactly the
+    kernels and argument types those commands need."""
+    import contextlib
+    import io as _io
+
+    from .cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = _command_inputs(tmp)
+        for name in names:
+            out = _io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                code = main(COMMANDS[name](files) + ["--quiet"])
+            if code != 0:
+                raise RuntimeError(f"warm-up of {name!r} failed ({code}): {out.getvalue()}")
+
+
+def _command_inputs(tmp):
+    """Tiny inputs of :func:`_commands` under ``tmp``; a dict of their paths."""
+    import gzip
+
+    from . import io
+    from .datasets import make_letor_like
+    from .result import LinearRanker
+
+    f = {k: os.path.join(tmp, k) for k in ("train.txt.gz", "test.txt.gz", "model.json",
+                                           "qrels.txt", "a.run", "b.run", "docs.tsv",
+                                           "topics.tsv", "out")}
+    for name, seed in (("train.txt.gz", 0), ("test.txt.gz", 1)):
+        data = make_letor_like(n_queries=6, docs_per_query=8, n_features=4, seed=seed)
+        data.docids = np.array([f"doc{i}" for i in range(data.n_docs)])   # '# docid = ...'
+        io.save_svmlight(data, f[name])
+    LinearRanker([0.5, -0.25, 1.0, 0.125]).save(f["model.json"])
+    rng = np.random.default_rng(0)
+    with open(f["qrels.txt"], "w") as q, open(f["a.run"], "w") as a, \
+            open(f["b.run"], "w") as b:
+        for qid in range(4):
+            for d in range(6):
+                q.write(f"{qid} 0 d{d} {int(rng.integers(0, 3))}\n")
+                a.write(f"{qid} Q0 d{d} {d + 1} {rng.random()!r} a\n")
+                b.write(f"{qid} Q0 d{d} {d + 1} {rng.random()!r} b\n")
+    words = ["apple", "pear", "fig", "plum", "kiwi"]
+    with open(f["docs.tsv"], "w") as d:
+        d.writelines(f"d{i}\t{' '.join(words[(i + j) % 5] for j in range(1 + i % 4))}\n"
+                     for i in range(6))
+    with open(f["topics.tsv"], "w") as t:
+        t.writelines(f"{q}\t{words[q]} {words[q + 1]}\n" for q in range(4))
+    with gzip.open(f["out"] + ".gz", "wb"):
+        pass
+    return f
+
+
+# the first commands of issue #52, as argument lists of the tiny inputs
+COMMANDS = {
+    "demo": lambda f: ["demo"],
+    "fit": lambda f: ["fit", f["train.txt.gz"], "--valid", f["test.txt.gz"], "--test",
+                      f["test.txt.gz"], "-o", f["model.json"]],
+    "fit --strategy ca": lambda f: ["fit", f["train.txt.gz"], "--strategy", "ca",
+                                    "--restarts", "1", "-o", f["model.json"]],
+    "evaluate": lambda f: ["evaluate", f["model.json"], f["test.txt.gz"]],
+    "trec-eval": lambda f: ["trec-eval", f["qrels.txt"], f["a.run"]],
+    "fuse": lambda f: ["fuse", f["qrels.txt"], f["a.run"], f["b.run"], "--metric", "map",
+                       "-o", f["out"]],
+    "tune": lambda f: ["tune", "--collection", f["docs.tsv"], "--topics", f["topics.tsv"],
+                       "--qrels", f["qrels.txt"], "--model", "bm25", "--budget", "6",
+                       "--folds", "2"],
+    "compare": lambda f: ["compare", f["train.txt.gz"], "--strategies", "ca,pso,random",
+                          "--budget", "60", "--seeds", "1"],
+}
+
+
 # name -> (phase, estimated seconds to compile on one core, function, arguments). Phase 0
 # compiles what later tasks share (the line search's candidates, sorts and assembly come
 # with its first family), so that no two processes compile it at once; within a phase the
@@ -137,7 +212,8 @@ def _serial(*metrics):
 # share a sweep kernel are one task.
 TASKS = {
     "line search ndcg": (0, 68.0, _lines, ("ndcg@3", "dcg@3")),
-    "evaluate": (0, 50.0, _evaluations, METRICS),
+    "evaluate": (0, 30.0, _evaluations, METRICS[:6]),
+    "evaluate more": (0, 25.0, _evaluations, METRICS[6:]),
     "files": (0, 30.0, _files, ()),
     "demo": (1, 1.0, _demo, ()),
     "line search map": (1, 22.0, _lines, ("map", "map@3")),
@@ -146,11 +222,26 @@ TASKS = {
     "line search err": (1, 30.0, _lines, ("err@3",)),
     "line search kendall_tau": (1, 21.0, _lines, ("kendall_tau",)),
     "line search expected ties": (1, 3.0, _line, ("p@2", "expected")),
+    "serial twins": (1, 30.0, _serial, METRICS),
     "strategies": (1, 9.0, _strategies, ()),
 }
+# The kernels of the first commands, as the install builds them: the two line searches
+# first (one per process), then the rest of each command (most of it shared by then)
+FIRST = {
+    "first: fit --strategy ca": (0, 68.0, _commands, ("fit --strategy ca",)),
+    "first: fuse": (0, 63.0, _commands, ("fuse",)),
+    "first: trec-eval, evaluate, compare": (1, 30.0, _commands,
+                                            ("trec-eval", "evaluate", "compare")),
+    "first: fit, demo, tune": (1, 25.0, _commands, ("fit", "demo", "tune")),
+}
+# what the install compiles (setup.py): the first commands' kernels, and every metric
+# family's evaluation in the processes' spare time (``dfrank warmup`` does the rest)
+INSTALL = list(FIRST) + ["evaluate", "evaluate more"]
+TASKS.update(FIRST)
 GROUPS = {"demo": ["demo"],
           "fit": ["line search ndcg", "files", "demo", "strategies", "line search map"],
-          "all": list(TASKS)}
+          "first": list(FIRST), "install": INSTALL,
+          "all": [n for n in TASKS if n not in FIRST]}
 
 
 def run_task(name):
@@ -208,10 +299,16 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="dfrank warmup")
     ap.add_argument("what", nargs="?", default="all", choices=sorted(GROUPS))
     ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--manifest", action="store_true",
+                    help="record what was compiled in dfrank/_prebuilt.json (the build)")
     args = ap.parse_args(argv)
     secs = warm(args.what, args.jobs,
                 progress=lambda n, s: print(f"  {n:30s} {s:6.1f} s", file=sys.stderr))
     print(f"kernels ready in {secs:.1f} s", file=sys.stderr)
+    if args.manifest:
+        from ._prebuilt import write
+
+        write(secs, GROUPS[args.what])
 
 
 if __name__ == "__main__":

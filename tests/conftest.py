@@ -1,5 +1,6 @@
 """Test-session setup: every kernel compiled once, on all cores, before the first test;
-hypothesis profiles; the ``slow`` marker.
+hypothesis profiles; a shared fixture. The markers (``slow``, ``jit``) are declared in
+pyproject.toml.
 
 Compiling numba's kernels is most of a cold test run. ``dfrank.warmup`` compiles them in
 one process per core (each kernel once; they are cached on disk), so the tests and the
@@ -28,10 +29,6 @@ def pytest_sessionstart(session):
     from dfrank.warmup import warm
 
     warm("all")
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a long test (run the rest with -m 'not slow')")
 
 
 @pytest.fixture(scope="module")
