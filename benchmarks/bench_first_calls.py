@@ -100,7 +100,7 @@ def first_calls(tmp, py, env, site):
 
 
 def test_command(tmp):
-    clone = os.path.join(tmp, "clone")
+    clone = os.path.join(tmp, "contributor")
     subprocess.run(["git", "clone", "-q", ROOT, os.path.join(clone, "dfrank")], check=True)
     shared = shared_path()
     if shared:
@@ -122,11 +122,19 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--test-command", action="store_true",
                     help="also time README's contributor install and test command")
+    ap.add_argument("--only-test-command", action="store_true",
+                    help="time README's contributor install and test command only")
     args = ap.parse_args()
     if shared_path() is None:
         sys.exit("needs ../shared/data (OHSUMED, CISI)")
     print(f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}")
     with tempfile.TemporaryDirectory(prefix="dfrank-first-") as tmp:
+        if args.only_test_command:
+            install, tests = test_command(tmp)
+            print(f"contributor install (pip install -e .[dev]): {install:.0f} s "
+                  f"({load_cell(install)}); README's test command: {tests:.0f} s "
+                  f"({load_cell(tests)})")
+            return
         py, env, site, install = fresh_install(tmp)
         print(f"README's user install (pip install .): {install:.0f} s "
               f"({load_cell(install)})")
