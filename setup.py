@@ -2,10 +2,10 @@
 
 A first command of a new install would otherwise spend a minute compiling the kernels it
 needs (numba compiles on first use and caches on disk). So building dfrank (``pip install
-.``, ``pip wheel .``, and ``pip install -e .`` for a source checkout) runs the first
-commands of a new user's tasks on tiny inputs and every metric's evaluation (``python -m
-dfrank.warmup install``), which compiles their kernels into numba's cache beside the
-modules, and ships that cache with
+.``, ``pip wheel .``) runs the first commands of a new user's tasks on tiny inputs and
+every metric's evaluation (``python -m dfrank.warmup install``; ``pip install -e .`` for a
+source checkout runs every warm-up task, ``all``), which compiles their kernels into
+numba's cache beside the modules, and ships that cache with
 the package, with a manifest of what it was built with (``dfrank/_prebuilt.json``: numba,
 llvmlite, Python, the CPU). numba loads a cached kernel only for the same numba version,
 Python and CPU, and dfrank says in one line when the install's kernels do not fit and it
@@ -33,17 +33,18 @@ KERNEL_TIMEOUT = 600
 MANIFEST = os.path.join("dfrank", "_prebuilt.json")
 
 
-def compile_kernels(root):
-    """Compile the install's kernels into numba's cache under ``root`` (a tree of the
-    installed layout) and write the manifest there; never raises."""
+def compile_kernels(root, group="install"):
+    """Compile the kernels of ``group`` (``python -m dfrank.warmup GROUP``) into numba's
+    cache under ``root`` (a tree of the installed layout) and write the manifest there;
+    never raises."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(PYTHONPATH=os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p]),
                DFRANK_QUIET_COMPILE="1", DFRANK_BACKGROUND_COMPILE="0")
     t = time.time()
-    print("dfrank: compiling the numba kernels of the first commands (about two minutes "
-          "on 2 cores; DFRANK_BUILD_KERNELS=0 skips it)", file=sys.stderr, flush=True)
+    print(f"dfrank: compiling numba kernels ({group}: two minutes or more on 2 cores; "
+          "DFRANK_BUILD_KERNELS=0 skips it)", file=sys.stderr, flush=True)
     try:
-        done = subprocess.run([sys.executable, "-m", "dfrank.warmup", "install",
+        done = subprocess.run([sys.executable, "-m", "dfrank.warmup", group,
                                "--manifest"], env=env, cwd=root, timeout=KERNEL_TIMEOUT,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         why = None if done.returncode == 0 else (done.stdout.strip().splitlines() or
@@ -66,9 +67,10 @@ def compile_kernels(root):
 
 
 class BuildPyWithKernels(build_py):
-    """``build_py``, then the kernels compiled into the built tree (a wheel ships them); in
-    an editable install, compiled in a copy of the tree and their cache files put beside
-    the source modules (where numba looks for them)."""
+    """``build_py``, then the install's kernels compiled into the built tree (a wheel ships
+    them); in an editable install (a contributor's checkout, whose tests use every kernel),
+    all of them, compiled in a copy of the tree, their cache files put beside the source
+    modules (where numba looks for them)."""
 
     def run(self):
         editable = self.editable_mode
@@ -85,7 +87,7 @@ class BuildPyWithKernels(build_py):
                 super().run()
             finally:
                 self.editable_mode = True
-            compile_kernels(tmp)
+            compile_kernels(tmp, "all")   # a contributor's checkout: the tests use them all
             for package in self.packages:
                 built = os.path.join(tmp, *package.split("."))
                 source = self.get_package_dir(package)
