@@ -37,11 +37,11 @@ def timed(argv, env, cwd=None, check=True):
     """Timing of ``argv`` with the others' ready tasks before it and the load after."""
     before = load_now()
     t = time.perf_counter()
-    done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
     wall = time.perf_counter() - t
     if check and done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed:\n{done.stderr[-2000:]}")
+        raise RuntimeError(f"{' '.join(argv)} failed:\n{done.stdout[-3000:]}")
     return Timing(wall, before.others, os.getloadavg()[0])
 
 
