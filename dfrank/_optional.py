@@ -3,7 +3,7 @@ they are missing (as pandas' ``import_optional_dependency``)."""
 
 import importlib
 
-__all__ = ["need"]
+__all__ = ["need", "STRATEGY_EXTRAS", "strategy_extra"]
 
 # top-level module -> (the extra of pyproject.toml that installs it, its package name)
 EXTRAS = {"pandas": ("pandas", "pandas"), "ranx": ("ranx", "ranx"),
@@ -27,3 +27,26 @@ def need(module, what):
         how = f"pip install 'dfrank[{extra}]' (or pip install {package})" if extra \
             else f"pip install {package}"
         raise ImportError(f"{what} needs {top}: {how}") from None
+
+
+# the strategies that an extra's packages provide, by name (or name prefix): they register
+# only when their packages import, so an unknown name is looked up here to say what to
+# install rather than only that the name is unknown
+STRATEGY_EXTRAS = {"cma:es": ("compare", ("cma",)),
+                   "nevergrad:": ("compare", ("nevergrad",)),
+                   "optuna:tpe": ("compare", ("optuna",)),
+                   "optuna:cmaes": ("compare", ("optuna", "cmaes"))}
+
+
+def strategy_extra(name):
+    """What to install for strategy ``name`` when an extra provides it and one of its
+    packages is missing (a sentence), else None."""
+    import importlib.util
+
+    for key, (extra, packages) in STRATEGY_EXTRAS.items():
+        if name == key or (key.endswith(":") and str(name).startswith(key)):
+            missing = [p for p in packages if importlib.util.find_spec(p) is None]
+            if missing:
+                return (f"{name!r} comes with the {extra} extra ({', '.join(missing)} is not "
+                        f"installed): pip install 'dfrank[{extra}]'")
+    return None

@@ -188,6 +188,11 @@ def get(name):
     if key not in _REGISTRY and suffix and prefix in _FAMILIES:
         return _FAMILIES[prefix](suffix)
     if key not in _REGISTRY:
+        from ._optional import strategy_extra
+
+        extra = strategy_extra(name)
+        if extra:
+            raise ValueError(f"unknown strategy {name!r}: {extra}")
         close = difflib.get_close_matches(str(name), available(), n=3)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise ValueError(f"unknown strategy {name!r}.{hint} Known strategies: "

@@ -38,6 +38,35 @@ def test_every_extra_named_exists():
     assert named and named <= extras, named - extras
 
 
+HIDE_AND_ASK = """
+import sys
+for p in sys.argv[3:]:
+    sys.modules[p] = None          # the package is not installed
+from dfrank import cli
+sys.exit(cli.main(["strategies"]) or cli.main(["compare", sys.argv[2], "--strategies",
+                                                  "ca," + sys.argv[1], "--budget", "5"]))
+"""
+
+
+@pytest.mark.parametrize("name", list(_optional.STRATEGY_EXTRAS))
+def test_a_strategy_of_a_missing_extra_names_the_extra(name, tmp_path):
+    """Each strategy an extra provides, each of its packages hidden: asking for it on the
+    command line says which extra to install."""
+    import subprocess
+    import sys
+
+    data = tmp_path / "d.txt"
+    data.write_text("1 qid:1 1:0.5 2:1\n0 qid:1 1:0.2 2:0\n1 qid:2 1:0.1 2:0.3\n"
+                    "0 qid:2 1:0.9 2:0.1\n")
+    extra, packages = _optional.STRATEGY_EXTRAS[name]
+    asked = name + "NGOpt" if name.endswith(":") else name
+    for package in packages:
+        done = subprocess.run([sys.executable, "-c", HIDE_AND_ASK, asked, str(data), package],
+                              capture_output=True, text=True)
+        assert done.returncode == 2, done.stderr
+        assert f"pip install 'dfrank[{extra}]'" in done.stderr and package in done.stderr
+
+
 def _options(name):
     """{option string: action} of command ``name``'s parser."""
     return {s: a for a in cli.parser(name)._actions for s in a.option_strings}

@@ -183,6 +183,11 @@ def solver_of(spec):
     if not isinstance(spec, str):
         raise TypeError(f"a solver is a name, a (name, options) pair or a callable, got "
                         f"{spec!r}")
+    from .._optional import strategy_extra
+
+    missing = strategy_extra(spec)
+    if missing:
+        raise ValueError(f"unknown solver {spec!r}: {missing}")
     if spec in ASK_TELL and not options:
         return ASK_TELL[spec]()
     if spec.startswith("nevergrad:") and not options:
