@@ -61,6 +61,8 @@ def test_readme_python_block(code, expected, tmp_path, monkeypatch):
             pytest.skip("../shared absent: no Cranfield collection")
         pytest.importorskip("pyterrier")
         os.symlink(os.path.abspath(CRANFIELD), tmp_path / "cranfield")
+    if "MQ2008/Fold1" in code:   # the block reads LETOR 4.0's MQ2008 as distributed
+        _mq2008(tmp_path)
     if "Suite(\"data\")" in code:   # the block reads the data sets' folder as "data"
         if not os.path.isdir(SHARED):
             pytest.skip("../shared absent: no data sets")
@@ -98,6 +100,41 @@ def test_readme_shows_install_and_test_commands():
     assert 'pip install -e ".[dev]"' in text and "python -m pytest" in text
     ci = open(os.path.join(os.path.dirname(__file__), "..", ".ci", "run")).read()
     assert 'pip install -e ".[dev]"' in ci and "python -m pytest" in ci
+
+
+def _mq2008(folder):
+    """``MQ2008/Fold1/{train,vali,test}.txt`` under ``folder``, as LETOR 4.0 distributes
+    them (links to ../shared's gzipped copies); skips where ../shared is absent."""
+    mq = os.path.join(SHARED, "mq2008-letor4", "Fold1")
+    if not os.path.isdir(mq):
+        pytest.skip("../shared absent: no MQ2008")
+    os.makedirs(os.path.join(folder, "MQ2008", "Fold1"))
+    for part in ("train", "vali", "test"):
+        os.symlink(os.path.abspath(os.path.join(mq, f"{part}.txt.gz")),
+                   os.path.join(folder, "MQ2008", "Fold1", f"{part}.txt"))
+
+
+def test_readme_fit_commands_print_what_readme_shows(tmp_path, monkeypatch, capsys):
+    """The command lines of "Learn a ranker" on MQ2008 print README's output (its time
+    aside)."""
+    import shlex
+
+    from dfrank import cli
+
+    text = open(README).read()
+    section = text[text.index("## Learn a ranker"):]
+    section = section[:section.index("\n## ", 3)]
+    commands = re.findall(r"```bash\n(.*?)```", section, flags=re.S)[0]
+    shown = re.findall(r"```text\n(.*?)```", section, flags=re.S)[1]
+    _mq2008(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    for line in commands.replace("\\\n", " ").splitlines():
+        assert cli.main(shlex.split(line)[1:]) == 0, line
+    got = capsys.readouterr().out
+    drop = lambda t: [ln.split() for ln in t.strip().splitlines()    # noqa: E731
+                      if not ln.startswith("time ")]
+    assert drop(got) == drop(shown), got
 
 
 def test_readme_tuning_commands_run_as_written(tmp_path, monkeypatch):
