@@ -13,7 +13,7 @@ import numpy as np
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
                       "data")
-OHSUMED = os.path.join(SHARED, "ohsumed-letor3", "QueryLevelNorm", "Fold1", "{}.txt.gz")
+MQ2008 = os.path.join(SHARED, "mq2008-letor4", "Fold1", "{}.txt.gz")   # README's fit
 CISI = os.path.join(SHARED, "cisi")
 
 
@@ -84,7 +84,7 @@ def write_inputs(folder, with_engine=True):
 def tasks(folder):
     """(name, argv) of each first command, reading the files of :func:`write_inputs`."""
     f = lambda name: os.path.join(folder, name)   # noqa: E731
-    train, valid, test = (OHSUMED.format(s) for s in ("train", "vali", "test"))
+    train, valid, test = (MQ2008.format(s) for s in ("train", "vali", "test"))
     return [
         ("demo", ["demo"]),
         ("fit", ["fit", train, "--valid", valid, "--test", test, "-o", f("model.json")]),
