@@ -19,7 +19,6 @@ Each figure is printed with the tasks other processes had ready to run meanwhile
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile

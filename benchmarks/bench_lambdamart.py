@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import load_cell, load_now, shared_path, table, Timing  # noqa: E402
+from _common import load_now, shared_path, table  # noqa: E402
 
 import dfrank  # noqa: E402
 

@@ -24,6 +24,7 @@ from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # 
 from .result import LinearRanker, Result  # noqa: E402
 from .spaces import Box, Simplex  # noqa: E402
 from .stats import significance  # noqa: E402
+from . import strategies  # noqa: E402,F401  (the built-in strategies register themselves)
 
 __version__ = "0.1.0"
 

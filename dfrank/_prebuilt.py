@@ -63,6 +63,8 @@ def mismatch(path=None):
         if m.get(key) != here[key]:
             return f"they were compiled for {key} {m.get(key)}, and this is {here[key]}"
     if m.get("cpu") != here["cpu"]:
-        return (f"they were compiled for another CPU ({m['cpu'][1]}; this one is "
-                f"{here['cpu'][1]}{'' if m['cpu'][1] != here['cpu'][1] else ' with other features'})")
+        other = m["cpu"][1] if isinstance(m.get("cpu"), list) and len(m["cpu"]) == 3 else "?"
+        same_name = " with other features" if other == here["cpu"][1] else ""
+        return (f"they were compiled for another CPU ({other}; this one is "
+                f"{here['cpu'][1]}{same_name})")
     return None

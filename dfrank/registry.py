@@ -154,12 +154,12 @@ def register_family(prefix):
 
 
 def _load_entry_points():
-    """Import the built-in strategies (they register themselves), then any plugin."""
+    """Register the strategies of installed plugins (the built-in ones register themselves
+    when ``import dfrank`` imports :mod:`dfrank.strategies`)."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
-    import dfrank.strategies  # noqa: F401  (built-ins)
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
