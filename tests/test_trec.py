@@ -209,9 +209,10 @@ def trec_reference(qrels, run, measures, level=1, max_docs=None, complete=False)
     """trec_eval's per-query values through pytrec_eval, with -M (runs truncated to their
     first N documents, score descending, docno descending) and -c (every judged query the
     run lacks: zeros, num_rel filled in) applied as trec_eval applies them."""
-    if max_docs is not None:
-        run = {q: dict(sorted(ds.items(), key=lambda kv: (-kv[1], [-ord(c) for c in kv[0]]
-                                                          + [1]))[:max_docs])
+    if max_docs is not None:   # trec_eval's order: the score as a C float, docno descending
+        run = {q: dict(sorted(ds.items(), key=lambda kv: (-np.float32(kv[1]),
+                                                          [-ord(c) for c in kv[0]] + [1])
+                              )[:max_docs])
                for q, ds in run.items()}
     ev = pytrec_eval.RelevanceEvaluator(qrels, set(measures), relevance_level=level)
     per = ev.evaluate({q: ds for q, ds in run.items() if ds})
