@@ -199,6 +199,25 @@ class DirectRanker(BaseEstimator):
         self.ranker_ = LinearRanker(self.coef_, meta=meta, normalization=self.norm_)
         return self
 
+    @classmethod
+    def from_ranker(cls, ranker, **params):
+        """A fitted DirectRanker that predicts and scores with ``ranker`` (a
+        :class:`LinearRanker`, e.g. read by :meth:`LinearRanker.load`): a model learned
+        before, used where scikit-learn expects an estimator; ``params`` as the
+        constructor's (the metric of :meth:`score`, ...)."""
+        if not isinstance(ranker, LinearRanker):
+            raise TypeError(f"ranker must be a LinearRanker, got {type(ranker).__name__}")
+        est = cls(**params)
+        est.ranker_ = ranker
+        est.coef_ = np.asarray(ranker.weights, dtype=np.float64)
+        est.n_features_in_ = ranker.n_features
+        est.norm_ = ranker.normalization
+        names = ranker.meta.get("feature_names")
+        if names:
+            est.feature_names_in_ = np.asarray([str(n) for n in names], dtype=object)
+        est.best_score_ = ranker.meta.get("train")
+        return est
+
     def _check_fitted(self, X):
         from sklearn.utils.validation import check_is_fitted
 

@@ -355,18 +355,24 @@ class FusionResult:
     status: str = "completed"
     seconds: float = 0.0
 
+    def _fused(self):
+        if self.fused is None:
+            raise ValueError("this fusion was loaded from its file, which keeps the weights "
+                             "but not the fused run: apply(runs) fuses runs with them")
+        return self.fused
+
     def run(self):
         """The fused run as ``{qid: {docno: score}}``."""
-        return self.fused.to_dict()
+        return self._fused().to_dict()
 
     def to_trec(self, path, tag="dfrank-fusion"):
         """Write the fused run as a TREC run file (atomically)."""
-        write_text_atomic(path, ("".join(b) for b in self.fused.blocks(tag)))
+        write_text_atomic(path, ("".join(b) for b in self._fused().blocks(tag)))
         return path
 
     def to_dataframe(self):
         """The fused run as a pandas DataFrame (``qid, docno, score, rank``)."""
-        return self.fused.to_dataframe()
+        return self._fused().to_dataframe()
 
     def apply(self, runs):
         """The fused run of other runs of the same systems (a dict name -> run, the names
@@ -426,11 +432,49 @@ class FusionResult:
             "status": self.status, "seconds": self.seconds})
 
     def to_json(self, path=None):
-        """:meth:`to_dict`, also written atomically to ``path``."""
+        """:meth:`to_dict`, also written atomically to ``path``; :meth:`load` reads it
+        back."""
         d = self.to_dict()
         if path is not None:
             write_json_atomic(path, d)
         return d
+
+    @classmethod
+    def load(cls, path):
+        """A fusion written by :meth:`to_json`: what :meth:`apply` needs (weights,
+        normalization, missing-document rule) and the values it reported; the fused run
+        itself is not in the file (``fused`` is None)."""
+        from .files import read_json
+
+        return cls.from_dict(read_json(path, FUSION_FORMAT), path)
+
+    @classmethod
+    def from_dict(cls, obj, path=None):
+        """:meth:`load` of a dict of :meth:`to_dict` (``path`` names it in errors)."""
+        weights = obj.get("weights")
+        if not isinstance(weights, dict) or not weights or not all(
+                isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w)
+                for w in weights.values()):
+            raise DataFormatError(f"a {FUSION_FORMAT} file needs 'weights': run name -> "
+                                  "finite number", path=path)
+        missing = obj.get("missing", "zero")
+        try:
+            _check_missing(obj.get("norm"), missing)
+        except (ValueError, TypeError) as e:
+            raise DataFormatError(f"a corrupt {FUSION_FORMAT} file: {e}", path=path) from None
+        base = obj.get("baselines") or {}
+        return cls(weights={str(k): float(v) for k, v in weights.items()},
+                   value=float(obj.get("value", math.nan)),
+                   per_query=dict(obj.get("per_query") or {}),
+                   metric=str(obj.get("metric", "")), norm=obj["norm"], missing=missing,
+                   signed=bool(obj.get("signed", False)), runs=[str(k) for k in weights],
+                   fused=None, baselines={k: dict(v, per_query={}) for k, v in base.items()
+                                          if isinstance(v, dict)},
+                   folds=obj.get("folds"), cv_value=obj.get("cv_value"),
+                   fold_weights=obj.get("fold_weights"), n_queries=obj.get("n_queries", 0),
+                   left_out=obj.get("left_out") or {},
+                   significance=obj.get("significance", "randomization"),
+                   status=obj.get("status", "completed"), seconds=obj.get("seconds", 0.0))
 
     def export(self, format):
         """The weights where fusion runs in production: ``"ranx"`` (arguments of ranx's

@@ -31,8 +31,15 @@ from .metrics.registry import RUN_METRIC  # noqa: E402
 from .registry import BOX_STRATEGY  # noqa: E402
 from .tuning import DEFAULT_BUDGET  # noqa: E402
 from .tuning import tune as tune_system  # noqa: E402
+from .errors import DataFormatError  # noqa: E402
+from .files import VERSION, jsonable, read_json, write_json_atomic  # noqa: E402
+from .fusion import FusionResult  # noqa: E402
+from .result import LinearRanker  # noqa: E402
 
-__all__ = ["Retriever", "LearnedStage", "ltr", "tune", "Fusion"]
+STAGE_FORMAT = "dfrank.pyterrier.stage"
+FUSION_STAGE_FORMAT = "dfrank.pyterrier.fusion"
+
+__all__ = ["Retriever", "LearnedStage", "ltr", "tune", "Fusion", "index_of"]
 
 
 def _empty_result(inp, drop=()):
@@ -84,8 +91,13 @@ class Retriever(pt.Transformer):
 
     Parameters
     ----------
-    collection : dict docno -> text, a TSV / JSON-lines collection file, or a Cranfield or
-        CISI folder (as :mod:`dfrank.ir` reads them)
+    collection : dict docno -> text, a pandas DataFrame (``docno``, ``text``), a corpus
+        iterator (dicts with ``docno`` and ``text``), a TSV / JSON-lines collection file, a
+        Cranfield or CISI folder (as :mod:`dfrank.ir` reads them), or an
+        :class:`dfrank.ir.Index`. It is indexed once per process and the index shared by
+        every Retriever of the same collection (:func:`index_of`); a pickled Retriever
+        refers to its collection's path (or, for one given in memory, needs
+        :meth:`attach` after unpickling) and holds none of it.
     model : "bm25", "ql" or "sdm"
     num_results : documents per query (retrieval; a re-ranker keeps its input's)
     **params : the model's parameters (their defaults otherwise): bm25 ``k1``, ``b``; ql
@@ -99,7 +111,7 @@ class Retriever(pt.Transformer):
     def __init__(self, collection, model="bm25", num_results=1000, **params):
         if model not in ir.MODELS:
             raise ValueError(f"unknown model {model!r}; the engine has {', '.join(ir.MODELS)}")
-        self.docs = _collection(collection)
+        self._index, self.collection = index_of(collection), _collection_key(collection)
         self.model = model
         self.num_results = num_results
         for name, (default, *_rest) in ir.MODELS[model].items():
@@ -109,6 +121,35 @@ class Retriever(pt.Transformer):
                              f"{', '.join(ir.MODELS[model])})")
         self._engines = {}
 
+    @property
+    def index(self):
+        """The collection's :class:`dfrank.ir.Index`, shared with every Retriever of the
+        same collection (see :func:`index_of`)."""
+        if self._index is None:
+            if not isinstance(self.collection, str):
+                raise ValueError(
+                    "this Retriever was unpickled without its collection, which was given "
+                    f"in memory ({self.collection['what']}), not as a path: give it again "
+                    "with retriever.attach(collection)")
+            self._index = index_of(self.collection)
+        return self._index
+
+    def attach(self, collection):
+        """Give an unpickled Retriever its collection (the one it was made with)."""
+        index = index_of(collection)
+        want = self.collection.get("documents") if isinstance(self.collection, dict) else None
+        if want is not None and len(index) != want:
+            raise ValueError(f"this Retriever was made with a collection of {want} documents, "
+                             f"not {len(index)}")
+        self._index, self._engines = index, {}
+        return self
+
+    def __getstate__(self):
+        """A pickle refers to the collection (its path, or what it was) and holds none of
+        it: the index is shared, rebuilt from the path where it is unpickled."""
+        state = self.__dict__.copy()
+        state["_index"], state["_engines"] = None, {}
+        return state
     def __repr__(self):
         ps = ", ".join(f"{k}={getattr(self, k)!r}" for k in ir.MODELS[self.model])
         return f"dfrank.pyterrier.Retriever({self.model}, {ps})"
@@ -128,7 +169,7 @@ class Retriever(pt.Transformer):
         eng = self._engines.get(key)
         if eng is None:
             self._engines.clear()   # one topic set at a time (a tuning loop reuses it)
-            eng = self._engines[key] = ir.Engine(self.docs, topics)
+            eng = self._engines[key] = ir.Engine(self.index, topics)
         return eng
 
     def _scored(self, topics):
@@ -179,17 +220,74 @@ def _with_ranks(columns, base=("qid", "docno", "score", "rank")):
     return list(base) + [c for c in columns if c not in base]
 
 
-def _collection(collection):
-    if isinstance(collection, dict):
-        return {str(d): str(t) for d, t in collection.items()}
+# the collections indexed in this process: key -> (the collection object, its Index)
+_INDEXES = {}
+
+
+def _collection_key(collection):
+    """How the shared indexes know a collection: its real path (with the file's size and
+    time, so an edited file is indexed again), else the object itself (a dict, a
+    DataFrame, a corpus iterator); for pickles, a path or a description."""
     import os
 
-    path = os.fspath(collection)
-    if os.path.isdir(path):
-        loader = ir.load_cisi if os.path.exists(os.path.join(path, "CISI.ALL.gz")) \
-            else ir.load_cranfield
-        return loader(path)[0]
-    return ir.read_collection(path)
+    if isinstance(collection, (str, os.PathLike)):
+        path = os.path.realpath(os.fspath(collection))
+        return path
+    if isinstance(collection, ir.Index):
+        return {"what": "an Index", "documents": len(collection)}
+    n = len(collection) if hasattr(collection, "__len__") else None
+    return {"what": f"a {type(collection).__name__}" + (f" of {n} documents" if n else ""),
+            "documents": n}
+
+
+def index_of(collection):
+    """The :class:`dfrank.ir.Index` of ``collection``, built once per process and shared
+    by every :class:`Retriever` made from the same collection (any model, parameters or
+    topic set): keyed by the real path of a file or folder (a Cranfield or CISI folder, a
+    TSV or JSON-lines collection; re-indexed when the file changes), else by the
+    collection object itself: a dict docno -> text, a pandas DataFrame with ``docno`` and
+    ``text`` columns, or an iterable of dicts with ``docno`` and ``text`` (PyTerrier's
+    corpus iterators: read once)."""
+    import os
+
+    if isinstance(collection, ir.Index):
+        return collection
+    if isinstance(collection, (str, os.PathLike)):
+        path = os.path.realpath(os.fspath(collection))
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: no such collection")
+        st = os.stat(path)
+        key = ("path", path, st.st_mtime_ns, st.st_size)
+    else:
+        key = ("object", id(collection))
+    if key not in _INDEXES:
+        _INDEXES[key] = (collection, ir.Index(_documents(collection)))
+    return _INDEXES[key][1]
+
+
+def _documents(collection):
+    """``{docno: text}`` of any form :func:`index_of` takes."""
+    import os
+
+    if isinstance(collection, dict):
+        return {str(d): str(t) for d, t in collection.items()}
+    if isinstance(collection, (str, os.PathLike)):
+        path = os.fspath(collection)
+        if os.path.isdir(path):
+            loader = ir.load_cisi if os.path.exists(os.path.join(path, "CISI.ALL.gz")) \
+                else ir.load_cranfield
+            return loader(path)[0]
+        return ir.read_collection(path)
+    if hasattr(collection, "columns"):   # a DataFrame
+        _need_columns(collection, ("docno", "text"), "the collection")
+        return dict(zip(collection["docno"].astype(str), collection["text"].astype(str)))
+    docs = {}
+    for i, doc in enumerate(collection):   # PyTerrier's corpus iterator: dicts
+        if not isinstance(doc, dict) or "docno" not in doc or "text" not in doc:
+            raise ValueError(f"the collection's item {i} is not a dict with 'docno' and "
+                             f"'text' (got {doc!r:.80})")
+        docs[str(doc["docno"])] = str(doc["text"])
+    return docs
 
 
 # ------------------------------------------------------------------ learned stage
@@ -243,6 +341,33 @@ class LearnedStage(pt.Estimator):
 
     def __repr__(self):
         return f"dfrank.pyterrier.LearnedStage({self.ranker!r})"
+
+    def save(self, path):
+        """Write the fitted stage as a small versioned JSON (the learned weights and the
+        ranker's settings); :meth:`load` reads it back into a stage that transforms
+        identically."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self.ranker, "ranker_")
+        params = {k: v for k, v in self.ranker.get_params().items()
+                  if v is None or isinstance(v, (str, int, float, bool, dict))}
+        write_json_atomic(path, {"format": STAGE_FORMAT, "version": VERSION,
+                                 "params": jsonable(params),
+                                 "model": self.ranker.ranker_.to_dict()})
+
+    @classmethod
+    def load(cls, path):
+        """A stage written by :meth:`save`."""
+        obj = read_json(path, STAGE_FORMAT)
+        params = obj.get("params") or {}
+        if not isinstance(params, dict) or not isinstance(obj.get("model"), dict):
+            raise DataFormatError(f"a {STAGE_FORMAT} file needs 'params' and 'model'",
+                                  path=path)
+        ranker = LinearRanker.from_dict(obj["model"], path)
+        try:
+            return cls(DirectRanker.from_ranker(ranker, **params))
+        except TypeError as e:
+            raise DataFormatError(f"a corrupt {STAGE_FORMAT} file: {e}", path=path) from None
 
     def fit(self, topics_or_res_tr, qrels_tr, topics_or_res_va=None, qrels_va=None):
         res, X, y = _labelled(topics_or_res_tr, qrels_tr, "the training results")
@@ -360,6 +485,39 @@ class Fusion(pt.Estimator):
 
     def __repr__(self):
         return f"dfrank.pyterrier.Fusion({list(self.pipelines)})"
+
+    def save(self, path):
+        """Write the fitted fusion as a small versioned JSON (its settings and the learned
+        weights, :meth:`dfrank.fusion.FusionResult.to_dict`); the pipelines it fuses are
+        not in it: :meth:`load` takes them again, by name."""
+        if self.result is None:
+            raise ValueError("fit the fusion first (fit(topics, qrels))")
+        settings = {"metric": str(self.metric), "norm": self.norm, "missing": self.missing,
+                    "signed": self.signed, "strategy": self.strategy, "seed": self.seed,
+                    "options": self.options}
+        write_json_atomic(path, {"format": FUSION_STAGE_FORMAT, "version": VERSION,
+                                 "settings": jsonable(settings),
+                                 "result": self.result.to_dict()})
+
+    @classmethod
+    def load(cls, path, pipelines):
+        """A fusion written by :meth:`save`, fusing ``pipelines`` (a dict name ->
+        transformer with the names it was fitted with, or a list in that order)."""
+        obj = read_json(path, FUSION_STAGE_FORMAT)
+        settings, result = obj.get("settings"), obj.get("result")
+        if not isinstance(settings, dict) or not isinstance(result, dict):
+            raise DataFormatError(f"a {FUSION_STAGE_FORMAT} file needs 'settings' and "
+                                  "'result'", path=path)
+        res = FusionResult.from_dict(result, path)
+        if not hasattr(pipelines, "items"):
+            pipelines = dict(zip(res.runs, pipelines))
+        if sorted(pipelines) != sorted(res.runs):
+            raise ValueError(f"the fusion was fitted on pipelines {res.runs}, and these are "
+                             f"{sorted(pipelines)}")
+        options = settings.pop("options", None) or {}
+        fusion = cls(pipelines, **settings, **options)
+        fusion.result = res
+        return fusion
 
     def _runs(self, topics):
         runs = {}

@@ -184,8 +184,12 @@ class LinearRanker:
     @classmethod
     def load(cls, path):
         """Read a model written by :meth:`save`; a clear error on a wrong or corrupt file."""
-        obj = read_json(path, RANKER_FORMAT)
-        if "weights" not in obj:
+        return cls.from_dict(read_json(path, RANKER_FORMAT), path)
+
+    @classmethod
+    def from_dict(cls, obj, path=None):
+        """The model of a dict of :meth:`to_dict` (``path`` names it in errors)."""
+        if not isinstance(obj, dict) or "weights" not in obj:
             raise DataFormatError(f"a {RANKER_FORMAT} file without its 'weights' field",
                                   path=path)
         _json_numbers(obj["weights"], "weights", path)

@@ -125,3 +125,61 @@ def test_retriever_reads_a_cranfield_folder():
     q = next(iter(topics))
     res = bm25.transform(pd.DataFrame({"qid": [q], "query": [topics[q]]}))
     assert len(res) == 10 and res["docno"].isin(docs).all()
+
+
+# ------------------------------------------------------------------ issue #49
+def test_49_1_stages_save_and_load_and_pickles_hold_no_collection(coll, tmp_path):
+    import pickle
+
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25", num_results=30)
+    features = bm25 >> (dpt.Retriever(docs, "bm25") ** dpt.Retriever(docs, "ql"))
+    stage = dpt.ltr(strategy="ca", restarts=1, seed=0, metric="map")
+    (features >> stage).fit(topics_df, qrels_df)
+    stage.save(tmp_path / "stage.json")
+    assert os.path.getsize(tmp_path / "stage.json") < 4000
+    loaded = dpt.LearnedStage.load(tmp_path / "stage.json")
+    assert loaded.ranker.metric == "map"
+    res = features.transform(topics_df)
+    pd.testing.assert_frame_equal(stage.transform(res), loaded.transform(res))
+    # a fusion, saved and loaded with its pipelines
+    ql = dpt.Retriever(docs, "ql", num_results=30)
+    fusion = dpt.Fusion({"bm25": bm25, "ql": ql}, "map", restarts=1).fit(topics_df, qrels_df)
+    fusion.save(tmp_path / "fusion.json")
+    back = dpt.Fusion.load(tmp_path / "fusion.json", {"bm25": bm25, "ql": ql})
+    pd.testing.assert_frame_equal(fusion.transform(topics_df), back.transform(topics_df))
+    fusion.result.to_json(tmp_path / "result.json")
+    again = dfrank.FusionResult.load(tmp_path / "result.json")
+    runs = {"bm25": bm25.transform(topics_df), "ql": ql.transform(topics_df)}
+    assert again.apply(runs).to_dict() == fusion.result.apply(runs).to_dict()
+    with pytest.raises(ValueError, match="keeps the weights but not the fused run"):
+        again.run()
+    # a pickled pipeline holds no collection (1 kB, not the collection's size)
+    blob = pickle.dumps(features >> stage)
+    assert len(blob) < 20000 and docs[next(iter(docs))].encode() not in blob
+
+
+def test_49_2_a_collection_is_indexed_once_and_pickles_refer_to_it(coll, tmp_path):
+    import pickle
+
+    docs, topics, qrels, topics_df, qrels_df = coll
+    a, b = dpt.Retriever(docs, "bm25"), dpt.Retriever(docs, "ql", mu=300.0)
+    assert a.index is b.index is dpt.index_of(docs)
+    first = a.transform(topics_df.iloc[:5])
+    assert a.transform(topics_df.iloc[5:]) is not None and a.index is b.index
+    # a DataFrame and a corpus iterator index the same documents
+    frame = pd.DataFrame({"docno": list(docs), "text": list(docs.values())})
+    corpus = iter({"docno": d, "text": t} for d, t in docs.items())
+    for form in (frame, corpus):
+        r = dpt.Retriever(form, "bm25")
+        pd.testing.assert_frame_equal(r.transform(topics_df.iloc[:5]), first)
+    # a path: the unpickled Retriever finds its collection again
+    path = tmp_path / "docs.tsv"
+    path.write_text("".join(f"{d}\t{t}\n" for d, t in docs.items()))
+    on_disk = pickle.loads(pickle.dumps(dpt.Retriever(str(path), "bm25")))
+    pd.testing.assert_frame_equal(on_disk.transform(topics_df.iloc[:5]), first)
+    # in memory: said clearly, and attach gives it back
+    lost = pickle.loads(pickle.dumps(a))
+    with pytest.raises(ValueError, match="unpickled without its collection.*attach"):
+        lost.transform(topics_df.iloc[:5])
+    pd.testing.assert_frame_equal(lost.attach(docs).transform(topics_df.iloc[:5]), first)

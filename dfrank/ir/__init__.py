@@ -11,10 +11,10 @@ Models: ``bm25`` (k1, b), ``ql`` (query likelihood with Dirichlet smoothing, mu)
 window and unordered window features, w_t, w_o, w_u). :func:`dfrank.tune` tunes them.
 """
 
-from .engine import MODELS, Engine
+from .engine import MODELS, Engine, Index
 from .readers import (load_cisi, load_cranfield, read_collection, read_smart,
                       read_topics)
 from .text import tokenize
 
-__all__ = ["Engine", "MODELS", "load_cranfield", "load_cisi", "read_collection",
+__all__ = ["Engine", "Index", "MODELS", "load_cranfield", "load_cisi", "read_collection",
            "read_topics", "read_smart", "tokenize"]

@@ -16,7 +16,7 @@ from ..metrics.evaluation import bind_metric
 from . import _kernels
 from .text import tokenize
 
-__all__ = ["Engine", "MODELS"]
+__all__ = ["Engine", "Index", "MODELS"]
 
 # each model's parameters: default, range searched by default, log scale
 MODELS = {
@@ -27,25 +27,21 @@ MODELS = {
 }
 
 
-class Engine:
-    """Documents and topics indexed for fast scoring.
+class Index:
+    """A collection indexed once: its documents' tokens, postings and collection
+    statistics, shared by every :class:`Engine` made from it (other topic sets, other
+    qrels, the folds of a cross-validation): no document is tokenized twice.
 
     Parameters
     ----------
     docs : dict docno -> text
-    topics : dict qid -> text
-    qrels : dict qid -> {docno: relevance}, optional
-        With judgments, the engine evaluates the topics that have some (in topic order).
     tokenizer : callable text -> list of tokens (default :func:`dfrank.ir.tokenize`)
-    sdm_mu, window : the Dirichlet mu and the unordered window of the sequential
-        dependence features (Metzler and Croft: 2500 and 8)
     """
 
-    def __init__(self, docs, topics, qrels=None, tokenizer=tokenize, sdm_mu=2500.0,
-                 window=8):
+    def __init__(self, docs, tokenizer=tokenize):
         if not docs:
             raise ValueError("no documents")
-        topics = {str(q): text for q, text in topics.items()}
+        self.tokenizer = tokenizer
         self.docnos = [str(d) for d in docs]
         vocab = {}
         toks = [[vocab.setdefault(t, len(vocab)) for t in tokenizer(docs[d])] for d in docs]
@@ -62,6 +58,51 @@ class Engine:
         self.cf = np.bincount(self.tokens, minlength=n_terms).astype(np.float64)
         self.idf = np.log(1.0 + (n_docs - self.df + 0.5) / (self.df + 0.5))
         self.p_coll = self.cf / max(self.tokens.size, 1)
+
+    def desc_rank(self):
+        """Each document's position in docno-descending order (trec_eval's order among
+        equal scores), computed once."""
+        if getattr(self, "_desc", None) is None:
+            desc = np.empty(len(self.docnos), np.int64)
+            desc[sorted(range(len(self.docnos)), key=lambda i: DocnoDesc(self.docnos[i]))] = \
+                np.arange(len(self.docnos))
+            self._desc = desc
+        return self._desc
+
+    def __len__(self):
+        return len(self.docnos)
+
+    def __repr__(self):
+        return f"dfrank.ir.Index({len(self.docnos)} documents, {len(self.vocab)} terms)"
+
+
+_SHARED = ("tokenizer", "docnos", "doc_len", "doc_ptr", "tokens", "vocab", "term_ptr",
+           "post_doc", "post_tf", "df", "cf", "idf", "p_coll")
+
+
+class Engine:
+    """Documents and topics indexed for fast scoring.
+
+    Parameters
+    ----------
+    docs : dict docno -> text, or an :class:`Index` (the collection indexed once, shared)
+    topics : dict qid -> text
+    qrels : dict qid -> {docno: relevance}, optional
+        With judgments, the engine evaluates the topics that have some (in topic order).
+    tokenizer : callable text -> list of tokens (default :func:`dfrank.ir.tokenize`; an
+        Index keeps its own)
+    sdm_mu, window : the Dirichlet mu and the unordered window of the sequential
+        dependence features (Metzler and Croft: 2500 and 8)
+    """
+
+    def __init__(self, docs, topics, qrels=None, tokenizer=tokenize, sdm_mu=2500.0,
+                 window=8):
+        index = docs if isinstance(docs, Index) else Index(docs, tokenizer)
+        self.index = index
+        for name in _SHARED:   # the index's arrays, shared (not copied)
+            setattr(self, name, getattr(index, name))
+        tokenizer, vocab = index.tokenizer, index.vocab
+        topics = {str(q): text for q, text in topics.items()}
         self.sdm_mu, self.window = float(sdm_mu), int(window)
         self.qrels = None if qrels is None else {str(q): {str(d): r for d, r in j.items()}
                                                   for q, j in qrels.items()}
@@ -87,9 +128,7 @@ class Engine:
     def _layout(self):
         """Rows: per query its candidates in docno-descending order; per row its matching
         terms (CSR: row_ptr, term, tf, qtf)."""
-        desc = np.empty(len(self.docnos), np.int64)
-        desc[sorted(range(len(self.docnos)), key=lambda i: DocnoDesc(self.docnos[i]))] = \
-            np.arange(len(self.docnos))
+        desc = self.index.desc_rank()
         row_doc, row_query, sizes, entries = [], [], [], []
         for qi, (terms, qtf) in enumerate(self.query_terms):
             docs, tfs, tids, qtfs = [], [], [], []
