@@ -68,7 +68,7 @@ def main():
         tuned = dpt.Retriever(docs, "bm25", num_results=1000)
         with measure() as m:
             _, res = dpt.tune(tuned, {tuned: {"k1": k1s, "b": bs}}, topics, qrels, "map",
-                              budget=121, seed=seed, return_type="both")
+                              budget=121, seed=seed, return_type="tune_result")
         values = [np.mean(e["per_query"]) if e["status"] == "ok" else -1.0
                   for e in res.history]
         best = np.maximum.accumulate(values)

@@ -39,7 +39,8 @@ from .result import LinearRanker  # noqa: E402
 STAGE_FORMAT = "dfrank.pyterrier.stage"
 FUSION_STAGE_FORMAT = "dfrank.pyterrier.fusion"
 
-__all__ = ["Retriever", "LearnedStage", "ltr", "tune", "Fusion", "index_of"]
+__all__ = ["Retriever", "LearnedStage", "ltr", "tune", "KFoldGridSearch", "Fusion",
+           "index_of"]
 
 
 def _empty_result(inp, drop=()):
@@ -114,8 +115,11 @@ class Retriever(pt.Transformer):
         self._index, self.collection = index_of(collection), _collection_key(collection)
         self.model = model
         self.num_results = num_results
-        for name, (default, *_rest) in ir.MODELS[model].items():
-            setattr(self, name, params.pop(name, default))
+        for spec in ir.MODELS.values():   # every model's defaults: "model" can be tuned too
+            for name, (default, *_rest) in spec.items():
+                setattr(self, name, default)
+        for name in ir.MODELS[model]:
+            setattr(self, name, params.pop(name, getattr(self, name)))
         if params:
             raise ValueError(f"{model} has no parameter {sorted(params)[0]!r} (it has "
                              f"{', '.join(ir.MODELS[model])})")
@@ -409,58 +413,177 @@ def ltr(learner=None, form="ltr", **params):
 
 
 # ------------------------------------------------------------------ tuning
-def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
-         budget=DEFAULT_BUDGET, seed=0, n_jobs=1, cache=None, folds=None,
-         return_type="opt_pipeline", **options):
-    """``pt.GridSearch``'s call, searched by dfrank: the pipeline with the parameters that
-    maximize ``metric`` on ``topics`` and ``qrels`` set on its transformers.
+RETURN_TYPES = ("opt_pipeline", "best_setting", "both", "tune_result")
 
-    ``params`` is GridSearch's map ``{transformer: {"param": [values]}}``; a list of
-    numbers is searched as the range from its min to its max (integers stay integers).
-    ``metric`` a dfrank or ir_measures name (or an ir_measures measure), scored as
-    trec_eval scores runs; ``strategy``, ``budget``, ``seed``, ``n_jobs``, ``cache``,
-    ``folds`` and ``**options`` as :func:`dfrank.tune` (with ``folds``, the held-out estimate
-    is in the result). ``return_type``: ``"opt_pipeline"`` (the pipeline), ``"best_setting"``
-    (the best value and ``[(transformer, param, value)]``, the pipeline restored) or
-    ``"both"`` (the pipeline, the :class:`~dfrank.tuning.TuneResult`).
+
+def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="joblib",
+         verbose=False, batch_size=None, return_type="opt_pipeline", *,
+         strategy=BOX_STRATEGY, budget=DEFAULT_BUDGET, seed=0, cache=None, folds=None,
+         **options):
+    """``pt.GridSearch``'s call and return, searched by dfrank instead of a grid.
+
+    Takes what ``pt.GridSearch(pipeline, params, topics, qrels, metric, jobs, backend,
+    verbose, batch_size, return_type)`` takes, with PyTerrier's names (``jobs``: runs of a
+    batch in parallel, joblib's backend; ``verbose``: a progress bar; ``batch_size``: the
+    topics transformed so many at a time), and returns what it returns: ``"opt_pipeline"``
+    the pipeline with the best setting set; ``"best_setting"`` ``(best value, [(transformer,
+    parameter, value)])``, the pipeline restored; ``"both"`` ``(pipeline, best value,
+    setting)``; and dfrank's own ``"tune_result"``: ``(pipeline, TuneResult)``, with the
+    history, the default and, with ``folds``, the cross-validated values.
+
+    ``params`` is GridSearch's map ``{transformer: {"param": [values]}}``, read as dfrank
+    searches: a list of numbers is the range between its least and largest value (where
+    GridSearch tries only the values listed), on a log scale when the list is geometric
+    (50, 100, 200, 400), whole numbers when they all are; a list of strings is a choice
+    among them. ``metric`` a dfrank or ir_measures name (or measure), scored as trec_eval
+    scores runs, on the topics given only (qrels of other topics are left out, with a
+    note); ``strategy``, ``budget``, ``seed``, ``cache``, ``folds`` and ``**options`` as
+    :func:`dfrank.tune`.
     """
-    if return_type not in ("opt_pipeline", "best_setting", "both"):
-        raise ValueError(f"return_type must be 'opt_pipeline', 'best_setting' or 'both', got "
+    if return_type not in RETURN_TYPES:
+        raise ValueError(f"return_type must be one of {', '.join(RETURN_TYPES)}, got "
                          f"{return_type!r}")
+    if backend != "joblib":
+        raise ValueError(f"backend {backend!r}: dfrank runs a batch's points through joblib "
+                         "(joblib.parallel_config(backend='dask') sends them to a cluster)")
+    slots, space = _space(params)
+    initial = [(t, name, t.get_parameter(name)) for t, name, _, _ in slots]
+    topics = _as_topics(topics)
+    qrels = _topics_qrels(qrels, topics, "tune")
+
+    def set_point(p):
+        for t, name, key, decode in slots:
+            t.set_parameter(name, decode(p[key]))
+
+    def run_fn(p):
+        set_point(p)
+        return _transform(pipeline, topics, batch_size)
+
+    system = "pyterrier: " + repr(pipeline) + " " + repr([(n, k) for _, n, k, _ in slots])
+    try:
+        res = tune_system(run_fn, space, qrels, metric, strategy=strategy, budget=budget,
+                          seed=seed, n_jobs=jobs, cache=cache, folds=folds, system=system,
+                          progress=verbose, **options)
+    except BaseException:
+        for t, name, value in initial:
+            t.set_parameter(name, value)
+        raise
+    setting = [(t, name, decode(res.best_params[key])) for t, name, key, decode in slots]
+    if return_type == "best_setting":
+        for t, name, value in initial:
+            t.set_parameter(name, value)
+        return res.value, setting
+    set_point(res.best_params)
+    if return_type == "opt_pipeline":
+        return pipeline
+    return (pipeline, res.value, setting) if return_type == "both" else (pipeline, res)
+
+
+def KFoldGridSearch(pipeline, params, topics_list, qrels, metric=RUN_METRIC, jobs=1,
+                    backend="joblib", verbose=False, batch_size=None, **options):
+    """``pt.KFoldGridSearch``'s call and return with :func:`tune` in each fold: for each
+    topics frame of ``topics_list``, the pipeline is tuned on the others (``qrels`` one
+    frame, or one per fold) and run on it. Returns ``(results of the held-out topics, one
+    frame, [each fold's best setting])``, the transformers' parameters restored."""
+    import pandas as pd
+
+    if len(topics_list) < 2:
+        raise ValueError(f"KFoldGridSearch needs two or more topics frames, got "
+                         f"{len(topics_list)}")
+    qrels_list = list(qrels) if isinstance(qrels, (list, tuple)) else [qrels] * len(topics_list)
+    if len(qrels_list) != len(topics_list):
+        raise ValueError(f"{len(qrels_list)} qrels frames for {len(topics_list)} folds")
+    slots, _ = _space(params)
+    initial = [(t, name, t.get_parameter(name)) for t, name, _, _ in slots]
+    results, settings = [], []
+    try:
+        for k, held_out in enumerate(topics_list):
+            for t, name, value in initial:
+                t.set_parameter(name, value)
+            train = pd.concat([f for i, f in enumerate(topics_list) if i != k])
+            train_qrels = pd.concat([q for i, q in enumerate(qrels_list) if i != k])
+            _, _, setting = tune(pipeline, params, train, train_qrels, metric, jobs, backend,
+                                 verbose, batch_size, "both", **options)
+            results.append(_transform(pipeline, held_out, batch_size))
+            settings.append(setting)
+    finally:
+        for t, name, value in initial:
+            t.set_parameter(name, value)
+    return pd.concat(results, ignore_index=True), settings
+
+
+def _space(params):
+    """GridSearch's ``{transformer: {param: [values]}}`` as a dfrank space: the slots
+    ``(transformer, param, key, decode)`` and ``{key: (low, high[, "log" | "int"])}``."""
     slots, space = [], {}
     for t, ps in params.items():
         for name, values in ps.items():
             vals = list(values)
+            key = f"p{len(slots)}_{name}"
+            if vals and all(isinstance(v, str) for v in vals):
+                choices = list(dict.fromkeys(vals))
+                if len(choices) < 2:
+                    raise ValueError(f"{name}: a choice needs two different values, got "
+                                     f"{vals!r}")
+                space[key] = (0, len(choices) - 1, "int")
+                slots.append((t, name, key, lambda i, c=choices: c[int(i)]))
+                continue
             if not vals or not all(isinstance(v, (int, float, np.integer, np.floating))
                                    and not isinstance(v, bool) for v in vals):
-                raise ValueError(f"{name}: dfrank searches a range of numbers; got {vals!r}")
-            key = f"p{len(slots)}_{name}"
+                raise ValueError(f"{name}: dfrank searches a range of numbers or a choice "
+                                 f"among strings; got {vals!r}")
             integer = all(isinstance(v, (int, np.integer)) for v in vals)
             lo, hi = float(min(vals)), float(max(vals))
             if lo == hi:
                 raise ValueError(f"{name}: a range needs two different values, got {vals!r}")
-            space[key] = (lo, hi) + (("int",) if integer else ())
-            slots.append((t, name, key, integer))
-    initial = [(t, name, t.get_parameter(name)) for t, name, _, _ in slots]
+            space[key] = (lo, hi) + (("int",) if integer else ("log",) if _geometric(vals)
+                                     else ())
+            slots.append((t, name, key, int if integer else float))
+    return slots, space
 
-    def set_point(p):
-        for t, name, key, integer in slots:
-            t.set_parameter(name, int(p[key]) if integer else float(p[key]))
 
-    def run_fn(p):
-        set_point(p)
+def _geometric(values):
+    """Whether three or more positive values grow by one ratio (50, 100, 200, ...)."""
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    if len(v) < 3 or v[0] <= 0:
+        return False
+    ratios = v[1:] / v[:-1]
+    return bool(np.all(ratios > 1.0) and np.allclose(ratios, ratios[0], rtol=0.05))
+
+
+def _as_topics(topics):
+    _need_columns(topics, ("qid",), "the topics")
+    return topics
+
+
+def _topics_qrels(qrels, topics, who):
+    """The judgments of ``topics``' queries only, with a note when the qrels judge others
+    (they would count as queries the pipeline never ran, scoring 0)."""
+    import warnings
+
+    import pandas as pd
+
+    if not isinstance(qrels, pd.DataFrame):
+        return qrels
+    _need_columns(qrels, ("qid",), "the qrels")
+    given = set(topics["qid"].astype(str))
+    keep = qrels["qid"].astype(str).isin(given)
+    others = qrels.loc[~keep, "qid"].astype(str).nunique()
+    if others:
+        warnings.warn(f"{who} scores the {len(given)} topics given; the qrels' {others} "
+                      "other topics are left out", UserWarning, stacklevel=3)
+    return qrels[keep]
+
+
+def _transform(pipeline, topics, batch_size):
+    """The pipeline's results on ``topics``, ``batch_size`` topics at a time if given."""
+    import pandas as pd
+
+    if not batch_size:
         return pipeline.transform(topics)
-
-    system = "pyterrier: " + repr(pipeline) + " " + repr([(n, k) for _, n, k, _ in slots])
-    res = tune_system(run_fn, space, qrels, metric, strategy=strategy, budget=budget,
-                      seed=seed, n_jobs=n_jobs, cache=cache, folds=folds, system=system,
-                      **options)
-    if return_type == "best_setting":
-        for t, name, value in initial:
-            t.set_parameter(name, value)
-        return res.value, [(t, name, res.best_params[key]) for t, name, key, _ in slots]
-    set_point(res.best_params)
-    return pipeline if return_type == "opt_pipeline" else (pipeline, res)
+    parts = [pipeline.transform(topics.iloc[i:i + batch_size])
+             for i in range(0, len(topics), batch_size)]
+    return pd.concat(parts, ignore_index=True)
 
 
 # ------------------------------------------------------------------ fusion

@@ -88,7 +88,7 @@ def test_tune_is_a_gridsearch_drop_in(coll):
     params = {n: v for _, n, v in setting}
     assert best == pytest.approx(engine.evaluate("bm25", params, "map"), abs=1e-12)
     pipe, res = dpt.tune(bm25, grid, topics_df, qrels_df, "map", budget=12, seed=0,
-                         folds=3, return_type="both")
+                         folds=3, return_type="tune_result")
     assert pipe is bm25 and bm25.k1 == res.best_params[next(k for k in res.best_params
                                                              if k.endswith("k1"))]
     assert res.cv_value is not None
@@ -97,8 +97,8 @@ def test_tune_is_a_gridsearch_drop_in(coll):
     _, setting = dpt.tune(bm25_depth, {bm25_depth: {"num_results": [5, 50]}}, topics_df,
                           qrels_df, budget=4, return_type="best_setting")
     assert isinstance(setting[0][2], int)
-    with pytest.raises(ValueError, match="range of numbers"):
-        dpt.tune(bm25, {bm25: {"model": ["bm25", "ql"]}}, topics_df, qrels_df)
+    with pytest.raises(ValueError, match="range of numbers or a choice"):
+        dpt.tune(bm25, {bm25: {"k1": ["0.5", 1.0]}}, topics_df, qrels_df)
 
 
 def test_fusion_of_pipelines_equals_fuse(coll):
@@ -183,3 +183,53 @@ def test_49_2_a_collection_is_indexed_once_and_pickles_refer_to_it(coll, tmp_pat
     with pytest.raises(ValueError, match="unpickled without its collection.*attach"):
         lost.transform(topics_df.iloc[:5])
     pd.testing.assert_frame_equal(lost.attach(docs).transform(topics_df.iloc[:5]), first)
+
+
+def test_49_3_gridsearch_terms_and_returns(coll):
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25", num_results=100)
+    grid = {bm25: {"k1": [0.3, 0.6, 1.2, 2.4], "b": [0.0, 0.5, 1.0]}}
+    _, space = dpt._space(grid)
+    assert space["p0_k1"] == (0.3, 2.4, "log") and space["p1_b"] == (0.0, 1.0)
+    kw = dict(budget=8, seed=0)
+    pipe = dpt.tune(bm25, grid, topics_df, qrels_df, "map", 1, "joblib", False, None,
+                    "opt_pipeline", **kw)
+    assert pipe is bm25 and (bm25.k1, bm25.b) != (1.2, 0.75)
+    bm25.set_parameter("k1", 1.2)
+    bm25.set_parameter("b", 0.75)
+    pipe, best, setting = dpt.tune(bm25, grid, topics_df, qrels_df, "map",
+                                   return_type="both", **kw)
+    assert pipe is bm25 and bm25.k1 == dict((n, v) for _, n, v in setting)["k1"]
+    assert isinstance(best, float) and 0 < best <= 1
+    pipe, res = dpt.tune(bm25, grid, topics_df, qrels_df, "map", return_type="tune_result",
+                         **kw)
+    assert res.value == best and len(res.history) == 8
+    # batches of topics give the same runs
+    _, batched, _ = dpt.tune(bm25, grid, topics_df, qrels_df, "map", batch_size=5,
+                             return_type="both", **kw)
+    assert batched == best
+    # strings are a choice among them
+    model = dpt.Retriever(docs, "bm25", num_results=100)
+    _, setting = dpt.tune(model, {model: {"model": ["bm25", "ql"]}}, topics_df, qrels_df,
+                          budget=4, return_type="best_setting")
+    assert setting[0][2] in ("bm25", "ql") and model.model == "bm25"
+    # KFoldGridSearch: the held-out topics' results and each fold's setting
+    bm25.set_parameter("k1", 1.2)
+    bm25.set_parameter("b", 0.75)
+    folds = [topics_df.iloc[:8], topics_df.iloc[8:]]
+    res_frame, settings = dpt.KFoldGridSearch(bm25, grid, folds, qrels_df, "map", budget=6)
+    assert set(res_frame["qid"]) <= set(topics_df["qid"]) and len(settings) == 2
+    assert (bm25.k1, bm25.b) == (1.2, 0.75)
+
+
+def test_49_4_tune_scores_the_topics_given_only(coll):
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25", num_results=100)
+    grid = {bm25: {"k1": [0.3, 2.4], "b": [0.0, 1.0]}}
+    half = topics_df.iloc[:8]
+    own = qrels_df[qrels_df["qid"].isin(half["qid"])]
+    with pytest.warns(UserWarning, match="scores the 8 topics given; the qrels' .* other"):
+        full = dpt.tune(bm25, grid, half, qrels_df, "map", budget=6, seed=0,
+                        return_type="best_setting")
+    assert full == dpt.tune(bm25, grid, half, own, "map", budget=6, seed=0,
+                            return_type="best_setting")
