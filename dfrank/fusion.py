@@ -48,7 +48,8 @@ from .metrics.registry import get as get_metric
 from .result import overall_status
 from .stats import significance as paired_test
 
-__all__ = ["fuse", "fusion_data", "FusionResult", "NORMS", "FUSION_FORMAT", "normalize"]
+__all__ = ["fuse", "fusion_data", "fusion_values", "FusionResult", "NORMS", "FUSION_FORMAT",
+           "normalize"]
 
 FUSION_FORMAT = "dfrank.fusion"
 NORMS = ("minmax", "zscore", "sum", "max", "rank", "borda", "l2", "none")
@@ -502,6 +503,16 @@ def fusion_data(qrels, runs, norm="minmax", missing="zero", complete=False):
     ``ties="stable"``, is a fused run under trec_eval's conventions."""
     _check_missing(norm, missing)
     return _build(as_qrels(qrels), _read_runs(runs), norm, missing, complete).data
+
+
+def fusion_values(qrels, runs, weights, metric=RUN_METRIC, norm="minmax", missing="zero"):
+    """Per-query values (``{qid: value}``) of the fusion of ``runs`` with ``weights`` (a
+    dict run name -> weight), as trec_eval computes them on the fused run: what a fusion
+    learned elsewhere scores on other queries (validation topics)."""
+    _check_missing(norm, missing)
+    fu = _build(as_qrels(qrels), _read_runs(runs), norm, missing, False)
+    w = np.array([float(weights[n]) for n in fu.names])
+    return dict(zip(fu.qids, map(float, _values(fu.data, get_metric(metric), w))))
 
 
 def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signed=False,

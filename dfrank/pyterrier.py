@@ -26,14 +26,13 @@ pt = need("pyterrier", "dfrank.pyterrier")
 
 from . import ir  # noqa: E402
 from .estimator import DirectRanker  # noqa: E402
-from .fusion import fuse  # noqa: E402
+from .fusion import FusionResult, fuse, fusion_values  # noqa: E402
 from .metrics.registry import RUN_METRIC  # noqa: E402
 from .registry import BOX_STRATEGY  # noqa: E402
 from .tuning import DEFAULT_BUDGET  # noqa: E402
 from .tuning import tune as tune_system  # noqa: E402
 from .errors import DataFormatError  # noqa: E402
 from .files import VERSION, jsonable, read_json, write_json_atomic  # noqa: E402
-from .fusion import FusionResult  # noqa: E402
 from .result import LinearRanker  # noqa: E402
 
 STAGE_FORMAT = "dfrank.pyterrier.stage"
@@ -605,9 +604,17 @@ class Fusion(pt.Estimator):
         self.metric, self.norm, self.missing, self.signed = metric, norm, missing, signed
         self.strategy, self.seed, self.options = strategy, seed, options
         self.result = None
+        self.weights = None   # what transform applies: the learned weights, or equal ones
+        self.choice = None
 
     def __repr__(self):
-        return f"dfrank.pyterrier.Fusion({list(self.pipelines)})"
+        """The runs fused and the settings, so that fusions of other settings have other
+        names (``pt.Experiment(save_dir=...)`` saves each under its own)."""
+        opts = "".join(f", {k}={v!r}" for k, v in sorted(self.options.items()))
+        return (f"dfrank.pyterrier.Fusion({'+'.join(self.pipelines)}, {self.metric}, "
+                f"{self.norm}, missing={self.missing!r}"
+                + (", signed" if self.signed else "")
+                + (f", {self.strategy}" if self.strategy else "") + f", seed={self.seed}{opts})")
 
     def save(self, path):
         """Write the fitted fusion as a small versioned JSON (its settings and the learned
@@ -620,6 +627,7 @@ class Fusion(pt.Estimator):
                     "options": self.options}
         write_json_atomic(path, {"format": FUSION_STAGE_FORMAT, "version": VERSION,
                                  "settings": jsonable(settings),
+                                 "weights": self.weights, "choice": self.choice,
                                  "result": self.result.to_dict()})
 
     @classmethod
@@ -640,6 +648,12 @@ class Fusion(pt.Estimator):
         options = settings.pop("options", None) or {}
         fusion = cls(pipelines, **settings, **options)
         fusion.result = res
+        weights = obj.get("weights") or res.weights
+        if not isinstance(weights, dict) or sorted(weights) != sorted(res.runs):
+            raise DataFormatError(f"a {FUSION_STAGE_FORMAT} file's weights must name the "
+                                  f"runs {res.runs}", path=path)
+        fusion.weights = {str(k): float(v) for k, v in weights.items()}
+        fusion.choice = obj.get("choice")
         return fusion
 
     def _runs(self, topics):
@@ -651,11 +665,40 @@ class Fusion(pt.Estimator):
         return runs
 
     def fit(self, topics, qrels, topics_va=None, qrels_va=None):
+        """Learn the weights on ``topics`` (their judgments only), then keep them only if
+        they beat the equal-weight sum of the same normalized runs where that can be
+        judged: on the validation topics when given, else on the held-out folds when the
+        fusion cross-validates (``folds=k``). Otherwise the equal weights are kept
+        (:attr:`choice` says which and why; :attr:`result` stays what was learned)."""
         kwargs = dict(self.options)
         if self.strategy is not None:
             kwargs["strategy"] = self.strategy
+        qrels = _topics_qrels(qrels, topics, "the fusion")
         self.result = fuse(qrels, self._runs(topics), self.metric, norm=self.norm,
                            missing=self.missing, signed=self.signed, seed=self.seed, **kwargs)
+        self.weights = dict(self.result.weights)
+        equal = {n: 1.0 / len(self.weights) for n in self.weights}
+        learned = held = None
+        if topics_va is not None and qrels_va is not None:
+            runs = self._runs(topics_va)
+            qrels_va = _topics_qrels(qrels_va, topics_va, "the fusion's validation")
+            learned, held = (float(np.mean(list(fusion_values(
+                qrels_va, runs, w, self.metric, self.norm, self.missing).values())))
+                for w in (self.weights, equal))
+            where = "the validation topics"
+        elif self.result.cv_value is not None:
+            learned = self.result.cv_value
+            held = self.result.baselines["CombSUM (equal weights)"]["value"]
+            where = f"the {self.result.folds} held-out folds"
+        self.choice = "learned weights"
+        if learned is not None:
+            if learned < held:
+                self.weights = equal
+                self.choice = (f"equal weights: the learned ones score {learned:.4f} on "
+                               f"{where}, the equal ones {held:.4f}")
+            else:
+                self.choice = (f"learned weights: {learned:.4f} on {where}, the equal ones "
+                               f"{held:.4f}")
         return self
 
     def transform_inputs(self):
@@ -670,4 +713,7 @@ class Fusion(pt.Estimator):
         if self.result is None:
             raise ValueError("fit the fusion first (fit(topics, qrels))")
         src = topics.drop_duplicates("qid") if "query" in topics.columns else None
-        return _frame(self.result.apply(self._runs(topics)), src)
+        import dataclasses
+
+        applied = dataclasses.replace(self.result, weights=self.weights or self.result.weights)
+        return _frame(applied.apply(self._runs(topics)), src)

@@ -233,3 +233,32 @@ def test_49_4_tune_scores_the_topics_given_only(coll):
                         return_type="best_setting")
     assert full == dpt.tune(bm25, grid, half, own, "map", budget=6, seed=0,
                             return_type="best_setting")
+
+
+def test_49_5_a_fusion_keeps_equal_weights_when_learned_ones_lose(coll, monkeypatch):
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25", num_results=40)
+    ql = dpt.Retriever(docs, "ql", num_results=40)
+    train, valid = topics_df.iloc[:8], topics_df.iloc[8:]
+    fusion = dpt.Fusion({"bm25": bm25, "ql": ql}, "map", restarts=1)
+    fusion.fit(train, qrels_df[qrels_df["qid"].isin(train["qid"])], valid, qrels_df)
+    runs = {"bm25": bm25.transform(valid), "ql": ql.transform(valid)}
+    own = qrels_df[qrels_df["qid"].isin(valid["qid"])]
+    learned = np.mean(list(dfrank.fusion.fusion_values(own, runs, fusion.result.weights,
+                                                       "map").values()))
+    equal = np.mean(list(dfrank.fusion.fusion_values(own, runs, {"bm25": 0.5, "ql": 0.5},
+                                                     "map").values()))
+    assert fusion.choice.startswith("learned" if learned >= equal else "equal")
+    assert fusion.weights == (fusion.result.weights if learned >= equal
+                              else {"bm25": 0.5, "ql": 0.5})
+    # learned weights that lose on validation: the equal weights are kept and said
+    monkeypatch.setattr(dfrank.pyterrier, "fusion_values",
+                        lambda q, r, w, *a: {"1": 0.1 if w != {"bm25": 0.5, "ql": 0.5}
+                                             else 0.2})
+    fusion.fit(train, qrels_df, valid, qrels_df)
+    assert fusion.weights == {"bm25": 0.5, "ql": 0.5}
+    assert fusion.choice.startswith("equal weights: the learned ones score 0.1000 on the "
+                                    "validation topics, the equal ones 0.2000")
+    # the names show the settings: two fusions of other settings are two experiments
+    other = dpt.Fusion({"bm25": bm25, "ql": ql}, "map", norm="zscore")
+    assert repr(other) != repr(fusion) and "zscore" in repr(other)
