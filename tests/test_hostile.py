@@ -15,6 +15,7 @@ import dfrank
 from dfrank import LinearRanker, cli
 from dfrank.datasets import make_letor_like
 from dfrank.io.svmlight import save_svmlight
+from tests.test_reliability import _cranfield_like, _tune
 
 
 def _data():
@@ -240,22 +241,6 @@ def test_47_10_two_outputs_on_one_path_are_refused(tmp_path, capsys, toy_suite):
         == 2
     assert "--json and --cache both write" in capsys.readouterr().err
     assert not c.exists()
-
-
-def _cranfield_like(tmp_path):
-    from tests.test_tune import small_collection
-
-    docs, topics, qrels = small_collection(n_docs=40, n_q=4)
-    (tmp_path / "docs.tsv").write_text("".join(f"{d}\t{t}\n" for d, t in docs.items()))
-    (tmp_path / "topics.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
-    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {d} {r}\n" for q, j in qrels.items()
-                                                for d, r in j.items()))
-
-
-def _tune(tmp_path, *extra):
-    return ["tune", "--collection", str(tmp_path / "docs.tsv"), "--topics",
-            str(tmp_path / "topics.tsv"), "--qrels", str(tmp_path / "qrels.txt"),
-            "--param", "k1=0.1:3", "--param", "b=0:1", "--quiet", *extra]
 
 
 ENGINE = """\
