@@ -155,7 +155,7 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
     if strategy is None:
         strategy = BOX_STRATEGY if isinstance(objective.space, Box) else DEFAULT_STRATEGY
     strat = resolve(strategy, **options)
-    if hasattr(strat, "pick"):   # auto: the strategy for this objective's size
+    if strat.chooses:   # auto: the strategy for this objective's size
         strat = strat.pick(objective)
     strat.check(objective)
     if valid is not None:

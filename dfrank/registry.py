@@ -49,6 +49,7 @@ class Strategy:
     linear_reason = "for its exact line search"
     supports_box = True              # can search a Box
     makes_line_searches = False      # calls objective.line (the line search's kernels)
+    chooses = False                  # picks another strategy by the objective: pick(objective)
     default_restarts = 1
 
     def get_params(self):

@@ -33,6 +33,7 @@ class Auto(Strategy):
     (``pattern`` on a box of parameters). Options go to the strategy it picks."""
 
     name = "auto"
+    chooses = True
 
     def __init__(self, **options):
         self.options = options

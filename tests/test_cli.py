@@ -196,3 +196,23 @@ def test_name_value_numbers():
     for bad in ("k1", "k1=", "k1=high"):
         with pytest.raises(o.UsageError, match="--default expects NAME=VALUE"):
             o.parse_numbers([bad], "--default")
+
+
+def test_warm_up_warms_what_auto_runs_on_the_data(monkeypatch):
+    """#48 item 5: with auto, the strategy auto picks for the data's size is warmed (the
+    line search from 1,000 training queries on)."""
+    import numpy as np
+
+    from dfrank import RankingData, api
+    from dfrank.cli import options
+
+    ran = []
+    monkeypatch.setattr(api, "maximize", lambda data, metric, strategy, **kw:
+                        ran.append(getattr(strategy, "name", strategy)))
+    for n_queries, want in ((1000, "ca"), (20, "smoothed_es")):
+        data = RankingData.from_arrays(np.arange(2 * n_queries, dtype=float)[:, None] % 7,
+                                       np.arange(2 * n_queries) % 2,
+                                       np.repeat(np.arange(n_queries), 2))
+        ran.clear()
+        options.warm_up("ndcg@10", strategy="auto", data=data)
+        assert ran == [want], (n_queries, ran)

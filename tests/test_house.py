@@ -11,14 +11,18 @@ DRIVER_USERS = ("dfrank.api", "dfrank.cli", "dfrank.fusion", "dfrank.tuning",
 
 
 def modules():
+    """dfrank's modules by name, those of strategies/ (installed as dfrank.strategies)
+    included."""
     out = {}
-    base = os.path.join(ROOT, "dfrank")
-    for dirpath, _, files in os.walk(base):
-        for f in files:
-            if f.endswith(".py"):
-                path = os.path.join(dirpath, f)
-                rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
-                out[rel.removesuffix(".__init__")] = path
+    for folder, package in (("dfrank", "dfrank"), ("strategies", "dfrank.strategies")):
+        base = os.path.join(ROOT, folder)
+        for dirpath, _, files in os.walk(base):
+            for f in files:
+                if f.endswith(".py"):
+                    path = os.path.join(dirpath, f)
+                    rel = os.path.relpath(path, base)[:-3].replace(os.sep, ".")
+                    name = f"{package}.{rel}".removesuffix(".__init__")
+                    out[name] = path
     return out
 
 

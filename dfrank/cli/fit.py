@@ -89,7 +89,7 @@ def run(args):
         train, valid, test = (normalization.apply(d, norm) if d is not None else None
                               for d in (train, valid, test))
     o.compiling(args.quiet)
-    o.warm_up(metric, args.ties, strategy=args.strategy)
+    o.warm_up(metric, args.ties, strategy=args.strategy, data=train)
     t0 = time.perf_counter()
     result = maximize(train, metric, args.strategy, seed=args.seed, n_jobs=args.n_jobs,
                       budget=args.budget, max_seconds=args.max_seconds, valid=valid,

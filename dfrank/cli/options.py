@@ -338,21 +338,26 @@ def compiling(quiet):
     _compiling.quiet(quiet)
 
 
-def warm_up(metric, ties="pessimistic", exact=True, strategy="ca"):
-    """Load (or compile) the kernels a run of ``strategy`` needs, on a tiny problem: the
-    line search's only for a strategy that makes line searches."""
+def warm_up(metric, ties="pessimistic", exact=True, strategy="ca", data=None):
+    """Load (or compile) the kernels a run of ``strategy`` on ``data`` needs, on a tiny
+    problem: the line search's only for a strategy that makes line searches; for one that
+    chooses by the data (``auto``), those of the strategy it chooses for ``data``."""
     from ..api import maximize
     from ..data import RankingData
+    from ..objective import LinearObjective
     from ..registry import resolve
 
+    strat = resolve(strategy)
+    if strat.chooses and data is not None:
+        strat = strat.pick(LinearObjective(data, metric, ties=ties))
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 2))
     tiny = RankingData.from_arrays(X, np.arange(12) % 3, np.repeat([0, 1], 6))
-    if resolve(strategy).makes_line_searches:
+    if strat.makes_line_searches:
         maximize(tiny, metric, "ca", restarts=1, max_sweeps=1, ties=ties,
                  line_search="auto" if exact else "steps")
     else:
-        maximize(tiny, metric, strategy, budget=4, ties=ties)
+        maximize(tiny, metric, strat, budget=4, ties=ties)
 
 
 def prefetch(metric, ties="pessimistic"):
