@@ -258,16 +258,21 @@ def test_12_a_timeout_ends_the_whole_process_group(tmp_path):
 
     with pytest.raises(CommandError, match="ran longer than 1 s"):
         runner({"k": 1.0})
-    child = int(pidfile.read_text())
-    for _ in range(100):
+    wait_gone(int(pidfile.read_text()), "the grandchild outlived the timeout")
+
+
+def wait_gone(pid, failure, seconds=5.0):
+    """Wait for process ``pid`` to end; kill it and fail the test with ``failure`` if it
+    is still there after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         try:
-            os.kill(child, 0)
+            os.kill(pid, 0)
         except ProcessLookupError:
-            break
+            return
         time.sleep(0.05)
-    else:
-        os.kill(child, signal.SIGKILL)
-        pytest.fail("the grandchild outlived the timeout")
+    os.kill(pid, signal.SIGKILL)
+    pytest.fail(failure)
 
 
 def test_12_folders_of_dead_runs_are_swept(tmp_path):
