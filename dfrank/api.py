@@ -11,7 +11,8 @@ from .errors import NoEvaluationError
 from .metrics.evaluation import bind_metric, evaluate, evaluate_linear
 from .normalization import query_level_source
 from .objective import BudgetExhausted, check_budget, make_objective
-from .parallel import child, describe_seed, effective_n_jobs, run_tasks, seed_sequence
+from .parallel import (child, describe_seed, effective_n_jobs, run_in_threads, run_tasks,
+                       seed_sequence)
 from .registry import BOX_STRATEGY, DEFAULT_STRATEGY, resolve
 from .observers import CallbackCaller, CheckpointWriter, ProgressBar, RunState
 from .result import RestartResult, Result, overall_status
@@ -33,7 +34,7 @@ def _restart_budget(budget, n, r):
     return base + (1 if r < extra else 0)
 
 
-def _run_restart(task, objective, listener=None, progress=None):
+def _run_restart(task, objective, listener=None, progress=None, cancel=None):
     """One restart in this process or a worker: a fresh objective, a seeded generator.
 
     ``progress(index, objective, state_fn)``, when given, receives the strategy's
@@ -45,6 +46,7 @@ def _run_restart(task, objective, listener=None, progress=None):
     max_seconds = None if deadline is None else max(0.0, deadline - _time.time())
     obj = objective.fresh(max_evals=max_evals, max_seconds=max_seconds)
     obj.listener = listener
+    obj.cancel = cancel
     if progress is not None:
         obj.progress_saver = lambda o, state_fn: progress(index, o, state_fn)
     obj.start_clock()
@@ -108,7 +110,9 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
         ``n_jobs``.
     n_jobs : int
         Restarts run in parallel through joblib (-1: all cores). With n_jobs != 1 the
-        callback runs after each restart, in this process.
+        callback runs after each restart, in this process. With n_jobs = 1 the restarts
+        of the line-search strategies (ca, fdsa) run side by side in threads of this
+        process, sharing numba's threads, unless a callback or a checkpoint follows them.
     budget : int, optional
         Objective evaluations in all (an exact line search counts one), split evenly over
         the restarts so the result does not depend on ``n_jobs``.
@@ -199,14 +203,22 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
         CallbackCaller(callback, n_jobs_eff != 1, objective, valid) if callback else None],
         t_start=t_start)
     interrupted = False
+    runs = None
     try:
         local = functools.partial(
             _run_restart, listener=state.evaluated if state.wants_evaluations else None,
             progress=(lambda index, obj, state_fn: writer.progress(state, index, obj,
                                                                    state_fn))
             if writer is not None and getattr(strat, "resumable", False) else None)
-        for res in run_tasks(local if n_jobs_eff == 1 else _run_restart, tasks(), n_jobs,
-                             shared=(objective,)):
+        # (a progress bar then counts restarts as they end, as with joblib's workers)
+        workers = _restart_threads(objective, strat, n_tasks - len(skip), n_jobs_eff,
+                                   callback is not None or writer is not None)
+        if workers:
+            runs = run_in_threads(_run_restart, tasks(), *workers, shared=(objective,))
+        else:
+            runs = run_tasks(local if n_jobs_eff == 1 else _run_restart, tasks(), n_jobs,
+                             shared=(objective,))
+        for res in runs:
             try:
                 state.finished(res)
             except StopIteration:
@@ -216,6 +228,8 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        if runs is not None:
+            runs.close()   # restarts still running in threads end (interrupted) here
         state.close()
     done = sorted(state.done, key=lambda r: r.index)
     if not any(r.point is not None for r in done):
@@ -234,6 +248,24 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
         result.message = (f"stopped after {len(done)} of {n_tasks} restarts; "
                           + result.message).rstrip("; ")
     return result
+
+
+def _restart_threads(objective, strat, n_tasks, n_jobs, followed):
+    """``(workers, numba threads they share)`` when the restarts of a serial run (n_jobs = 1)
+    run side by side in threads of this process (:func:`~dfrank.parallel.run_in_threads`),
+    else None: two or more restarts, numba's cores for them, a strategy and an objective
+    that allow it, no callback after each evaluation and no checkpoint (``followed``),
+    and a threading layer that takes calls from several threads (not ``workqueue``).
+    Each restart's result is the same as run alone, so the run's is too."""
+    if n_jobs != 1 or n_tasks < 2 or not strat.concurrent_restarts or followed \
+            or not getattr(objective, "concurrent", False) or objective.recorder is not None:
+        return None
+    import numba
+
+    threads = numba.get_num_threads()   # (starts numba's pool, so the layer is known)
+    if threads < 2 or numba.threading_layer() == "workqueue":
+        return None
+    return min(threads, n_tasks), threads
 
 
 def _checkpointing(checkpoint, resume, every, fp, strat):

@@ -121,6 +121,7 @@ class Objective:
     """
 
     is_linear = False  # a linear ranker on the simplex (LinearObjective)
+    concurrent = False  # may be evaluated from several threads at once (own buffers each)
     exact_line = False  # has the exact line search for its metric and tie policy
     line_cost = 1
 
@@ -138,6 +139,9 @@ class Objective:
         self.recorder = None  # called with (points, values) of every recorded batch, also
         # by the copies fresh() makes in this process (the restarts of a serial run)
         self.progress_saver = None   # set by checkpointed runs: see save_progress
+        # set by restarts that run in threads of this process: a threading.Event that,
+        # once set (Ctrl-C reached the caller), ends the restart as an interruption
+        self.cancel = None
         self.reset()
 
     def fresh(self, max_evals=None, max_seconds=None):
@@ -154,11 +158,13 @@ class Objective:
         state["listener"] = None
         state["recorder"] = None
         state["progress_saver"] = None
+        state["cancel"] = None
         return state
 
     def __setstate__(self, state):
         state.setdefault("progress_saver", None)
         state.setdefault("recorder", None)
+        state.setdefault("cancel", None)
         self.__dict__.update(state)
 
     # ------------------------------------------------------------------ resumable state
@@ -232,6 +238,8 @@ class Objective:
         evaluation is still allowed (one point), so a run whose time went to compiling
         kernels or importing its optimizer still returns its start point, marked ``time``."""
         self.start_clock()
+        if self.cancel is not None and self.cancel.is_set():
+            raise KeyboardInterrupt("the run was interrupted")
         if self.max_seconds is not None and self.elapsed >= self.max_seconds:
             if self.n_evals:
                 raise self._exhausted("time")
@@ -333,6 +341,7 @@ class LinearObjective(Objective):
     """
 
     is_linear = True
+    concurrent = True   # restarts may evaluate it from several threads at once
 
     def __init__(self, data, metric="ndcg@10", *, ties="pessimistic", max_evals=None,
                  max_seconds=None, **metric_options):

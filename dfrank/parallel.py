@@ -15,7 +15,8 @@ from joblib import Parallel, delayed
 from .data import RankingData
 from .objective import Objective
 
-__all__ = ["seed_sequence", "child", "run_tasks", "effective_n_jobs", "one_thread_each"]
+__all__ = ["seed_sequence", "child", "run_tasks", "run_in_threads", "effective_n_jobs",
+           "one_thread_each"]
 
 
 def seed_sequence(seed):
@@ -89,6 +90,92 @@ def run_tasks(fn, tasks, n_jobs, shared=()):
     _teach_dask_sizes()
     yield from Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(fn)(t, *shared) for t in tasks)
+
+
+def run_in_threads(fn, tasks, workers, threads, shared=()):
+    """Yield ``fn(task, *shared, cancel=event)`` for each task, in task order, from
+    ``workers`` threads of this process that share ``threads`` numba threads (worker k
+    runs numba's parallel loops on ``threads // workers`` of them, one more while k <
+    ``threads % workers``; numba's thread count is per thread: nothing global changes).
+
+    Whole restarts side by side: none waits for another, so a thread that loses its core
+    to another process delays only its own restart, where threads that share each line
+    search's loops wait for each other at every loop's end. The tasks are taken from
+    ``tasks`` one at a time as threads come free (a deadline there still holds). Ctrl-C
+    sets ``event``, which ``fn`` must watch (an objective's ``cancel``): the running
+    tasks end, interrupted, and every finished one is still yielded."""
+    import threading
+
+    import numba
+
+    source = iter(tasks)
+    take = threading.Lock()
+    ready = threading.Condition()
+    results = {}
+    cancel = threading.Event()
+    taken = [0]   # tasks taken so far: the next one's index
+    ended = [0]   # workers that ended
+
+    def work(k):
+        numba.set_num_threads(max(1, threads // workers + (k < threads % workers)))
+        try:
+            while not cancel.is_set():
+                with take:
+                    i = taken[0]
+                    try:
+                        task = next(source)
+                    except StopIteration:
+                        return
+                    taken[0] += 1
+                try:
+                    out = fn(task, *shared, cancel=cancel)
+                except BaseException as e:  # raised in the caller's thread
+                    out = _Raised(e)
+                with ready:
+                    results[i] = out
+                    ready.notify_all()
+        finally:
+            with ready:
+                ended[0] += 1
+                ready.notify_all()
+
+    pool = [threading.Thread(target=work, args=(k,), name=f"dfrank-restarts-{k}",
+                             daemon=True)
+            for k in range(workers)]
+    for t in pool:
+        t.start()
+    nxt = 0
+    try:
+        while True:
+            with ready:
+                while nxt not in results and ended[0] < workers:
+                    ready.wait(0.25)
+                out = results.pop(nxt, None)
+            if out is None:
+                return
+            nxt += 1
+            if isinstance(out, _Raised):
+                raise out.error
+            yield out
+    except KeyboardInterrupt:
+        cancel.set()
+        for t in pool:
+            t.join()
+        for i in sorted(results):
+            if isinstance(results[i], _Raised):
+                continue
+            yield results[i]
+    finally:
+        cancel.set()
+        for t in pool:
+            t.join()
+
+
+class _Raised:
+    """An exception a task raised in a worker thread, carried to the caller."""
+
+    def __init__(self, error):
+        self.error = error
 
 
 def gather(results, total, desc, progress=False, each=None, stop=None):

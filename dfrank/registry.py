@@ -50,6 +50,9 @@ class Strategy:
     supports_box = True              # can search a Box
     makes_line_searches = False      # calls objective.line (the line search's kernels)
     chooses = False                  # picks another strategy by the objective: pick(objective)
+    # its restarts may run side by side in threads of one process: run() keeps nothing on
+    # self and calls only thread-safe code (dfrank's kernels release the GIL)
+    concurrent_restarts = False
     default_restarts = 1
 
     def get_params(self):

@@ -25,7 +25,7 @@ def _as_vector(x, n, what):
     return x
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _compositions(c, K, out):
     """Fill ``out`` with the compositions following ``c`` (reverse lexicographic order:
     (K,0,..,0) first, (0,..,0,K) last), updating ``c`` in place. Returns the number written.
@@ -53,7 +53,7 @@ def _compositions(c, K, out):
     return w
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rows_on_simplex(pts, tol, sum_tol):
     """True if every row is finite, >= -tol and sums to 1 within sum_tol."""
     for r in range(pts.shape[0]):
@@ -111,7 +111,7 @@ def _project_rows_numpy(v, out):
     return int(np.flatnonzero(bad)[0]) if bad.any() else -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _project_rows(v, out):
     """Metzler's projection of each row of ``v`` (at most ``_KERNEL_MAX`` coordinates) into
     ``out`` (see :meth:`Simplex.project`) in one call: the dozen numpy calls it took cost

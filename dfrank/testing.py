@@ -93,12 +93,41 @@ def check_beats_random(strategy, data=None, metric="ndcg@10", budget=400, seeds=
 
 def check_n_jobs_invariant(strategy, data=None, metric="ndcg@10", budget=120,
                            n_jobs=(1, 2, -1), **options):
+    """The same result for any ``n_jobs``, and with n_jobs = 1 also when the restarts run
+    one after another on one thread (a serial run may run them side by side in threads:
+    see :func:`dfrank.parallel.run_in_threads`)."""
     data = data if data is not None else planted_data()
     runs = [_run(strategy, data, metric, budget, 11, n_jobs=j, **options) for j in n_jobs]
-    for j, r in zip(n_jobs[1:], runs[1:]):
+    runs.append(one_thread(_run, strategy, data, metric, budget, 11, **options))
+    for j, r in zip(list(n_jobs[1:]) + ["1 on one thread"], runs[1:]):
         if r.value != runs[0].value or not np.array_equal(r.point, runs[0].point):
             _fail(f"{strategy}: n_jobs={j} gave {r.value}, n_jobs={n_jobs[0]} gave "
                   f"{runs[0].value} with the same seed")
+
+
+def one_thread(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a new thread whose numba kernels run on one thread (so a
+    serial run's restarts run one after another); its result, or what it raised."""
+    import threading
+
+    import numba
+
+    out = []
+
+    def call():
+        numba.set_num_threads(1)
+        try:
+            out.append((True, fn(*args, **kwargs)))
+        except BaseException as e:
+            out.append((False, e))
+
+    t = threading.Thread(target=call)
+    t.start()
+    t.join()
+    ok, value = out[0]
+    if not ok:
+        raise value
+    return value
 
 
 def check_strategy(strategy, n_jobs=False, **options):

@@ -61,6 +61,7 @@ class CoordinateAscent(Strategy):
 
     default_restarts = 10
     makes_line_searches = True
+    concurrent_restarts = True
 
     def __init__(self, *, restarts=10, line_search="auto", rule="plateau", window=None,
                  tol=1e-3, max_sweeps=100, shuffle=True, n_steps=25, step_base=0.001,

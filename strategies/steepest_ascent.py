@@ -38,6 +38,7 @@ class SteepestAscent(Strategy):
 
     default_restarts = 10
     makes_line_searches = True
+    concurrent_restarts = True
 
     def __init__(self, *, restarts=10, h=0.01, scheme="forward", max_iter=100, tol=1e-4,
                  rule="best", n_steps=20):

@@ -63,7 +63,7 @@ def dot_block(XT, rows, w, lo, hi, acc):
         j += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dot_block4(XT, rows, W, p, lo, hi, a0, a1, a2, a3):
     """:func:`dot_block` of the four weight vectors ``W[p:p + 4]`` at once, into ``a0`` ..
     ``a3``: each feature row is read (and widened to float64) once for the four. Every
@@ -116,7 +116,7 @@ def all_rows(d):
     return np.arange(d, dtype=np.int64)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def scores_into(XT, rows, W, out):
     """``out[p, i] = sum_j W[p, j] * XT[j, i]`` (j in ``rows``, increasing), in float64.
 

@@ -31,7 +31,7 @@ _WIDE_FROM = 640
 _EVENT_MOVES = 4
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _merge_pass(ks, vs, kd, vd, n, width):
     """Merge the sorted runs of length ``width`` of (ks, vs) into (kd, vd)."""
     for a in range(0, n, 2 * width):
@@ -73,7 +73,7 @@ def _insert(keys, vals, lo, r, kv, vv):
     vals[np.uint64(j + 1)] = vv
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _merge_pairs(keys, vals, k_tmp, v_tmp):
     n = len(keys)
     for a in range(0, n, _RUN):
@@ -102,7 +102,7 @@ def _key32(x):
     return (b ^ _LOW) if b & _TOP32 else (b | _TOP32)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _radix_passes(a, b, count, width, passes, low):
     """Stable LSD radix sort of uint64 ``a`` by ``passes`` digits of ``width`` bits from
     bit ``low`` up, given ``count[d, digit + 1]``, the number of keys with that digit in
@@ -149,7 +149,7 @@ def _count_digits(a, width, passes, low):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _radix_high(a, b):
     """Stable LSD radix sort of uint64 ``a`` by its high 32 bits (11, 11 and 10 bits per
     pass); ``b`` is scratch of the same length. Returns ``(sorted, spare)``."""
@@ -171,7 +171,7 @@ def _radix_keys(keys, a, width, passes, low):
     return _count_digits(a, width, passes, low)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _radix_by_float32(keys, a, b):
     """``keys``' positions sorted stably by their float32 rounding, in the low words of
     the first returned array (``a`` or ``b``, uint64 scratch as long as keys; the other is
@@ -183,7 +183,7 @@ def _radix_by_float32(keys, a, b):
     return _radix_passes(a, b, count, _BITS, 3, 32)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _radix_pairs(keys, vals, k_tmp, v_tmp):
     """Radix sort on 32-bit keys, then exact order: each key's float32 rounding and its
     position form one uint64, sorted in three or four passes instead of the six a float64
@@ -206,7 +206,7 @@ def _radix_pairs(keys, vals, k_tmp, v_tmp):
         _insert(keys, vals, 0, r, sk[r], vals[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sort_pairs(keys, vals, k_tmp, v_tmp):
     """Sort float64 ``keys`` ascending in place, moving int64 ``vals`` along; stable.
     ``k_tmp``/``v_tmp`` are scratch at least as long."""
@@ -216,7 +216,7 @@ def sort_pairs(keys, vals, k_tmp, v_tmp):
         _merge_pairs(keys, vals, k_tmp, v_tmp)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather_sorted(srt, keys, vals, out_k, out_v):
     """``keys``/``vals`` in the order of the positions in ``srt``'s low words, into
     ``out_k``/``out_v``, an insertion step ordering rows whose keys differ but whose sort
@@ -227,7 +227,7 @@ def gather_sorted(srt, keys, vals, out_k, out_v):
         _insert(out_k, out_v, 0, r, keys[i], vals[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gather_bounded(srt, keys, vals, out_k, out_v, max_moves):
     """:func:`gather_sorted` that gives up (returns False) after ``max_moves`` moves."""
     moves = 0
@@ -247,7 +247,7 @@ def _gather_bounded(srt, keys, vals, out_k, out_v, max_moves):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rows_sorted_into(a, b, keys, vals, out_k, out_v):
     """Rows of ``keys``/``vals`` into ``out_k``/``out_v`` in stable order of their keys,
     given ``a``: for each row, its key's float32 rounding (high word) and its row (low
@@ -267,7 +267,7 @@ def rows_sorted_into(a, b, keys, vals, out_k, out_v):
     gather_sorted(_radix_high(srt, spare)[0], keys, vals, out_k, out_v)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sort_pairs_into(keys, vals, ka, kb, out_k, out_v):
     """``keys`` (float64) sorted stably into ``out_k``, ``vals`` (int64) along into
     ``out_v``, leaving both unchanged (saves the copies back of :func:`sort_pairs`);
@@ -286,7 +286,7 @@ def sort_pairs_into(keys, vals, ka, kb, out_k, out_v):
         _merge_pairs(out_k[:n], out_v[:n], ka[:n].view(np.float64), kb[:n].view(np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def radix_argsort(keys):
     """Indices that sort ``keys`` (float64, no NaN) ascending; stable."""
     n = len(keys)
@@ -296,7 +296,7 @@ def radix_argsort(keys):
     return idx
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sorted_copy(x):
     """An ascending sorted copy of float64 ``x`` (instead of ``np.sort``, whose generic
     implementation is slow to compile)."""
@@ -323,7 +323,7 @@ def _sift(a, root, end):
         root = child
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def heapsort(a):
     """Sort float64 ``a`` ascending in place: a small heap sort, O(n log n), for work done
     once per dataset (a query's labels), where :func:`sorted_copy`'s radix machinery would

@@ -39,12 +39,12 @@ def _is_space(c):
     return c == _SPACE or c == _TAB or c == _CR
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lower(c):
     return c + 32 if 65 <= c <= 90 else c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _word_is(buf, s, e, word):
     if e - s != len(word):
         return False
@@ -61,7 +61,7 @@ _QID = np.frombuffer(b"qid:", dtype=np.uint8).copy()
 _DOCID = np.frombuffer(b"docid", dtype=np.uint8).copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _parse_float(buf, s, e):
     """Parse buf[s:e] as a decimal float. Returns (status, value).
 
@@ -146,7 +146,7 @@ def _parse_float(buf, s, e):
     return F_OK, -v if neg else v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _parse_int(buf, s, e):
     """Parse buf[s:e] as a signed decimal integer. Returns (ok, value)."""
     i = s
@@ -166,7 +166,7 @@ def _parse_int(buf, s, e):
     return True, -v if neg else v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _docid_span(buf, s, e):
     """Docid from a comment buf[s:e] (after '#'): the token after ``docid =`` if present,
     else the first token of the comment. Returns (start, end), (-1, -1) if none."""
@@ -198,7 +198,7 @@ def _docid_span(buf, s, e):
     return -1, -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def parse_block(buf, expect_qid, n_features_cap):
     """Parse whole lines in ``buf``.
 
@@ -392,7 +392,7 @@ def parse_block(buf, expect_qid, n_features_cap):
             err_code, err_line, err_start, err_end, max_fid)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow(a):
     """``a`` in an array twice as long (an element loop: a slice assignment would compile
     numba's shape-error path, about a second)."""
@@ -402,7 +402,7 @@ def _grow(a):
     return b
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_dense(X, row0, indptr, cols, vals, n_rows):
     """Scatter CSR rows into dense rows ``X[row0:row0+n_rows]`` (missing features stay 0)."""
     for r in range(n_rows):
@@ -410,7 +410,7 @@ def fill_dense(X, row0, indptr, cols, vals, n_rows):
             X[row0 + r, cols[p]] = vals[p]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather_docids(buf, doc_start, doc_end, n_rows, width, out, row0):
     """Copy docid bytes into a fixed-width byte matrix (rows without docid stay empty)."""
     for r in range(n_rows):

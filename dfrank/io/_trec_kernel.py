@@ -27,7 +27,7 @@ def _space(c):
     return c == 32 or c == 9 or c == 13
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fnv1a(buf, a, b):
     h = _FNV_OFFSET
     for i in range(a, b):
@@ -36,7 +36,7 @@ def fnv1a(buf, a, b):
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def line_starts(buf, n_chunks):
     """Chunk boundaries at line starts, and the number of non-blank lines per chunk."""
     n = len(buf)
@@ -51,7 +51,7 @@ def line_starts(buf, n_chunks):
     return bounds
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def count_lines(buf, bounds, counts, newlines):
     """Upper bound of the rows of each chunk (its newlines, plus one for a last line
     without one) and its newline count; a simple loop that vectorizes."""
@@ -64,7 +64,7 @@ def count_lines(buf, bounds, counts, newlines):
         counts[c] = nl + (1 if last_open else 0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _parse_chunk(buf, start, end, r0, kind, q_span, d_span, q_hash, d_hash, score, rel,
                  line_no, err):
     """Parse the lines of buf[start:end] into rows r0, r0 + 1, ...; returns the row count.
@@ -138,7 +138,7 @@ def _parse_chunk(buf, start, end, r0, kind, q_span, d_span, q_hash, d_hash, scor
     return r - r0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def parse_lines(buf, bounds, offsets, kind, q_span, d_span, q_hash, d_hash, score, rel,
                 line_no, err, n_rows):
     """Parse run (kind 0: ``qid Q0 docno rank score runid``) or qrels (kind 1:
@@ -152,7 +152,7 @@ def parse_lines(buf, bounds, offsets, kind, q_span, d_span, q_hash, d_hash, scor
                                  d_span, q_hash, d_hash, score, rel, line_no, err[c])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def check_same(buf, span, rep, out_bad):
     """out_bad[r] = True if row r's bytes differ from those of row rep[r] (equal hashes that
     are not equal strings: a hash collision)."""
@@ -161,7 +161,7 @@ def check_same(buf, span, rep, out_bad):
         out_bad[r] = not same_bytes(buf, span[r, 0], span[r, 1], buf, span[s, 0], span[s, 1])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def same_bytes(buf_a, a0, a1, buf_b, b0, b1):
     if a1 - a0 != b1 - b0:
         return False
@@ -171,7 +171,7 @@ def same_bytes(buf_a, a0, a1, buf_b, b0, b1):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def build_table(keys):
     """Open-addressing hash table of ``keys`` (power-of-two size, -1 = empty) → row."""
     size = 1
@@ -187,7 +187,7 @@ def build_table(keys):
     return table
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def join(run_buf, run_q, run_d, run_key, qrel_buf, qrel_q, qrel_d, qrel_key, table, rel,
          unjudged, out_rel, out_judged):
     """For every run row, its relevance in the qrels (``unjudged`` if absent): a hash-table

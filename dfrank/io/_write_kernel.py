@@ -54,7 +54,7 @@ def _put_fixed(buf, pos, x, scale, precision):
     return pos
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def format_rows(X, y, qid_of_row, feature_ids, docids, has_docids, precision, out):
     """Write rows ``label qid:Q f:v ... [#docid = D]\\n`` into ``out``; returns the bytes
     used. ``out`` must hold the worst case (the caller sizes it)."""

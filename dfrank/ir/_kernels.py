@@ -5,7 +5,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def postings(tokens, doc_of, n_terms):
     """Inverted index from the token stream: (term_ptr, doc, tf), each term's documents in
     increasing order. ``doc_of``: the document of every token (non-decreasing)."""
@@ -34,7 +34,7 @@ def postings(tokens, doc_of, n_terms):
     return term_ptr, doc, tf
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def bm25(row_ptr, term, tf, qtf, row_doc, doc_len, idf, avgdl, k1, b, out):
     """BM25 of every candidate row: sum over its matching query terms of
     qtf idf tf (k1 + 1) / (tf + k1 (1 - b + b |D| / avgdl))."""
@@ -46,7 +46,7 @@ def bm25(row_ptr, term, tf, qtf, row_doc, doc_len, idf, avgdl, k1, b, out):
         out[r] = s
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def dirichlet(row_ptr, term, tf, qtf, row_doc, row_query, doc_len, p_coll, q_len,
               q_base, mu, out):
     """Query likelihood with Dirichlet smoothing, sum over the query's tokens of
@@ -60,7 +60,7 @@ def dirichlet(row_ptr, term, tf, qtf, row_doc, row_query, doc_len, p_coll, q_len
         out[r] = s + q_base[q] + q_len[q] * (np.log(mu) - np.log(doc_len[row_doc[r]] + mu))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def window_counts(tokens, doc_ptr, docs, a, b, window, ordered, unordered):
     """For each document of ``docs``: the exact phrase "a b" (#1) and a, b within
     ``window`` tokens in either order (#uw), counted as occurrence pairs."""

@@ -50,7 +50,7 @@ def bin_of(t, shift):
     return np.int64(_key32(t) >> np.uint64(shift))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bin_runs(out_t, out_d, n, runs, run_sp, shift):
     """One query's breakpoints (sorted by t) summed by bin: for each run of rows in one bin,
     ``runs[r] = bin << 32 | number of changes`` and ``run_sp[r] = (sum of changes, highest
@@ -85,7 +85,7 @@ def bin_runs(out_t, out_d, n, runs, run_sp, shift):
     return n_r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _first_bin_at(out_t, lo, hi, b, shift):
     """The first row of ``out_t[lo:hi]`` (sorted) whose bin is >= b (binary search)."""
     while lo < hi:
@@ -97,7 +97,7 @@ def _first_bin_at(out_t, lo, hi, b, shift):
     return lo
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=True):
     """Each bin's sum of changes ``S``, bound on the rise inside it ``P`` (the queries'
     highest running sums) and its number of changes ``C``
@@ -124,7 +124,7 @@ def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=True):
     pref[len(S)] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kept_rows(out_t, out_d, out_h, offsets, n_out, kept, shift, ft, fd, fh, at):
     """Each query's rows whose bin is ``kept``, in order: query q's at ``ft[at[q]:]``
     (and ``fd``, ``fh``). With empty ``ft`` only counts them: returns the counts."""
@@ -185,7 +185,7 @@ def _binned_values(t, d, n, base, pref, shift):
         d[r] = base + (pref[b] + run)
 
 
-@njit(cache=True, parallel=PRANGE_ONLY, error_model="numpy")  # no query averaged: NaN
+@njit(cache=True, nogil=True, parallel=PRANGE_ONLY, error_model="numpy")  # no query averaged: NaN
 def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut, ka, kb, hz,
              shift):
     """All queries' breakpoints into one profile, after :func:`bin_sums` (its ``C`` and
@@ -280,7 +280,7 @@ def _clear(a, b, eps):
     return b - a > CHAIN * eps * max(1.0, abs(a), abs(b))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi, lo_row, hi_row, shift):
     """Per query, the rows of bins b_lo..b_hi (``lo_row[q]:hi_row[q]``); returns the last
     change's t before them and the first change's t after them over all queries (-inf /
@@ -305,7 +305,7 @@ def _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi, lo_row, hi_row, shift)
     return before, after
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _first_above(out_t, lo, hi, x):
     """The first row of ``out_t[lo:hi]`` (sorted) with t > x."""
     while lo < hi:
@@ -317,7 +317,7 @@ def _first_above(out_t, lo, hi, x):
     return lo
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _missing(kept, C, b_lo, b_hi, every):
     """A bin of b_lo..b_hi whose rows were not kept (with ``every`` False, only bins with
     changes count). An empty ``kept`` keeps every bin."""
@@ -329,7 +329,7 @@ def _missing(kept, C, b_lo, b_hi, every):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C,
                   pref, min_width, tol, shift, wlo, whi, kept):
     """The ``"best"`` choice of :func:`dfrank.linesearch.choose` without sorting every

@@ -18,7 +18,7 @@ PRUNABLE = (NDCG, DCG, PREC, RECALL, RR, ERR, AP)  # when k > 0
 _SHORT_RUN = 24  # runs of equal u shorter than this are put in order by insertion
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def flat_within_queries(u, qptr):
     """True if ``u`` is constant inside every query (the line changes no ranking)."""
     for q in range(len(qptr) - 1):
@@ -28,7 +28,7 @@ def flat_within_queries(u, qptr):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def direction_kind(delta):
     """``(finite, j)``: whether every coordinate of ``delta`` is finite, and j if delta is
     the coordinate direction e_j (else -1). One pass, for every line search."""
@@ -44,7 +44,7 @@ def direction_kind(delta):
     return True, (j if n_nonzero == 1 and delta[j] == 1.0 else -1)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def rows_by_u(u, qptr, out):
     """``out``: the row indices with each query's rows sorted by ``u`` (stable)."""
     for q in prange(len(qptr) - 1):
@@ -56,7 +56,7 @@ def rows_by_u(u, qptr, out):
         sort_pairs(keys, rows, np.empty(hi - lo), np.empty(hi - lo, np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pairs_across_classes(cls, rows, per_class):
     """Pairs of ``rows`` of different classes; ``per_class`` is zeroed scratch (and left so)."""
     sq = 0
@@ -69,7 +69,7 @@ def _pairs_across_classes(cls, rows, per_class):
     return (len(rows) * len(rows) - sq) // 2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _finish_start_order(s0, u, y, cls, srt, ties, keys, ktmp, vtmp, per_class):
     """Rows ``srt`` already sorted by u (stably): order each run of equal u by s0
     descending, then each run of identical lines by the tie rule, giving the order at
@@ -132,7 +132,7 @@ def _keep_largest(top, n_top, kk, v):
     return min(n_top + 1, kk)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dominated(s0, u, srt, kk, top, out):
     """``out[p]``: at least kk rows stay above row srt[p] for all t > 0 and kk for all
     t < 0 (it is never in the top kk).
@@ -182,7 +182,7 @@ def top_cut(code, k, m, c0):
     return _cutoff(k, m)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _hull_layers(s0, u, srt, kk, mark, run_end, head, hull, ru, rs):
     """Mark the rows of the first kk upper convex layers of the points (u, s0).
 
@@ -249,7 +249,7 @@ def _hull_layers(s0, u, srt, kk, mark, run_end, head, hull, ru, rs):
         n_runs = kept
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune,
                       presorted, first, last, max_m, cand, n_cand, n_events):
     """The queries order[first:last] (see :func:`candidates`), with scratch for them."""
@@ -316,7 +316,7 @@ def _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, p
         n_events[q] = _pairs_across_classes(cls, cand[lo:lo + n], per_class) - same_u
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, presorted,
                chunks, cand, n_cand, n_events, offsets):
     """Per query: the rows that can matter, in their order at t -> -inf, into

@@ -100,7 +100,7 @@ def _eligible(lower, upper, i, min_width):
     return _wide(lower[i], upper[i], min_width)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def middles(lower, upper, step):
     """A point inside each interval: the middle of bounded ones; past the finite end of an
     unbounded one by ``step`` (the median width of the bounded ones, given by the caller;
@@ -112,7 +112,7 @@ def middles(lower, upper, step):
     return mid
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def window_min(values, lower, upper, mid, w):
     """For each interval i, the lowest value of the intervals meeting [mid_i - w, mid_i + w]
     (a sliding-window minimum: both window ends only move right)."""
@@ -135,7 +135,7 @@ def window_min(values, lower, upper, mid, w):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _window_score(lower, upper, values, i, step, w):
     """The lowest value of the intervals meeting [mid_i - w, mid_i + w] (as
     :func:`window_min`) and the number of neighbours looked at."""
@@ -153,7 +153,7 @@ def _window_score(lower, upper, values, i, step, w):
     return v, looked + j - i - 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def plateau_pick(lower, upper, values, step, w, floor, min_width, tol):
     """:func:`pick` of the ``"plateau"`` rule without a window minimum for every interval:
     an interval's window minimum is at most its own value, so only intervals whose value
@@ -202,7 +202,7 @@ def plateau_pick(lower, upper, values, step, w, floor, min_width, tol):
     return chosen
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pick(lower, upper, values, score, min_width, tol, by_value):
     """Index of the chosen interval: eligible (unbounded, or wider than min_width relative
     to |t|), highest ``score`` (within tol), then highest value if ``by_value``, then the

@@ -50,7 +50,7 @@ def _above(C, S, x, l, L):
     return S[x] if L == 2 else C[x, l]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _v_dcg(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     v = 0.0
     for p in range(min(kk, n)):
@@ -68,7 +68,7 @@ def _d_dcg(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     return dg * disc[np.uint64(p - 1)] * scale
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _v_count(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     c = 0
     for p in range(min(kk, n)):
@@ -83,7 +83,7 @@ def _d_count(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     return (relc[np.uint64(la)] - relc[np.uint64(lb)]) * scale
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _v_rr(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     for p in range(min(kk, n)):
         if relc[seq[p]]:
@@ -106,7 +106,7 @@ def _d_rr(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _v_ap(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     c = 0
     v = 0.0
@@ -134,7 +134,7 @@ def _d_ap(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     return sgn * c / p * scale
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _v_err(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     v = 0.0
     stay = 1.0
@@ -145,7 +145,7 @@ def _v_err(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _v_ktau(seq, n, kk, k, gc, rc, relc, disc, c0, L):
     counts = np.zeros(L, np.int64)
     disc_pairs = 0
@@ -161,7 +161,7 @@ def _d_ktau(p, la, lb, a, b, C, S, kk, gc, rc, relc, disc, scale, L):
     return scale if la > lb else -scale
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scale(code, k, c0):
     """Per-query normalization: 1/IDCG (NDCG), 1/R (AP, recall, R-prec), 1/k (P@k),
     2/pairs (Kendall's tau), 1 otherwise."""
@@ -471,7 +471,7 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
             n_runs[q] = bin_runs(out_t[a:b], out_d[a:b], cnt, runs[a:b], run_sp[a:b], shift)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def sweep_dcg(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
               relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h, runs, run_sp, n_runs, shift):
@@ -480,7 +480,7 @@ def sweep_dcg(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, 
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def sweep_count(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
               relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h, runs, run_sp, n_runs, shift):
@@ -489,7 +489,7 @@ def sweep_count(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def sweep_rr(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
               relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h, runs, run_sp, n_runs, shift):
@@ -498,7 +498,7 @@ def sweep_rr(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, g
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def sweep_ap(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
               relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h, runs, run_sp, n_runs, shift):
@@ -507,7 +507,7 @@ def sweep_ap(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, g
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def sweep_err(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
               relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h, runs, run_sp, n_runs, shift):
@@ -516,7 +516,7 @@ def sweep_err(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, 
                  (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def sweep_ktau(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
               relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
               out_h, runs, run_sp, n_runs, shift):

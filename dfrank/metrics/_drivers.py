@@ -139,70 +139,70 @@ def _q_expected(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf
 # ------------------------------------------------------------------ entry points
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_ndcg(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                empty_value, fscr, iscr, out):
     _drive(_q_ndcg, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_dcg(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
               empty_value, fscr, iscr, out):
     _drive(_q_dcg, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_prec(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                empty_value, fscr, iscr, out):
     _drive(_q_prec, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_recall(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                  empty_value, fscr, iscr, out):
     _drive(_q_recall, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_rprec(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                 empty_value, fscr, iscr, out):
     _drive(_q_rprec, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_rr(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
              empty_value, fscr, iscr, out):
     _drive(_q_rr, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_ap(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
              empty_value, fscr, iscr, out):
     _drive(_q_ap, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_err(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
               empty_value, fscr, iscr, out):
     _drive(_q_err, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_ktau(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                empty_value, fscr, iscr, out):
     _drive(_q_ktau, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def batch_expected(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                    empty_value, fscr, iscr, out):
     _drive(_q_expected, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
@@ -215,70 +215,70 @@ def batch_expected(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, no
 # thread, and any process while the parallel entry point is being compiled in the
 # background (:mod:`._background`).
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_ndcg(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                 empty_value, fscr, iscr, out):
     _drive(_q_ndcg, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_dcg(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                empty_value, fscr, iscr, out):
     _drive(_q_dcg, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_prec(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                 empty_value, fscr, iscr, out):
     _drive(_q_prec, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_recall(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                   empty_value, fscr, iscr, out):
     _drive(_q_recall, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_rprec(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                  empty_value, fscr, iscr, out):
     _drive(_q_rprec, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_rr(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
               empty_value, fscr, iscr, out):
     _drive(_q_rr, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_ap(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
               empty_value, fscr, iscr, out):
     _drive(_q_ap, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_err(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                empty_value, fscr, iscr, out):
     _drive(_q_err, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_ktau(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                 empty_value, fscr, iscr, out):
     _drive(_q_ktau, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
            empty, empty_value, fscr, iscr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def serial_expected(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
                     empty_value, fscr, iscr, out):
     _drive(_q_expected, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,

@@ -41,7 +41,7 @@ def discount(pos):
     return 1.0 / np.log2(pos + 2.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cutoff(k, m):
     return m if k <= 0 else min(k, m)
 
@@ -81,7 +81,7 @@ def _rr(s, y, lo, hi, kk, ties, thr):
 COUNT_PAIRS = 1 << 24  # relevant x non-relevant pairs: counting (vectorized) up to this
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf, fbuf):
     """Average precision without sorting the list.
 
@@ -153,7 +153,7 @@ def _ap_full(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf, fbuf):
     return v / n_rel
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ap_counting(s, y, lo, hi, ties, thr, n_rel, jbuf, fbuf):
     """AP = (1/R) sum_{relevant d} (1 + relevant above d) / (1 + all above d), counted
     directly with the tie policy deciding between rows of equal score (O(m R))."""
@@ -185,7 +185,7 @@ def _ap_counting(s, y, lo, hi, ties, thr, n_rel, jbuf, fbuf):
     return v / n_rel
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ap_sorted(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf):
     """AP for long lists: sort only the relevant rows, then binary-search how many relevant
     rows each non-relevant row precedes; AP = (1/R) sum_i i / (i + above_i)."""
@@ -219,7 +219,7 @@ def _ap_sorted(s, y, lo, hi, ties, thr, n_rel, ibuf, jbuf):
     return v / n_rel
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ap_cut(s, y, lo, hi, kk, ties, thr, n_rel, ibuf):
     """AP@k as trec_eval's map_cut: (1/R) sum over relevant rows at rank <= k of precision."""
     n = top_k(s, y, lo, hi, kk, ties, ibuf)
@@ -246,7 +246,7 @@ def _err(s, y, g, lo, hi, kk, ties, norm, ibuf, at):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _discordant(lab, tmp):
     """Number of pairs i < j with lab[i] < lab[j] (a lower label ranked above a higher one).
 
@@ -287,7 +287,7 @@ def _discordant(lab, tmp):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ktau(s, y, lo, hi, ties, n_pairs, ibuf, jbuf, fbuf):
     m = full_rank(s, y, lo, hi, ties, ibuf, jbuf)
     lab = fbuf[:m]
@@ -321,7 +321,7 @@ def _ktau(s, y, lo, hi, ties, n_pairs, ibuf, jbuf, fbuf):
 
 
 # ---------------------------------------------------------------------------- expected ties
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _expected(code, s, y, g, disc, lo, hi, k, kk, thr, c0, ibuf, jbuf):
     """Metric value averaged exactly over all orderings of each group of tied scores.
 
@@ -383,7 +383,7 @@ def _expected(code, s, y, g, disc, lo, hi, k, kk, thr, c0, ibuf, jbuf):
 
 
 # ---------------------------------------------------------------------------- constants
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def query_constants(code, y, qptr, k, gain_type, thr, uptr, ulab, c0, empty):
     """Per-query constants, computed once per dataset and metric.
 

@@ -52,7 +52,7 @@ def better(s, y, i, j, ties):
     return tie_above(y, i, j, ties)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sift_down(h, n, pos, s, y, ties):
     # h is a heap whose root is the *worst* kept document
     while True:
@@ -67,7 +67,7 @@ def _sift_down(h, n, pos, s, y, ties):
         pos = c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _top_k_heap(s, y, lo, hi, n, ties, out):
     """The n best rows of ``lo:hi`` into ``out[:n]``, best first, with a bounded heap that
     keeps the n best seen so far: O(m log n) comparisons (the general fallback)."""
@@ -112,7 +112,7 @@ def _rows_above(ss, yy, i, sign):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rank_count(s, y, lo, hi, n, ties, out):
     """Short lists: each row's rank is the number of rows above it (:func:`_rows_above`).
     Every rank 0..m-1 is written once, so there is no branch on r < n either. For a few
@@ -129,7 +129,7 @@ _COUNT_MAX = 32  # lists up to this long are ranked by counting
 _COUNT_FEW = 16  # longer lists with up to this many rows that matter, too
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def top_k(s, y, lo, hi, k, ties, out):
     """Write the best ``n = min(k, hi - lo)`` rows of ``lo:hi`` into ``out[:n]``, best first
     (``out`` must hold hi - lo rows: it is scratch beyond n).
@@ -242,7 +242,7 @@ def count_top(s, y, lo, hi, n, ties, thr, ibuf):
 _RUN = 12
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sort_rows(s, y, idx, ties, tmp):
     """Sort the row indices ``idx`` in place by rank (best first) under ``ties``.
 
@@ -291,7 +291,7 @@ def sort_rows(s, y, idx, ties, tmp):
             idx[t] = tmp[t]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def full_rank(s, y, lo, hi, ties, out, tmp):
     """All rows of ``lo:hi`` in rank order into ``out[:hi-lo]``; returns hi - lo."""
     m = hi - lo

@@ -45,7 +45,7 @@ def _sigmoid(z):
     return e / (1.0 + e)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _approx_positions(s, alpha, rows, pos):
     """pi(x) = 1 + sum_{y != x} sigmoid(alpha (s_y - s_x)) for the rows x in ``rows``."""
     m = len(s)
@@ -58,7 +58,7 @@ def _approx_positions(s, alpha, rows, pos):
         pos[x] = p
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _approx_ndcg_query(s, g, c0, alpha, beta, k, grad):
     m = len(s)
     rows = np.arange(m)
@@ -85,7 +85,7 @@ def _approx_ndcg_query(s, g, c0, alpha, beta, k, grad):
     return value / c0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _approx_ap_query(s, r, c0, alpha, beta, grad):
     m = len(s)
     n_rel = 0
@@ -120,7 +120,7 @@ def _approx_ap_query(s, r, c0, alpha, beta, grad):
     return value / c0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _approx_chain(s, alpha, c, grad):
     """grad_z = sum_{x != z} alpha sigmoid'(alpha (s_x - s_z)) (c_x - c_z)."""
     m = len(s)
@@ -137,7 +137,7 @@ def _approx_chain(s, alpha, c, grad):
             grad[x] -= d
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _smooth_columns(s, order, g, w, n_cols, sigma, grad):
     """sum_j w_j sum_i g_i h_ij over the first ``n_cols`` ranks, and its score gradient
     (added into ``grad``) with d(j) = order[j] fixed."""
@@ -170,7 +170,7 @@ def _smooth_columns(s, order, g, w, n_cols, sigma, grad):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _smooth_ndcg_query(s, g, c0, sigma, k, disc, grad):
     m = len(s)
     for i in range(m):
@@ -183,7 +183,7 @@ def _smooth_ndcg_query(s, g, c0, sigma, k, disc, grad):
     return _smooth_columns(s, order, g, w, n_cols, sigma, grad)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _smooth_rho(s, order, r, sigma, rho):
     """Smoothed relevance at every rank: rho_j = sum_i r_i h_ij."""
     m = len(s)
@@ -199,7 +199,7 @@ def _smooth_rho(s, order, r, sigma, rho):
         rho[j] = num / z
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _smooth_ap_query(s, r, c0, sigma, grad):
     m = len(s)
     for i in range(m):
@@ -225,7 +225,7 @@ def _smooth_ap_query(s, r, c0, sigma, grad):
     return value / c0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def value_and_grad(kind, s, labels, qptr, qorder, c0, skip, alpha, beta, sigma, k, disc,
                    values, grad):
     """Per-query surrogate ``values`` and the score gradient ``grad`` of their sum.
@@ -253,7 +253,7 @@ def value_and_grad(kind, s, labels, qptr, qorder, c0, skip, alpha, beta, sigma, 
             values[q] = _smooth_ap_query(sq, lq, c0[q], sigma, gq)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def features_dot(XT, g, out):
     """out[j] = sum_i XT[j, i] g[i] (i in increasing order: the same bits for any number
     of threads, unlike a threaded BLAS gemv)."""
@@ -266,7 +266,7 @@ def features_dot(XT, g, out):
         out[j] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def weighted_gram(XT, mean, omega, out):
     """out[a, b] = sum_i omega_i (XT[a, i] - mean[a]) (XT[b, i] - mean[b]) (deterministic
     order; the ridge start of the smoothed strategies and of es). Serial: it runs once per

@@ -102,7 +102,7 @@ def _names(family, params):
 _BASE = 19
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _docno_greater(buf, span, a, b):
     """strcmp(docno_a, docno_b) > 0."""
     a0, a1 = span[a, 0], span[a, 1]
@@ -114,7 +114,7 @@ def _docno_greater(buf, span, a, b):
     return (a1 - a0) > (b1 - b0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, ideal, level,
                 max_docs, iprec_half, p_cuts, r_cuts, n_cuts, s_cuts, m_cuts, out, keys, k2, v2):
     """All measures of one query into ``out``; ``ideal`` holds the query's judged gains
@@ -233,7 +233,7 @@ def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, idea
                                            ibuf, fbuf) / ic
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _judge_query(rows, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel, qrows, table, rel,
                  judged, dup):
     """Judge the run rows of one query: a small open-addressing table of their docno hashes
@@ -271,7 +271,7 @@ def _judge_query(rows, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel, qrows,
             h = (h + np.uint64(1)) & mask
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def eval_queries(order, qptr, score, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel,
                  qorder, qlo, qhi, level, max_docs, iprec_half, p_cuts, r_cuts, n_cuts,
                  s_cuts, m_cuts, rel, judged, out, dup):
