@@ -145,14 +145,24 @@ def kept_rows(out_t, out_d, out_h, offsets, n_out, kept, shift, ft, fd, fh, at):
 
 
 @njit(cache=True, inline="always")
-def _group_values(edges, values, total, eps):
-    """Breakpoint groups in place: rows of ``edges[1:total + 1]`` closer than eps
-    (relative to the group's first t) are one breakpoint, whose value is that after its
-    last row. Returns the number of groups."""
-    apart = 1  # the usual case, no two t within eps: nothing moves
-    for r in range(1, total):
+def _apart(edges, r0, r1, eps):
+    """No two of ``edges[r0:r1 + 1]`` (sorted) are within eps of each other (relative
+    to the lower one): every row is a breakpoint group of its own."""
+    apart = 1  # a branch-free test: the usual case
+    for r in range(r0, r1):
         t0 = edges[r]
         apart &= 1 if edges[r + 1] - t0 > eps * max(1.0, abs(t0)) else 0
+    return apart
+
+
+@njit(cache=True, inline="always")
+def _group_values(edges, values, total, eps, apart=-1):
+    """Breakpoint groups in place: rows of ``edges[1:total + 1]`` closer than eps
+    (relative to the group's first t) are one breakpoint, whose value is that after its
+    last row. Returns the number of groups. ``apart``: whether :func:`_apart` holds for
+    those rows, if known (-1: test it)."""
+    if apart < 0:
+        apart = _apart(edges, 1, total, eps)
     if apart:
         return total
     g = 0
@@ -207,27 +217,34 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
     t (closer than ``eps`` relative, as in the per-query sweeps) are one breakpoint."""
     nq = len(n_out)
     n_parts = cut.shape[0] - 1
-    n_changes = C.sum()
+    n_changes = 0
+    for b in range(len(C)):
+        n_changes += C[b]
+    # part w starts at the bin where w / n_parts of the changes are (len(C): past them all)
+    start = np.full(n_parts + 1, len(C), np.int64)
     acc = 0
     w = 1
-    for q in range(nq):
-        cut[0, q] = offsets[q]
-    for b in range(len(C)):  # part w starts at the bin where w / n_parts of the changes are
+    for b in range(len(C)):
         while w < n_parts and acc >= n_changes * w // n_parts:
-            for q in range(nq):
-                cut[w, q] = _first_bin_at(out_t, cut[w - 1, q], offsets[q] + n_out[q], b,
-                                         shift)
+            start[w] = b
             w += 1
         acc += C[b]
-    while w <= n_parts:
+    blocks = max(1, min(nq, n_parts))
+    for k in prange(blocks):  # each query's rows of each part: blocks of queries
+        for q in range(k * nq // blocks, (k + 1) * nq // blocks):
+            end = offsets[q] + n_out[q]
+            cut[0, q] = offsets[q]
+            for w in range(1, n_parts + 1):
+                cut[w, q] = _first_bin_at(out_t, cut[w - 1, q], end, start[w], shift)
+    rows = np.empty(n_parts, np.int64)
+    for w in prange(n_parts):
+        c = 0
         for q in range(nq):
-            cut[w, q] = offsets[q] + n_out[q]
-        w += 1
+            c += cut[w + 1, q] - cut[w, q]
+        rows[w] = c
     room = np.zeros(n_parts + 1, np.int64)  # part w's keys start at room[w]
     for w in range(n_parts):
-        room[w + 1] = room[w]
-        for q in range(nq):
-            room[w + 1] += cut[w + 1, q] - cut[w, q]
+        room[w + 1] = room[w] + rows[w]
     n_ch = np.zeros(n_parts, np.int64)
     n_hz = np.zeros(n_parts, np.int64)
     for w in prange(n_parts):
@@ -249,6 +266,7 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
     total = first[n_parts]
     edges = np.empty(total + 2)
     values = np.empty(total + 1)
+    apart = np.ones(n_parts, np.int64)
     for w in prange(n_parts):
         a = room[w]
         t = edges[1 + first[w]:1 + first[w + 1]]
@@ -256,11 +274,17 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
         gather_sorted(_radix_high(ka[a:a + n_ch[w]], kb[a:a + n_ch[w]])[0], out_t, out_d,
                       t, d)  # rows whose t round alike: in order
         _binned_values(t, d, n_ch[w], base, pref, shift)
+        for r in range(n_ch[w]):  # (grouping below moves values: divided alike)
+            d[r] = d[r] / n_eff
+        apart[w] = _apart(edges, 1 + first[w], first[w + 1], eps)
+    together = 1
+    for w in range(n_parts):  # and across parts: a part's first row after the last one
+        together &= apart[w]
+        if n_ch[w] > 0 and first[w] > 0:
+            together &= _apart(edges, first[w], first[w] + 1, eps)
     edges[0] = -np.inf
-    values[0] = base
-    g = _group_values(edges, values, total, eps)
-    for r in range(g + 1):  # apart from the sums: the divisions vectorize
-        values[r] = values[r] / n_eff
+    values[0] = base / n_eff
+    g = _group_values(edges, values, total, eps, together)
     edges[g + 1] = np.inf
     n_h = 0
     for w in range(n_parts):
