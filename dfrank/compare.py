@@ -24,6 +24,7 @@ from .objective import check_allowance, make_objective
 from .parallel import gather, run_tasks
 from .registry import resolve
 from .files import VERSION, jsonable, write_json_atomic
+from .stats import TESTS
 from .stats import significance as paired_test
 from .text import format_table
 
@@ -293,9 +294,9 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
             opts = options.get(spec, {})
         resolve(spec, **opts).check(objective)      # fail before any run starts
         specs.append((spec, dict(opts)))
-    if significance not in ("randomization", "t", "wilcoxon", "sign"):
+    if significance not in TESTS:
         raise ValueError(f"unknown significance test {significance!r}; known: "
-                         "randomization, t, wilcoxon, sign")
+                         f"{', '.join(TESTS)}")
     tasks = [(spec, opts, seed, budget, max_seconds) for spec, opts in specs for seed in seeds]
     runs = gather(run_tasks(_one_run, tasks, n_jobs, shared=(objective, valid, test)),
                   len(tasks), "compare", progress)

@@ -42,7 +42,7 @@ from .metrics.evaluation import bind_metric
 from .objective import LinearObjective
 from .parallel import child, seed_sequence
 from .files import VERSION, jsonable, write_json_atomic, write_text_atomic
-from .metrics.registry import RUN_METRIC
+from .metrics.registry import RUN_METRIC, RUN_TIES
 from .metrics.trec_eval import as_trec_eval_reads
 from .metrics.registry import get as get_metric
 from .result import overall_status
@@ -56,9 +56,6 @@ NORMS = ("minmax", "zscore", "sum", "max", "rank", "borda", "l2", "none")
 _TINY = 1e-9   # the floor of a normalizer's denominator (ranx's)
 _HUGE = 1e150  # scores beyond this are divided by their largest magnitude first
 _SCALE_FREE = ("minmax", "zscore", "sum", "max", "l2")   # norm(c s) = norm(s) for c > 0
-
-TIES = "stable"  # trec_eval's order of tied scores: the rows are in docno-descending order
-
 
 # ---------------------------------------------------------------- normalization
 def normalize(scores, norm, n_candidates=None):
@@ -573,8 +570,9 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     spec = get_metric(metric)
     metric_name = spec.label
     ss = seed_sequence(seed)
-    opts = dict(FUSE_OPTIONS if strategy == FUSE_STRATEGY else {}, **options)
-    if not signed and n_runs == 2 and strategy == FUSE_STRATEGY and "restarts" not in options:
+    preset = _is_fuse_strategy(strategy)
+    opts = dict(FUSE_OPTIONS if preset else {}, **options)
+    if not signed and n_runs == 2 and preset and "restarts" not in options:
         # two runs: the non-negative weights are one segment, which the first line search
         # sweeps whole; every restart would find the same best interval, and ties go to
         # the first restart, so one restart gives the same weights
@@ -588,7 +586,7 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     status = []
 
     def learn(data):
-        res = maximize(LinearObjective(data, spec, ties=TIES),
+        res = maximize(LinearObjective(data, spec, ties=RUN_TIES),
                        strategy=strategy, seed=ss, budget=budget, max_seconds=max_seconds,
                        n_jobs=n_jobs, progress=progress, **opts)
         status.append(res.status)
@@ -630,13 +628,30 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     return res
 
 
+def _strategy_class(strategy):
+    """The class of a strategy given by name (or alias), class or instance."""
+    from .registry import get
+
+    if isinstance(strategy, str):
+        found = get(strategy)
+        return found if isinstance(found, type) else type(found)
+    return strategy if isinstance(strategy, type) else type(strategy)
+
+
+def _is_fuse_strategy(strategy):
+    """Whether ``strategy`` names fuse's default search (:data:`FUSE_STRATEGY`, by any of
+    its names, or its class), whose :data:`FUSE_OPTIONS` then apply; an instance keeps
+    the options it was made with."""
+    if not isinstance(strategy, (str, type)):
+        return False
+    return _strategy_class(strategy) is _strategy_class(FUSE_STRATEGY)
+
+
 def _strategy_options(strategy):
     """The option names a strategy takes."""
     import inspect
 
-    from .registry import resolve
-
-    return set(inspect.signature(type(resolve(strategy)).__init__).parameters)
+    return set(inspect.signature(_strategy_class(strategy).__init__).parameters)
 
 
 def _mean(per_query, n_extra):
@@ -647,7 +662,7 @@ def _values(data, metric, w):
     """Per-query values of the weights ``w`` as trec_eval computes them on the run they make
     (its scores read in single precision): the search compares doubles, every value
     reported is trec_eval's."""
-    bound = bind_metric(data, metric, TIES)
+    bound = bind_metric(data, metric, RUN_TIES)
     return bound.per_query(as_trec_eval_reads(_scores(data, w)))
 
 

@@ -31,7 +31,7 @@ from .api import maximize
 from .errors import DataFormatError, TuneError
 from .io.forms import read_qrels, read_run, run_as_data
 from .metrics import registry as metric_registry
-from .metrics.registry import RUN_METRIC
+from .metrics.registry import RUN_METRIC, RUN_TIES
 from .registry import BOX_STRATEGY
 from .metrics.evaluation import bind_metric
 from .metrics.trec_eval import as_trec_eval_reads
@@ -100,7 +100,7 @@ class RunEvaluator:
             raise DataFormatError("the qrels judge no document")
         self.metric = metric
         bind_metric(run_as_data({}, self.qrels, self.qids[:1]), metric,
-                    "stable")   # an unknown metric fails now, not at the first run
+                    RUN_TIES)   # an unknown metric fails now, not at the first run
 
     def __call__(self, params):
         run = read_run(self.run_fn(dict(params)), name=f"at {params}")
@@ -108,7 +108,7 @@ class RunEvaluator:
             raise DataFormatError(f"the run shares no query with the qrels (its queries: "
                                   f"{_some(list(run))}; the qrels': {_some(self.qids)})")
         data = run_as_data(run, self.qrels, self.qids)
-        bound = bind_metric(data, self.metric, "stable")
+        bound = bind_metric(data, self.metric, RUN_TIES)
         # the run's scores as trec_eval reads them (single precision), so that tune's values
         # are trec_eval's on the engine's run file
         return bound.per_query(as_trec_eval_reads(data.X[:, 0]))

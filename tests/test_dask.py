@@ -82,7 +82,7 @@ def test_bench_runs_on_the_cluster(client, tmp_path):
 
     from dfrank.problems import Suite
     from dfrank.problems import references as refs
-    from dfrank.problems.bench import bench
+    from dfrank.problems import bench
     from tests.test_problems import write_mq2008
 
     write_mq2008(str(tmp_path), np.random.default_rng(5))

@@ -154,6 +154,30 @@ def test_signed_weights_on_the_augmented_simplex(case):
         fuse(qrels, runs, "map", strategy="pso")
 
 
+def test_48_an_alias_of_the_default_search_keeps_its_presets(case, monkeypatch):
+    # "coordinate_ascent" and the class are "ca": fuse's 5 restarts, tol and rule apply
+    import dfrank.fusion as F
+    from dfrank.registry import get
+
+    CoordinateAscent = get("coordinate_ascent")
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append({k: kwargs.get(k) for k in F.FUSE_OPTIONS})
+        return maximize(*args, **kwargs)
+
+    maximize = F.maximize
+    monkeypatch.setattr(F, "maximize", spy)
+    qrels, runs = case
+    default = fuse(qrels, runs, "map", seed=3)
+    for spec in ("coordinate_ascent", CoordinateAscent):
+        res = fuse(qrels, runs, "map", seed=3, strategy=spec)
+        assert res.weights == default.weights and res.value == default.value
+    assert seen == [F.FUSE_OPTIONS] * 3
+    fuse(qrels, runs, "map", seed=3, strategy=CoordinateAscent(restarts=2))
+    assert seen[-1] == dict.fromkeys(F.FUSE_OPTIONS)   # an instance keeps its own options
+
+
 def test_mismatched_queries_are_counted(case):
     qrels, runs = case
     runs = {n: dict(r, extra={"d1": 1.0}) for n, r in runs.items()}   # not judged

@@ -379,7 +379,7 @@ def _bench_file():
         import shutil
         import tempfile
 
-        from dfrank.problems.bench import bench
+        from dfrank.problems import bench
 
         from tests.suites import toy_suite
 

@@ -171,7 +171,7 @@ def _bench_kw(toy_suite, **kw):
 
 
 def test_47_8_a_cut_last_bench_line_is_repaired_before_appending(toy_suite, tmp_path):
-    from dfrank.problems.bench import bench, read_runs
+    from dfrank.problems import bench, read_runs
 
     out = tmp_path / "b.jsonl"
     root = toy_suite[0]
@@ -190,7 +190,7 @@ def test_47_8_a_cut_last_bench_line_is_repaired_before_appending(toy_suite, tmp_
 
 def test_47_9_ctrl_c_in_a_run_stops_the_bench_and_the_run_is_redone(toy_suite, tmp_path,
                                                                      monkeypatch, capsys):
-    from dfrank.problems.bench import bench, read_runs
+    from dfrank.problems import bench, read_runs
     from dfrank.registry import resolve
 
     out = tmp_path / "b.jsonl"
@@ -394,7 +394,7 @@ def test_47_17_pyterrier_stages_name_the_frame_and_column():
 
 
 def test_47_18_a_hand_edited_bench_file(toy_suite, tmp_path, capsys):
-    from dfrank.problems.bench import bench
+    from dfrank.problems import bench
 
     out = tmp_path / "b.jsonl"
     bench(toy_suite[0], ["random"], output=out, **_bench_kw(toy_suite, seeds=range(1)))
@@ -415,7 +415,7 @@ def test_47_18_a_hand_edited_bench_file(toy_suite, tmp_path, capsys):
     edited.write_text("\n".join([json.dumps(dict(head, version=7))] + lines[1:]) + "\n")
     assert cli.main(["bench", "report", str(edited)]) == 1
     assert "bench file version 7" in capsys.readouterr().err
-    from dfrank.problems.bench import bench as run_bench
+    from dfrank.problems import bench as run_bench
 
     with pytest.raises(dfrank.DataFormatError, match="version 7"):
         run_bench(toy_suite[0], ["random"], output=edited, **_bench_kw(toy_suite))

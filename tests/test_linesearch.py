@@ -532,3 +532,22 @@ def test_a_parted_line_asks_for_more_bins_until_it_has_what_it_needs(monkeypatch
     monkeypatch.setattr(L, "_select_bins", stingy)
     assert _parted_matches_whole(obj, _lines(obj, rng, 6), monkeypatch, 100) >= 4
     assert floors.count(-np.inf) >= 4 and None in floors
+
+
+@pytest.mark.parametrize("n, spread, parts", [(1, 1, 1), (2, 1, 3), (7, 1, 4), (1000, 1, 8),
+                                              (5000, 0, 5), (20000, 12, 16), (300, 40, 2)])
+def test_median_width_of_is_nps_lower_median(n, spread, parts):
+    """The parallel selection gives np.partition's lower median of the finite widths,
+    with the unbounded ends, equal widths, and widths over many magnitudes."""
+    from dfrank.linesearch.choice import median_width_of
+    rng = np.random.default_rng(n + parts)
+    widths = 10.0 ** rng.uniform(-spread, spread, n) if spread else np.full(n, 0.25)
+    widths[rng.random(n) < 0.1] = 0.5   # ties
+    edges = np.concatenate([[-np.inf], -3.0 + np.cumsum(widths), [np.inf]])
+    lo, hi = edges[:-1], edges[1:]
+    w = hi - lo
+    w = w[np.isfinite(w)]
+    k = (w.size - 1) // 2
+    want = float(np.partition(w, k)[k]) if w.size else -1.0
+    assert median_width_of(lo, hi, parts) == want
+    assert median_width_of(np.array([-np.inf]), np.array([np.inf]), parts) == -1.0

@@ -19,7 +19,7 @@ from dfrank import cli
 from dfrank.objective import FunctionObjective, LinearObjective
 from dfrank.problems import EPSILONS, BudgetExhausted, Problem, Suite, first_hits, targets_of
 from dfrank.problems import references as refs
-from dfrank.problems.bench import bench, read_runs
+from dfrank.problems import bench, read_runs
 from dfrank.problems.ioh import export, function_of, instance_of
 from dfrank.problems.profiles import Profiles
 from dfrank.spaces import Box
@@ -103,7 +103,8 @@ def test_first_hits_against_brute_force(ref, start, values):
 
 # ---------------------------------------------------------------- profiles and flags
 def record(solver, seed, values, *, n_evals=None, budget=100, fold=1, problem="p", dim=3,
-           reference=1.0, start=0.0, recommended=True, seconds=0.1, max_seconds=None):
+           reference=1.0, start=0.0, recommended=True, seconds=0.1, max_seconds=None,
+           status="budget"):
     evals = list(range(1, len(values) + 1))
     best = np.maximum.accumulate(values)
     keep = [0] + [i for i in range(1, len(values)) if best[i] > best[i - 1]]
@@ -115,7 +116,7 @@ def record(solver, seed, values, *, n_evals=None, budget=100, fold=1, problem="p
             "n_evals": n_evals or len(values), "seconds": seconds,
             "best_value": float(best[-1]), "last_value": float(values[-1]),
             "best_point": [0.2, 0.3, 0.5], "recommended_evaluated": recommended,
-            "error": None, "status": ""}
+            "error": None, "status": status}
 
 
 def test_ecdf_and_data_profile_by_brute_force():
@@ -190,15 +191,98 @@ def test_a_failed_run_counts_as_reaching_nothing():
     assert np.isclose(row["ecdf_end"], alone.summary_rows()[0]["ecdf_end"] * 3 / 4)
 
 
+def test_50_4_a_solver_whose_runs_all_failed_is_counted_with_them():
+    ok = [record("s", seed, [0.1, 0.9]) for seed in range(2)]
+    bad = [dict(record("t", seed, [0.1]), error="ValueError: 1-D") for seed in range(2)]
+    prof = Profiles(ok + bad)
+    assert np.array_equal(prof.ecdf("t", [1, 10]), [0.0, 0.0])
+    assert np.array_equal(prof.data_profile("t", [1, 10]), [0.0, 0.0])
+    row = prof.summary_rows()[1]
+    assert (row["solver"], row["runs"], row["failed"], row["ecdf_end"], row["gap"]) == \
+        ("t", 2, 2, 0.0, 1.0)
+    line = next(x for x in prof.summary().splitlines() if x.startswith("t "))
+    assert line.split()[1:4] == ["2", "0.000", "0.000"]
+
+
+def test_50_2_only_budget_columns_a_run_could_reach():
+    prof = Profiles([record("s", seed, [0.1, 0.6], budget=300) for seed in range(2)])
+    assert prof.columns() == [100]
+    head = prof.summary().splitlines()[0]
+    assert "ECDF@100" in head and "ECDF@1000" not in head
+    assert prof.summary_rows()[0]["ecdf_1000"] is None
+
+
+def test_50_5_early_stops_are_flagged():
+    runs = [record("quits", s, [0.1, 0.5 + s / 10], n_evals=40, budget=100, status=st)
+            for s, st in enumerate(["converged", ""])]   # ("": an ask/tell loop that ended)
+    runs += [record("full", s, [0.1, 0.2 + s / 10], n_evals=100, budget=100) for s in range(2)]
+    runs += [record("timed", 0, [0.1, 0.5], n_evals=40, budget=100, status="time")]
+    flags = Profiles(runs).flags()
+    assert "2 runs stopped before their budget (median 40% of it used)" in flags["quits"][0]
+    assert "full" not in flags and "timed" not in flags
+
+
+def test_50_5_solvers_as_module_function_and_pycmas_ipop(toy_suite, tmp_path, monkeypatch):
+    root, ref_path = toy_suite
+    (tmp_path / "my_solvers.py").write_text(
+        "import numpy as np\n"
+        "def half(problem, seed):\n"
+        "    return problem.x0 if problem(np.full(problem.dim, 0.5)) < 0 else None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from dfrank.problems.solvers import solver_of
+
+    assert solver_of("my_solvers:half").name == "my_solvers:half"
+    with pytest.raises(ValueError, match="unknown strategy"):
+        solver_of("no_such_module_here:f")
+    with pytest.raises(ValueError, match="no function 'nope'"):
+        solver_of("my_solvers:nope")
+    res = bench(root, ["my_solvers:half"], ["letor-mq2008-map"], folds=[1], seeds=[0],
+                budget=5, n_jobs=1, references=ref_path, line_cost=1, repeat=False)
+    run, = res.runs
+    assert run["solver"] == "my_solvers:half" and run["n_evals"] == 1 and not run["error"]
+    pytest.importorskip("cma")
+    res = bench(root, ["cma:ipop", "cma:es"], ["letor-mq2008-map"], folds=[1], seeds=[0],
+                budget=400, n_jobs=1, references=ref_path, line_cost=1, repeat=False)
+    ipop, es = sorted(res.runs, key=lambda r: r["solver"] != "cma:ipop")
+    assert ipop["solver"] == "cma:ipop" and ipop["n_evals"] == 400 and not ipop["error"]
+    assert es["n_evals"] <= 400
+
+
+def test_50_1_runs_that_beat_their_reference_are_flagged_and_merged(tmp_path):
+    from dfrank.problems import references as refs
+    from dfrank.problems.experiment import BenchResult
+
+    runs = [record("a", 0, [0.2, 1.04], reference=1.0), record("a", 1, [0.5], reference=1.0),
+            record("b", 0, [0.3, 1.01], reference=1.0),
+            record("b", 1, [0.3, 1.2], reference=0.9, fold=2)]   # other references
+    flags = Profiles(runs).flags()
+    assert "1 runs beat their problem's reference (by up to 0.04, p fold 1 seed 0)" in \
+        flags["a"][0]
+    assert "--from-runs" in flags["a"][0] and "2 runs beat" in flags["b"][0]
+    old = {"format": refs.REFERENCES_FORMAT, "version": 1, "runs": [{"command": "long"}],
+           "values": {"p": {"1": {"value": 1.0, "by": "ca", "run": 0, "fingerprint": [1],
+                                  "line_cost": 4},
+                            "2": {"value": 1.5, "by": "es", "run": 0, "fingerprint": [2]}}}}
+    bench = BenchResult({}, runs, str(tmp_path / "b.jsonl"))
+    new, changes = refs.from_runs(old, [bench], command="dfrank bench reference ...")
+    assert changes == [("p", 1, 1.0, 1.04, "a seed 0 in b.jsonl")]
+    entry = new["values"]["p"]["1"]
+    assert (entry["value"], entry["previous"], entry["run"], entry["line_cost"],
+            entry["fingerprint"]) == (1.04, 1.0, 1, 4, [1])
+    assert new["values"]["p"]["2"] == old["values"]["p"]["2"]
+    assert new["runs"][-1]["benches"] == [str(tmp_path / "b.jsonl")]
+
+
 # ---------------------------------------------------------------- IOHprofiler's format
 def test_ioh_export_matches_a_hand_written_file(tmp_path):
     pid = "letor-mq2008-map"
     run = record("cma:es", 2, [0.1, 0.05, 0.3, 0.2, 0.25], dim=3, problem=pid)
     run["fold"] = 4
     run2 = record("cma:es", 0, [0.4, 0.6], dim=3, problem=pid)
+    run2["best_x"] = [1.0, 0.5, 0.25]   # the cube point searched, not the simplex point
     export([run, run2], tmp_path)
     fid, name = function_of(pid)
-    assert name == "letor_mq2008_map" and instance_of(4, 2) == 4002
+    assert name == "letor_mq2008_map" and instance_of(4) == 4
     base = tmp_path / "cma_es"
     dat = (base / f"data_f{fid}_{name}" / f"IOHprofiler_f{fid}_DIM3.dat").read_text()
     assert dat == ("evaluations raw_y\n"
@@ -215,10 +299,48 @@ def test_ioh_export_matches_a_hand_written_file(tmp_path):
         "algorithm": {"name": "cma:es", "info": "dfrank bench"},
         "attributes": ["evaluations", "raw_y"],
         "scenarios": [{"dimension": 3, "path": f"data_f{fid}_{name}/IOHprofiler_f{fid}_DIM3.dat",
-                       "runs": [{"instance": 1000, "evals": 2,
-                                 "best": {"evals": 2, "y": 0.6, "x": [0.2, 0.3, 0.5]}},
-                                {"instance": 4002, "evals": 5,
+                       "runs": [{"instance": 1, "evals": 2,
+                                 "best": {"evals": 2, "y": 0.6, "x": [1.0, 0.5, 0.25]}},
+                                {"instance": 4, "evals": 5,
                                  "best": {"evals": 3, "y": 0.3, "x": [0.2, 0.3, 0.5]}}]}]}
+
+
+def test_50_3_4_the_export_keeps_failed_runs_with_folds_as_instances(tmp_path):
+    pid = "letor-mq2008-map"
+    runs = [record("s", seed, [0.1 * (seed + 1), 0.5], problem=pid, fold=2)
+            for seed in range(3)]
+    runs[1]["error"] = "RuntimeError: stopped at evaluation 2"   # failed, after 2 evaluations
+    runs.append(dict(record("s", 3, [0.1], problem=pid, fold=2), error="ValueError: 1-D",
+                     trace={"evals": [], "seconds": [], "values": []}))
+    runs.append(dict(record("s", 0, [0.1], problem=pid, fold=2), repeat=True))
+    files, empty = export(runs, tmp_path)
+    meta = json.loads(open(next(f for f in files if str(f).endswith(".json"))).read())
+    got = meta["scenarios"][0]["runs"]
+    assert [r["instance"] for r in got] == [2, 2, 2] and len(empty) == 1
+    assert empty[0]["seed"] == 3
+
+
+def test_50_4_a_run_records_the_cube_point_and_what_a_failure_reached(toy_suite):
+    from dfrank.problems.experiment import _run_one
+
+    root, ref_path = toy_suite
+    seen = {}
+
+    def fails(problem, seed):
+        z = np.full(problem.dim, 0.9)
+        seen["value"] = problem(z)
+        problem(np.full(problem.dim, 0.1))
+        raise RuntimeError("gave up")
+
+    rec = _run_one((fails, "letor-mq2008-map", 1, 0, 50, None, 1, False), root, ref_path)
+    assert rec["error"] == "RuntimeError: gave up" and rec["n_evals"] == 2
+    assert rec["best_value"] >= seen["value"] and len(rec["trace"]["values"]) >= 1
+    if rec["best_value"] == seen["value"]:
+        assert rec["best_x"] == [0.9] * len(rec["best_x"])
+    ok = _run_one(("random", "letor-mq2008-map", 1, 0, 20, None, 1, False), root, ref_path)
+    lam = np.asarray(ok["best_point"])
+    assert np.allclose(np.asarray(ok["best_x"]) / np.sum(ok["best_x"]), lam)
+    assert max(ok["best_x"]) == 1.0
 
 
 def test_ioh_export_matches_iohs_own_logger(tmp_path):
@@ -387,7 +509,8 @@ def test_bench_same_runs_for_any_n_jobs_and_resumes(toy_suite, tmp_path):
     ra, rb = sorted(a.runs, key=key), sorted(b.runs, key=key)
     assert len(ra) == 2 * 2 * len(SOLVERS) + 2 * len(SOLVERS) and all(r["error"] is None
                                                                   for r in ra)
-    assert not a.profiles().flags()   # every run repeats with its seed
+    flags = a.profiles().flags()   # every run repeats with its seed; ca may converge early
+    assert not [f for fs in flags.values() for f in fs if "before their budget" not in f]
     for x, y in zip(ra, rb):
         assert x["trace"]["values"] == y["trace"]["values"], x["solver"]
         assert x["trace"]["evals"] == y["trace"]["evals"] and x["n_evals"] == y["n_evals"]
@@ -454,14 +577,23 @@ def test_bench_command_line(toy_suite, tmp_path, capsys):
             "--references", ref_path, "-o", str(out), "--plot", str(tmp_path / "e.png")]
     assert cli.main(args) == 0
     text = capsys.readouterr().out
-    assert "10 runs" in text and "ECDF@100" in text and (tmp_path / "e.png").exists()
+    assert "10 runs" in text and (tmp_path / "e.png").exists()
+    assert "ECDF end" in text and "ECDF@100" not in text   # no run could make 100
+    assert f"references: {os.path.abspath(ref_path)} (1 runs" in text
     assert cli.main(["bench", "report", str(out), "--json", "-", "--by-problem", "5,40"]) == 0
     report = json.loads(capsys.readouterr().out)
+    assert report["references"]["file"] == os.path.abspath(ref_path)
     rows = report["summary"]
     assert [r["budget"] for r in report["by_problem"]] == [5, 40]
     assert [r["solver"] for r in rows] == ["ca", "random"]
     assert cli.main(["bench", "export", str(out), "-o", str(tmp_path / "ioh")]) == 0
     assert list((tmp_path / "ioh").glob("*/IOHprofiler_f*_letor_mq2008_map.json"))
+    merged = tmp_path / "refs.json"
+    assert cli.main(["bench", "reference", "--from-runs", str(out), "--merge", str(ref_path),
+                     "-o", str(merged)]) == 0
+    assert "values replaced" in capsys.readouterr().out
+    assert json.loads(merged.read_text())["runs"][-1]["benches"] == [str(out)]
+    assert cli.main(["bench", "reference", "-o", str(merged)]) == 2
     assert cli.main(["bench", "list", root]) == 0
     assert "letor-mq2008-map" in capsys.readouterr().out
     assert cli.main(args[:3] + ["--solvers", "ca", "--budget", "5", "--problems", "nope",
@@ -481,3 +613,12 @@ def test_shipped_references_fit_the_real_data():
         p = suite.problem(spec.id, fold, seed=0, budget=10)
         assert p.reference >= p.start_value - 1e-12
         assert p.line_cost >= (2 if getattr(p.objective, "exact_line", False) else 1)
+
+
+def test_50_5_the_bench_function_is_what_the_package_gives():
+    import inspect
+
+    import dfrank.problems as P
+
+    assert inspect.isfunction(P.bench) and inspect.isfunction(P.read_runs)
+    assert "solvers" in inspect.signature(P.bench).parameters

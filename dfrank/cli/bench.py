@@ -21,6 +21,8 @@ actions:
   report BENCH.jsonl         the table (and --plot FILE: ECDFs and data profiles)
   export BENCH.jsonl -o DIR  IOHprofiler's format (IOHanalyzer loads DIR)
   reference DATA -o REFS     measure reference values (the long run of the suite)
+  reference --from-runs BENCH.jsonl [--merge REFS] -o NEW
+                             the references, with the values bench runs beat replaced
 
 examples:
   dfrank bench run data/ --solvers ca,es,cma:es,nevergrad:NGOpt,optuna:tpe \\
@@ -33,7 +35,11 @@ examples:
 DATA holds the data sets as distributed (ohsumed-letor3/, mq2008-letor4/,
 lightgbm-lambdarank/, cranfield/, cisi/); nothing is downloaded. Solvers: any strategy
 name ('dfrank strategies'), or cma:es, nevergrad:NAME, optuna:tpe, optuna:cmaes, which
-drive the problems through their own ask/tell loops (pip install "dfrank[compare]")."""
+drive the problems through their own ask/tell loops, and cma:ipop, pycma's fmin2 with
+IPOP restarts until the budget is spent (pip install "dfrank[compare]"); your own as
+module:function, a function fn(problem, seed) returning its recommended cube point (or
+a name an installed package registers in the entry-point group dfrank.solvers).
+Folds are instances and seeds are runs (trials) of them."""
 
 
 def add_arguments(p):
@@ -43,8 +49,9 @@ def add_arguments(p):
     run = sub.add_parser("run", help="run or continue a bench", allow_abbrev=False)
     run.add_argument("data", help="the folder of the data sets")
     run.add_argument("--solvers", required=True,
-                     help="comma-separated solvers (strategy names, cma:es, nevergrad:NAME, "
-                          "optuna:tpe, optuna:cmaes)")
+                     help="comma-separated solvers (strategy names, cma:es, cma:ipop, "
+                          "nevergrad:NAME, optuna:tpe, optuna:cmaes, or your own as "
+                          "module:function)")
     _add_selection(run)
     run.add_argument("--seeds", type=o.positive_int, default=3,
                      help="instances per problem and fold: seeds 0..N-1 (default 3; seed "
@@ -73,10 +80,17 @@ def add_arguments(p):
     ex.add_argument("-o", "--output", metavar="DIR", required=True,
                     help="the folder to write (one folder per solver inside)")
     ref = sub.add_parser("reference", help="measure reference values", allow_abbrev=False)
-    ref.add_argument("data", help="the folder of the data sets")
+    ref.add_argument("data", nargs="?",
+                     help="the folder of the data sets (not with --from-runs)")
     _add_selection(ref)
     ref.add_argument("--merge", metavar="FILE",
-                     help="add the values to those of this references file")
+                     help="add the values to those of this references file (with "
+                          "--from-runs: the file the runs' better values go into; default "
+                          "the shipped references)")
+    ref.add_argument("--from-runs", nargs="+", metavar="BENCH",
+                     help="no long run: take the better values that these benches' runs "
+                          "found (runs measured against the same references), each with "
+                          "the solver, seed and file that found it")
     ref.add_argument("--line-costs-only", action="store_true",
                      help="measure only the line costs of the --merge file's values on this "
                           "machine (seconds, not the long run)")
@@ -149,7 +163,7 @@ def _list(args):
 
 
 def _run(args):
-    from ..problems.bench import bench
+    from ..problems import bench
 
     solvers = o.name_list(args.solvers, "--solvers", "solver")
     o.require_allowance(args, "solver")
@@ -169,25 +183,38 @@ def _run(args):
                 progress=o.show_progress(args))
     if args.json != "-":
         print(f"{len(res.runs)} runs in {args.output}")
-    return _show(res.profiles(), args)
+    return _show(res, args)
 
 
 def _report(args):
-    from ..problems.bench import read_runs
+    from ..problems import read_runs
 
     o.outputs_writable(args, "json", "plot", inputs=[args.bench])
-    return _show(read_runs(args.bench).profiles(), args)
+    return _show(read_runs(args.bench), args)
 
 
-def _show(prof, args):
+def _references_line(refs):
+    """Which references the targets are relative to (a bench header's ``references``)."""
+    if not refs:
+        return "references: not recorded (a bench file of an older dfrank)"
+    if not isinstance(refs, dict) or not isinstance(refs.get("file"), str):
+        return f"references: unreadable in the bench file's header ({refs!r})"
+    where = "dfrank's shipped file" if refs["file"] == "shipped" else refs["file"]
+    return f"references: {where} ({refs.get('runs')} runs, the last of {refs.get('date')})"
+
+
+def _show(res, args):
+    prof = res.profiles()
     out = o.Outputs()
-    report = {"summary": prof.summary_rows(), "flags": prof.flags()}
+    report = {"summary": prof.summary_rows(), "flags": prof.flags(),
+              "references": res.header.get("references")}
     shown = _ints(args.by_problem, "--by-problem") if args.by_problem else None
     if shown:
         report["by_problem"] = prof.by_problem(shown)
     out.json(args.json, report, "report")
     if args.json != "-":
         print(prof.summary())
+        print(_references_line(res.header.get("references")))
         if shown:
             print("\n" + prof.by_problem_table(shown))
     if out.write(args.plot, prof.plot, "plot", ".png") and args.json != "-":
@@ -197,12 +224,35 @@ def _show(prof, args):
 
 
 def _export(args):
-    from ..problems.bench import read_runs
+    from ..problems import read_runs
 
     if os.path.exists(args.output) and not os.path.isdir(args.output):
         raise o.UsageError(f"-o {args.output}: a file is there, not a folder")
-    files = read_runs(args.bench).to_ioh(args.output)
+    files, empty = read_runs(args.bench).to_ioh(args.output)
     print(f"{len(files)} files written under {args.output} (IOHprofiler's format)")
+    if empty:
+        print(f"{len(empty)} runs made no evaluation and cannot be written in IOHprofiler's "
+              "format (dfrank's report counts them as runs that reached nothing): "
+              + "; ".join(f"{r['solver']} on {r['problem']} fold {r['fold']} seed "
+                          f"{r['seed']}" for r in empty[:5]) + ("; ..." if len(empty) > 5
+                                                               else ""))
+    return 0
+
+
+def _reference_from_runs(args):
+    from ..problems import read_runs
+    from ..problems import references as refs
+
+    if args.data is not None or args.line_costs_only:
+        raise o.UsageError("--from-runs reads bench files: no DATA and no "
+                           "--line-costs-only with it")
+    new, changes = refs.from_runs(refs.load(args.merge), [read_runs(b) for b in
+                                                          args.from_runs],
+                                  command=args.command_line)
+    for pid, fold, old, value, by in changes:
+        print(f"{pid} fold {fold}: {old:.6f} -> {value:.6f} ({by})")
+    refs.save(new, args.output)
+    print(f"references written to {args.output}: {len(changes)} values replaced")
     return 0
 
 
@@ -210,7 +260,11 @@ def _reference(args):
     from ..problems import Suite
     from ..problems import references as refs
 
-    o.outputs_writable(args, "output")
+    o.outputs_writable(args, "output", inputs=list(args.from_runs or []))
+    if args.from_runs:
+        return _reference_from_runs(args)
+    if args.data is None:
+        raise o.UsageError("give the folder of the data sets (or --from-runs BENCH)")
     suite = Suite(args.data)
     instances = suite.select(_problems(args.problems),
                              _ints(args.folds, "--folds") if args.folds else None)

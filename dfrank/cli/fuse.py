@@ -68,13 +68,14 @@ def run_names(paths):
 
 
 def run(args):
-    from ..fusion import TIES, fuse
+    from ..fusion import fuse
+    from ..metrics import RUN_TIES
 
     o.outputs_writable(args, "output", "json", inputs=[args.qrels, *args.runs])
     if args.export and args.json == "-":
         raise o.UsageError("--json - and --export both print on standard output; write the "
                            "result to a file (--json FILE) or leave out one of them")
-    o.prefetch(o.metric_of(args), TIES)
+    o.prefetch(o.metric_of(args), RUN_TIES)
     names = run_names(args.runs)
     missing = args.missing
     if missing not in ("zero", "min"):

@@ -22,14 +22,14 @@ import sys
 
 import numpy as np
 
+from ..stats import TESTS as SIGNIFICANCE_TESTS
+
 __all__ = ["UsageError", "Outputs", "add_seed", "add_budget", "add_max_seconds", "add_n_jobs",
            "add_strategy", "add_options", "add_metric", "metric_of", "add_json", "add_output",
            "add_ties", "add_quiet", "add_significance", "add_data", "add_reading",
            "positive_int", "positive_float", "parse_options", "load", "load_sets",
            "outputs_writable", "show_progress", "compiling", "warm_up", "prefetch",
            "SIGNIFICANCE_TESTS"]
-
-SIGNIFICANCE_TESTS = ("randomization", "t", "wilcoxon", "sign")
 
 
 class UsageError(ValueError):

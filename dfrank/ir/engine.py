@@ -13,6 +13,7 @@ import numpy as np
 from ..data import RankingData
 from ..io.forms import DocnoDesc
 from ..metrics.evaluation import bind_metric
+from ..metrics.registry import RUN_TIES
 from . import _kernels
 from .text import tokenize
 
@@ -286,7 +287,7 @@ class Engine:
     def bound(self, metric):
         """The metric bound to the engine's rows under trec_eval's conventions."""
         if metric not in self._bound:
-            self._bound[metric] = bind_metric(self.data, metric, "stable")
+            self._bound[metric] = bind_metric(self.data, metric, RUN_TIES)
         return self._bound[metric]
 
     def per_query(self, model, params, metric="map"):

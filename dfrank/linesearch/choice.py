@@ -3,15 +3,20 @@ the ``"plateau"`` rule (:func:`choose`), kept away from the hazards of tied meet
 (:meth:`~dfrank.linesearch.LineProfile.safe_point`). The kernels below pick the interval;
 :func:`choose` turns it into a :class:`~dfrank.linesearch.LineResult`."""
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from .._kernels.chunks import PRANGE_ONLY, one_at_a_time
+from .._kernels.sort import sorted_copy
 from .profile import MIN_WIDTH, LineResult
 
 __all__ = ["choose", "RULES", "MIN_WIDTH", "TOL"]
 
 TOL = 1e-12        # values this close are equal when choosing
 RULES = ("best", "plateau")
+# profiles with more intervals than this find their median width in parallel
+PARALLEL_MEDIAN = 1 << 16
 
 
 def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
@@ -44,10 +49,15 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
     def step():  # the median width of the bounded intervals (a selection, O(n))
         nonlocal median_width
         if median_width is None:  # the lower median: one selection (np.median makes two)
-            w = hi - lo
-            w = w[np.isfinite(w)]
-            k = (w.size - 1) // 2
-            median_width = float(np.partition(w, k)[k]) if w.size else -1.0
+            if len(lo) > PARALLEL_MEDIAN:
+                with one_at_a_time():
+                    median_width = float(median_width_of(lo, hi,
+                                                         4 * numba.get_num_threads()))
+            else:
+                w = hi - lo
+                w = w[np.isfinite(w)]
+                k = (w.size - 1) // 2
+                median_width = float(np.partition(w, k)[k]) if w.size else -1.0
         return median_width
 
     if rule == "plateau":
@@ -69,6 +79,57 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
         t = float(middles(lo[i:i + 1], hi[i:i + 1], step())[0])
     t = profile.safe_point(float(lo[i]), float(hi[i]), t)
     return LineResult(float(v[i]), t, float(lo[i]), float(hi[i]), int(n_crossings), profile)
+
+
+@njit(cache=True, inline="always")
+def _bucket(w):
+    """The top 16 bits of a non-negative width's float64 pattern (sign, exponent, four
+    mantissa bits): a bucket number that never decreases as the width grows."""
+    return np.int64(np.float64(w).view(np.uint64) >> np.uint64(48))
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE_ONLY)
+def median_width_of(lower, upper, parts):
+    """The lower median of the finite widths ``upper - lower`` (the k-th smallest of the n
+    finite ones, k = (n - 1) // 2), or -1.0 when none is finite: ``np.partition``'s value,
+    found by ``parts`` pieces in parallel, which count the widths by :func:`_bucket`; the
+    widths of the bucket where the count passes k are then gathered and sorted."""
+    n = len(lower)
+    count = np.zeros((parts, 1 << 16), np.int64)
+    for p in prange(parts):
+        for i in range(p * n // parts, (p + 1) * n // parts):
+            w = upper[i] - lower[i]
+            if np.isfinite(w):
+                count[p, _bucket(w)] += 1
+    total = 0
+    for p in range(parts):
+        for b in range(1 << 16):
+            total += count[p, b]
+    if total == 0:
+        return -1.0
+    k = (total - 1) // 2
+    below = 0
+    target = 0
+    for b in range(1 << 16):
+        c = 0
+        for p in range(parts):
+            c += count[p, b]
+        if below + c > k:
+            target = b
+            break
+        below += c
+    at = np.zeros(parts + 1, np.int64)   # each piece's place among the bucket's widths
+    for p in range(parts):
+        at[p + 1] = at[p] + count[p, target]
+    bucket = np.empty(at[parts])
+    for p in prange(parts):
+        j = at[p]
+        for i in range(p * n // parts, (p + 1) * n // parts):
+            w = upper[i] - lower[i]
+            if np.isfinite(w) and _bucket(w) == target:
+                bucket[j] = w
+                j += 1
+    return sorted_copy(bucket)[k - below]
 
 
 @njit(cache=True, inline="always")

@@ -6,8 +6,8 @@
 """
 
 from .bound import BoundMetric
-from .registry import (DEFAULT_METRIC, RUN_METRIC, Metric, available, describe, get,
-                       register, unregister)
+from .registry import (DEFAULT_METRIC, RUN_METRIC, RUN_TIES, Metric, available, describe,
+                       get, register, unregister)
 
 __all__ = ["Metric", "BoundMetric", "available", "describe", "get", "register", "unregister",
-           "DEFAULT_METRIC", "RUN_METRIC"]
+           "DEFAULT_METRIC", "RUN_METRIC", "RUN_TIES"]

@@ -29,6 +29,10 @@ __all__ = ["Metric", "get", "available", "register", "describe", "DEFAULT_METRIC
 # convention) and on TREC runs (fuse, tune: trec_eval's own headline measure).
 DEFAULT_METRIC = "ndcg@10"
 RUN_METRIC = "map"
+# the tie policy of runs scored as trec_eval scores them: input order, the rows of each
+# query being laid out in docno-descending order (dfrank.io.forms), trec_eval's order
+# among equal scores
+RUN_TIES = "stable"
 
 GAINS = {"exp": _kernels.GAIN_EXP, "linear": _kernels.GAIN_LINEAR}
 EMPTY = ("zero", "one", "skip")

@@ -14,14 +14,16 @@ through ask/tell, runtime-to-target profiles, and IOHprofiler's file format.
 * :mod:`.references` -- the reference values and the long run that measured them;
 * :mod:`.solvers` -- optimizers driving a problem (dfrank's strategies; pycma, nevergrad
   and optuna through their ask/tell interfaces);
-* :mod:`.bench` -- optimizers x problems x instances, resumable, in parallel;
+* :mod:`.experiment` -- :func:`bench`: optimizers x problems x instances, resumable, in
+  parallel, and :func:`read_runs` of the file it writes;
 * :mod:`.profiles` -- runtime-to-target ECDFs, data profiles, honesty flags;
 * :mod:`.ioh` -- IOHprofiler's format (IOHanalyzer reads it).
 """
 
 from ..objective import BudgetExhausted
+from .experiment import bench, read_runs
 from .problem import EPSILONS, Problem, first_hits, targets_of
 from .suite import SPECS, SUBSETS, Suite, spec_of
 
 __all__ = ["Suite", "Problem", "SPECS", "SUBSETS", "EPSILONS", "BudgetExhausted",
-           "targets_of", "first_hits", "spec_of"]
+           "targets_of", "first_hits", "spec_of", "bench", "read_runs"]

@@ -11,8 +11,14 @@ One folder per solver (the algorithm), holding for each problem:
   evaluation's number and value) and the last evaluation when it was no improvement.
 
 Function ids are the problems' positions in :data:`dfrank.problems.SPECS` (from 1), names
-the problem ids with ``@`` and ``-`` written ``_``; the instance of (fold, seed) is
-``1000 fold + seed``.
+the problem ids with ``@`` and ``-`` written ``_``. A fold is an instance and its seeds are
+independent runs (IOHprofiler's and COCO's trials) of that instance. ``x`` is the cube
+point of the run's best evaluation, the space the optimizers searched.
+
+Runs that failed or stopped early are written with the evaluations they made. A run that
+made none cannot be written in this format (IOHprofiler's own logger writes no run for it
+either): :func:`export` returns those apart, and dfrank's report counts them as runs that
+reached nothing.
 """
 
 import json
@@ -37,8 +43,9 @@ def function_of(problem_id):
     return ids.index(problem_id) + 1, re.sub(r"[^A-Za-z0-9]+", "_", problem_id).strip("_")
 
 
-def instance_of(fold, seed):
-    return 1000 * int(fold) + int(seed)
+def instance_of(fold):
+    """The IOHprofiler instance of a fold: the fold (its seeds are runs of it)."""
+    return int(fold)
 
 
 def _folder_name(solver):
@@ -59,19 +66,24 @@ def _dat_lines(run):
 
 def _run_meta(run):
     evals, values = run["trace"]["evals"], run["trace"]["values"]
-    return {"instance": instance_of(run["fold"], run["seed"]), "evals": int(run["n_evals"]),
+    x = run.get("best_x", run.get("best_point")) or []   # (files before best_x: the point)
+    return {"instance": instance_of(run["fold"]), "evals": int(run["n_evals"]),
             "best": {"evals": int(evals[-1]), "y": float(values[-1]),
-                     "x": [float(x) for x in (run.get("best_point") or [])]}}
+                     "x": [float(v) for v in x]}}
 
 
 def export(runs, folder):
-    """Write ``runs`` (bench records) under ``folder``; the files written, in order. Runs
-    that failed or evaluated nothing, and the repeats of the reproducibility check, are
-    left out."""
-    groups = {}
+    """Write ``runs`` (bench records) under ``folder``, failed and early-stopped ones
+    included: ``(files written, in order; runs that made no evaluation, left out)``. The
+    repeats of the reproducibility check are not runs of the bench and are left out."""
+    groups, empty = {}, []
     for r in runs:
-        if r.get("error") is None and not r.get("repeat") and len(r["trace"]["evals"]):
-            groups.setdefault((r["solver"], r["problem"]), []).append(r)
+        if r.get("repeat"):
+            continue
+        if not len((r.get("trace") or {}).get("evals", [])):
+            empty.append(r)
+            continue
+        groups.setdefault((r["solver"], r["problem"]), []).append(r)
     written = []
     for (solver, pid), rs in sorted(groups.items(), key=lambda kv: (
             kv[0][0], function_of(kv[0][1])[0])):
@@ -100,4 +112,4 @@ def export(runs, folder):
             json.dump(meta, f, indent=1)
             f.write("\n")
         written.append(path)
-    return written
+    return written, empty

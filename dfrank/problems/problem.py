@@ -89,6 +89,8 @@ class Problem:
         self.objective = objective
         self._seen = set()
         self.last_value = None
+        self._asked = None   # the cube points of the evaluations under way (rows)
+        self._best_cube, self._best_seen = None, -np.inf
         objective.recorder = self._saw
 
     def __repr__(self):
@@ -104,12 +106,19 @@ class Problem:
     def __call__(self, z):
         """The metric at cube point ``z`` (one evaluation; raises BudgetExhausted past the
         budget)."""
-        return float(self.objective.batch(self.to_space(z))[0])
+        return float(self._evaluate(z)[0])
 
     def batch(self, Z):
         """The metric at each row of ``Z`` (evaluations in order; at the budget the allowed
         prefix is evaluated and recorded, then BudgetExhausted is raised)."""
-        return self.objective.batch(self.to_space(Z))
+        return self._evaluate(Z)
+
+    def _evaluate(self, Z):
+        self._asked = np.clip(np.atleast_2d(np.asarray(Z, dtype=np.float64)), 0.0, 1.0)
+        try:
+            return self.objective.batch(self.space.from_unit(self._asked))
+        finally:
+            self._asked = None
 
     @property
     def done(self):
@@ -138,6 +147,16 @@ class Problem:
         return self.objective.best_point
 
     @property
+    def best_cube(self):
+        """The best evaluated point in the unit cube: the one the optimizer asked for, or,
+        for a run that searched the problem's space itself (dfrank's strategies), the
+        cube point that maps to it (:meth:`~dfrank.spaces.Simplex.to_unit`)."""
+        if self._best_cube is not None:
+            return self._best_cube
+        p = self.best_point
+        return None if p is None else self.space.to_unit(p)
+
+    @property
     def trace(self):
         """Best-so-far after each improvement: ``evals``, ``seconds``, ``values``."""
         return self.objective.trace
@@ -148,6 +167,10 @@ class Problem:
             self._seen.add(_key(p))
         if len(values):
             self.last_value = float(values[-1])
+            i = int(np.argmax(values))
+            if values[i] > self._best_seen:   # (the first of equals, as the objective)
+                self._best_seen = float(values[i])
+                self._best_cube = None if self._asked is None else self._asked[i].copy()
 
     def evaluated(self, point, cube=False):
         """Whether ``point`` (of the problem's space, or of the cube with ``cube=True``)

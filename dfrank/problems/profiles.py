@@ -13,7 +13,8 @@
 * Honesty flags: a solver whose runs on an instance are identical across seeds
   (deterministic, or it ignored the seed), one whose run repeated with the same seed differs
   (seeded from the clock), a run that went past its budget (evaluations, or its time limit
-  by more than 25% + 1 s), a recommendation the solver never evaluated, a run that failed.
+  by more than 25% + 1 s), a recommendation the solver never evaluated, a run that failed,
+  a run that stopped before its budget, a run that beat its problem's reference.
 """
 
 from collections import defaultdict
@@ -27,10 +28,11 @@ __all__ = ["Profiles", "OVERTIME"]
 
 OVERTIME = (1.25, 1.0)   # a run flagged over its time limit: seconds > 1.25 limit + 1 s
 EPS_SHOWN = 0.1          # the eps of the summary's "evaluations to target" column
+COLUMNS = (100, 1000)    # the summary's ECDF columns, those a run could reach
 
 
 class Profiles:
-    """The runs of a bench (records as :func:`dfrank.problems.bench.bench` writes them)."""
+    """The runs of a bench (records as :func:`dfrank.problems.bench` writes them)."""
 
     def __init__(self, runs):
         self.repeats = [r for r in runs if r.get("repeat") and r.get("error") is None]
@@ -59,7 +61,7 @@ class Profiles:
         """The aggregated ECDF of ``solver`` at each of ``budgets`` (evaluations)."""
         idx = self.indices_of(solver)
         budgets = np.asarray(budgets, dtype=np.float64)
-        if not idx:
+        if not idx and not self.n_failed(solver):
             return np.full(len(budgets), np.nan)
         fr = [np.mean(self.hits[i][None, :] <= budgets[:, None], axis=1) for i in idx]
         fr += [np.zeros(len(budgets))] * self.n_failed(solver)
@@ -70,7 +72,7 @@ class Profiles:
         kappa (dim + 1) evaluations, for each kappa."""
         idx = self.indices_of(solver)
         kappas = np.asarray(kappas, dtype=np.float64)
-        if not idx:
+        if not idx and not self.n_failed(solver):
             return np.full(len(kappas), np.nan)
         k = _eps_index(eps)
         out = []
@@ -81,6 +83,17 @@ class Profiles:
             out.append(hit <= kappas * (r["dim"] + 1))
         out += [np.zeros(len(kappas), dtype=bool)] * self.n_failed(solver)
         return np.mean(out, axis=0)
+
+    @property
+    def reachable(self):
+        """The most evaluations a run of the bench could make: the largest budget (or, for
+        runs with only a time limit, the most evaluations made)."""
+        return max([r["budget"] if r.get("budget") is not None else r["n_evals"]
+                    for r in self.runs] + [0])
+
+    def columns(self):
+        """The ECDF columns of the summary: :data:`COLUMNS` within :attr:`reachable`."""
+        return [b for b in COLUMNS if b <= self.reachable]
 
     def budget_grid(self, n=60):
         """Log-spaced budgets from 1 to the largest number of evaluations of any run."""
@@ -125,6 +138,26 @@ class Profiles:
             out[s].append(f"{n} runs past their budget")
         for s, n in unevaluated.items():
             out[s].append(f"{n} runs recommended a point they never evaluated")
+        early = defaultdict(list)
+        for r in self.runs:   # ended on its own (converged, or its loop stopped) early
+            if r.get("budget") is not None and r["n_evals"] < r["budget"] and \
+                    r["status"] not in ("budget", "time", "interrupted"):
+                early[r["solver"]].append(r["n_evals"] / r["budget"])
+        for s, used in early.items():
+            out[s].append(f"{len(used)} runs stopped before their budget (median "
+                          f"{np.median(used):.0%} of it used): its ECDF stays flat past them")
+        above = defaultdict(list)
+        for r in self.runs:
+            if r["best_value"] > r["reference"]:
+                above[r["solver"]].append(r)
+        for s, rs in above.items():
+            worst = max(rs, key=lambda r: r["best_value"] - r["reference"])
+            out[s].append(
+                f"{len(rs)} runs beat their problem's reference (by up to "
+                f"{worst['best_value'] - worst['reference']:.4g}, {worst['problem']} fold "
+                f"{worst['fold']} seed {worst['seed']}): the targets near the reference are "
+                "too easy there; 'dfrank bench reference --from-runs BENCH' takes the "
+                "better values")
         failed = defaultdict(list)
         for r in self.failed:
             failed[r["solver"]].append(r["error"])
@@ -134,7 +167,8 @@ class Profiles:
 
     # ------------------------------------------------------------------ table
     def summary_rows(self):
-        """One dict per solver: runs, the ECDF at 100 and 1000 evaluations and at the end,
+        """One dict per solver: runs, the ECDF at 100 and 1000 evaluations (None where no
+        run could make that many) and at the end,
         the median evaluations to the eps = 0.1 target (over the runs that reached it),
         the median final gap (reference - best) / (reference - start), flags."""
         flags = self.flags()
@@ -145,8 +179,14 @@ class Profiles:
             failed = self.n_failed(s)
             row = {"solver": s, "runs": len(idx) + failed, "failed": failed,
                    "flags": flags.get(s, [])}
-            if idx:
+            if not idx:   # every run failed: each one reached nothing
+                row.update(ecdf_100=0.0, ecdf_1000=0.0, ecdf_end=0.0, reached_eps=0,
+                           evals_to_eps=None, gap=1.0, evals=None, seconds=None)
+            else:
                 row["ecdf_100"], row["ecdf_1000"] = self.ecdf(s, [100, 1000])
+            for b in COLUMNS:
+                if b > self.reachable:
+                    row[f"ecdf_{b}"] = None
                 row["ecdf_end"] = float(np.mean([np.mean(np.isfinite(self.hits[i]))
                                                  for i in idx] + [0.0] * failed))
                 reach = [self.hits[i][min(k, len(self.hits[i]) - 1)] for i in idx]
@@ -162,19 +202,19 @@ class Profiles:
 
     def summary(self):
         rows = self.summary_rows()
-        head = ["solver", "runs", "ECDF@100", "ECDF@1000", "ECDF end",
-                f"evals to eps={EPS_SHOWN:g}", "final gap", "evals", "seconds"]
+        cols = self.columns()
+        head = ["solver", "runs"] + [f"ECDF@{b}" for b in cols] + [
+            "ECDF end", f"evals to eps={EPS_SHOWN:g}", "final gap", "evals", "seconds"]
         table = []
         for r in rows:
-            if "ecdf_end" not in r:
-                table.append([r["solver"], "0"] + ["-"] * (len(head) - 2))
-                continue
             to = "-" if r["evals_to_eps"] is None else f"{r['evals_to_eps']:.0f}"
             if r["reached_eps"] != r["runs"]:
                 to += f" ({r['reached_eps']}/{r['runs']})"
-            table.append([r["solver"], str(r["runs"]), f"{r['ecdf_100']:.3f}",
-                          f"{r['ecdf_1000']:.3f}", f"{r['ecdf_end']:.3f}", to,
-                          f"{r['gap']:.3f}", f"{r['evals']:.0f}", f"{r['seconds']:.2f}"])
+            ecdfs = [f"{r[f'ecdf_{b}']:.3f}" for b in cols]
+            table.append([r["solver"], str(r["runs"])] + ecdfs + [
+                f"{r['ecdf_end']:.3f}", to, f"{r['gap']:.3f}",
+                "-" if r["evals"] is None else f"{r['evals']:.0f}",
+                "-" if r["seconds"] is None else f"{r['seconds']:.2f}"])
         text = format_table(table, head)
         text += ("\nECDF: fraction of (run, target) pairs reached within that many "
                  f"evaluations, targets reference - eps (reference - start), eps in "

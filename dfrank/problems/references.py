@@ -23,7 +23,8 @@ import numpy as np
 from ..files import VERSION, read_json, write_json_atomic
 
 __all__ = ["load", "lookup", "line_cost_of", "measure_line_costs", "compute",
-           "add_line_costs", "merge", "save", "REFERENCES_FORMAT", "SHIPPED"]
+           "add_line_costs", "merge", "from_runs", "describe", "save", "REFERENCES_FORMAT",
+           "SHIPPED"]
 
 REFERENCES_FORMAT = "dfrank.problem_references"
 SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -155,6 +156,46 @@ def merge(old, new):
                 entry["line_cost_run"] += shift
             values.setdefault(pid, {})[fold] = entry
     return dict(old, runs=runs + list(new["runs"]), values=values)
+
+
+def from_runs(refs, benches, *, command=""):
+    """``refs`` with each value that a bench run beat replaced by that run's best value:
+    ``(new refs, changes)``. ``benches``: :class:`~dfrank.problems.experiment.BenchResult`
+    objects; only runs measured against these very references count (their ``reference``
+    is the entry's value: the bench checked the data's fingerprint against it). Each new
+    value names the solver, seed and bench file that found it (``by``) and keeps the
+    value it replaced (``previous``); ``changes`` lists ``(problem, fold, old, new, by)``."""
+    values = {k: {f: dict(e) for f, e in v.items()} for k, v in refs.get("values", {}).items()}
+    run = len(refs.get("runs", []))
+    best = {}
+    for res in benches:
+        for r in res.runs:
+            if r.get("error") is not None or r.get("repeat"):
+                continue
+            entry = values.get(r["problem"], {}).get(str(r["fold"]))
+            if entry is None or r["reference"] != entry["value"] or \
+                    not r["best_value"] > entry["value"]:
+                continue
+            key = (r["problem"], str(r["fold"]))
+            if key not in best or r["best_value"] > best[key][0]:
+                by = f"{r['solver']} seed {r['seed']} in {os.path.basename(str(res.path))}"
+                best[key] = (r["best_value"], by)
+    changes = []
+    for (pid, fold), (value, by) in sorted(best.items()):
+        old = values[pid][fold]
+        changes.append((pid, int(fold), old["value"], value, by))
+        values[pid][fold] = dict(old, value=value, by=by, previous=old["value"], run=run,
+                                 seconds=None)
+    record = dict(_run_record(command, 0.0), benches=[str(b.path) for b in benches])
+    return dict(refs, runs=list(refs.get("runs", [])) + [record], values=values), changes
+
+
+def describe(refs, path=None):
+    """Which references a bench used (for its file and report): the file (``shipped``
+    for dfrank's own), its number of runs and the date of the last."""
+    runs = refs.get("runs", [])
+    return {"file": "shipped" if path is None else os.path.abspath(path),
+            "runs": len(runs), "date": runs[-1].get("date") if runs else None}
 
 
 def save(refs, path):

@@ -7,11 +7,14 @@ A solver is ``run(problem, seed) -> Outcome``. Two kinds:
   line searches included (each counted as :attr:`Problem.line_cost` evaluations);
 * pycma (``cma:es``), nevergrad (``nevergrad:NAME``) and optuna (``optuna:tpe``,
   ``optuna:cmaes``) drive the problem through their own ask/tell loops over the unit cube,
-  as any user's optimizer would (``x = opt.ask(); opt.tell(x, -problem(x))``).
+  as any user's optimizer would (``x = opt.ask(); opt.tell(x, -problem(x))``);
+  ``cma:ipop`` is pycma's ``fmin2`` with IPOP restarts until the budget is spent.
 
 Any callable ``fn(problem, seed)`` is a solver too; it returns its recommended point (of
-the cube) or None. The recommendation is checked: a point the solver never evaluated is
-flagged in the report.
+the cube) or None. On the command line such a function is named ``module:function`` (an
+importable module; a registered name such as ``cma:es`` wins), or by the name an installed
+package gives it in the entry-point group ``dfrank.solvers``. The recommendation is
+checked: a point the solver never evaluated is flagged in the report.
 """
 
 from dataclasses import dataclass
@@ -20,7 +23,9 @@ import numpy as np
 
 from ..objective import BudgetExhausted
 
-__all__ = ["Outcome", "solver_of", "ASK_TELL"]
+__all__ = ["Outcome", "solver_of", "ASK_TELL", "ENTRY_POINTS"]
+
+ENTRY_POINTS = "dfrank.solvers"   # installed packages' solvers: name = "module:function"
 
 _NO_BUDGET = 1000   # what nevergrad is told when the problem has only a time limit
 
@@ -73,6 +78,29 @@ class PycmaSolver:
             pass
         best = es.result.xbest
         return Outcome(point=None if best is None else problem.to_space(best)[0])
+
+
+class PycmaIpopSolver:
+    """pycma's IPOP-CMA-ES as its ``fmin2`` runs it: restarts with a population twice the
+    last one's until the budget is spent (or pycma's own restart limit, 100 here), each
+    generation evaluated as one batch (``parallel_objective``); its recommendation is the
+    best point evaluated."""
+
+    name = "cma:ipop"
+
+    def run(self, problem, seed):
+        import cma
+
+        def negated(X):
+            return list(-problem.batch(np.array(X)))
+
+        try:
+            cma.fmin2(None, problem.x0, 0.25, {"bounds": [0.0, 1.0], "seed": seed + 1,
+                                                "verbose": -9},
+                      restarts=100, incpopsize=2, parallel_objective=negated)
+        except BudgetExhausted:
+            pass
+        return Outcome(point=problem.best_point)
 
 
 class NevergradSolver:
@@ -156,9 +184,9 @@ class OptunaSolver:
 class CallableSolver:
     """A user's ``fn(problem, seed)`` returning a cube point (or None)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, name=None):
         self.fn = fn
-        self.name = getattr(fn, "__name__", None) or repr(fn)
+        self.name = name or getattr(fn, "__name__", None) or repr(fn)
 
     def run(self, problem, seed):
         try:
@@ -168,7 +196,8 @@ class CallableSolver:
         return Outcome(point=None if z is None else problem.to_space(z)[0])
 
 
-ASK_TELL = {"cma:es": lambda: PycmaSolver(), "optuna:tpe": lambda: OptunaSolver("tpe"),
+ASK_TELL = {"cma:es": lambda: PycmaSolver(), "cma:ipop": lambda: PycmaIpopSolver(),
+            "optuna:tpe": lambda: OptunaSolver("tpe"),
             "optuna:cmaes": lambda: OptunaSolver("cmaes")}
 
 
@@ -192,4 +221,32 @@ def solver_of(spec):
         return ASK_TELL[spec]()
     if spec.startswith("nevergrad:") and not options:
         return NevergradSolver(spec.split(":", 1)[1])
-    return DfrankSolver(spec, options)
+    try:
+        return DfrankSolver(spec, options)
+    except ValueError as unknown:
+        fn = None if options else _function_of(spec)
+        if fn is None:
+            raise unknown from None
+        return CallableSolver(fn, spec)
+
+
+def _function_of(spec):
+    """The solver function an installed package registers under ``spec`` (entry points
+    :data:`ENTRY_POINTS`), or ``module:function`` imported; None when it is neither."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINTS):
+        if ep.name == spec:
+            return ep.load()
+    module, sep, name = spec.partition(":")
+    if not (sep and module and name):
+        return None
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return None
+    fn = getattr(mod, name, None)
+    if not callable(fn):
+        raise ValueError(f"solver {spec!r}: module {module!r} has no function {name!r}")
+    return fn

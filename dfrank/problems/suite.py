@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..metrics.registry import RUN_TIES
 from ..objective import LinearObjective, Objective
 from ..spaces import Box
 from . import references as refs
@@ -82,7 +83,7 @@ class ProblemSpec:
         if self.family == "letor":
             return LinearObjective(_letor_data(root, self.source, fold), self.metric)
         if self.family == "fusion":
-            return LinearObjective(_fusion_data(root, fold), self.metric, ties="stable")
+            return LinearObjective(_fusion_data(root, fold), self.metric, ties=RUN_TIES)
         engine, train = _engine(root, self.source), _train_queries(root, self.source, fold)
         return EngineObjective(engine, self.model, self.metric, train)
 
@@ -288,7 +289,7 @@ def _fusion_data(root, fold):
     qids = [str(q) for q in data.qids]
     docs = np.asarray(data.docids if data.docids is not None else
                       np.arange(data.n_docs)).astype(str)
-    worth = [evaluate(data.X[:, j], data, "map", ties="stable")
+    worth = [evaluate(data.X[:, j], data, "map", ties=RUN_TIES)
              if np.ptp(data.X[:, j]) > 0 else -1.0 for j in range(data.n_features)]
     best = np.argsort(worth, kind="stable")[::-1][:FUSION_RUNS]
     qrels, runs = {}, {f"f{data.feature_ids[j]}": {} for j in best}

@@ -25,7 +25,7 @@ from ..errors import DataFormatError
 from ..files import VERSION, jsonable, read_json_lines
 from ..objective import BudgetExhausted, check_allowance, check_budget
 from ..parallel import effective_n_jobs, gather, one_thread_each
-from .references import measure_line_costs
+from .references import describe, measure_line_costs
 from .solvers import Outcome, solver_of
 from .suite import SPECS, Suite
 
@@ -51,7 +51,8 @@ class BenchResult:
         return self.profiles().summary()
 
     def to_ioh(self, folder):
-        """Write the runs in IOHprofiler's format (see :mod:`dfrank.problems.ioh`)."""
+        """Write the runs in IOHprofiler's format (see :mod:`dfrank.problems.ioh`): the
+        files written, and the runs that made no evaluation (left out)."""
         from .ioh import export
 
         return export(self.runs, folder)
@@ -169,6 +170,7 @@ def _run_one(task, root, references):
     rec = {"type": "run", "solver": _label(solver_spec), "problem": pid, "fold": fold,
            "seed": seed, "budget": budget, "max_seconds": max_seconds,
            "line_cost": line_cost, "repeat": repeat, "error": None}
+    problem = None
     try:
         problem = _suite(root, references).problem(pid, fold, seed, budget=budget,
                                                    max_seconds=max_seconds,
@@ -199,10 +201,24 @@ def _run_one(task, root, references):
             trace={k: np.asarray(v)[1:] for k, v in trace.items()},   # without (0, -inf)
             best_value=float(trace["values"][best]), last_value=problem.last_value,
             best_point=problem.best_point if out.trace is None else out.point,
+            best_x=_best_x(problem, out),
             recommended_evaluated=None if out.point is None else problem.evaluated(out.point))
     except Exception as e:   # recorded: one failing run must not end a long bench
         rec.update(seconds=time.perf_counter() - t0, error=f"{type(e).__name__}: {e}")
+        if problem is not None and problem.n_evals:   # what it reached before it failed
+            rec.update(n_evals=int(problem.n_evals), best_value=problem.best_value,
+                       trace={k: np.asarray(v)[1:] for k, v in problem.trace.items()},
+                       last_value=problem.last_value, best_point=problem.best_point,
+                       best_x=problem.best_cube)
     return jsonable(rec)
+
+
+def _best_x(problem, out):
+    """The cube point of the run's best evaluation (its recommendation's, for dfrank's
+    strategies, which search the problem's own space: the cube point that maps to it)."""
+    if out.trace is None:
+        return problem.best_cube
+    return None if out.point is None else problem.space.to_unit(out.point)
 
 
 def _label(spec):
@@ -268,7 +284,8 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
     instances = suite.select(problems, folds)
     header = {"type": "header", "format": BENCH_FORMAT, "version": VERSION,
               "budget": budget, "max_seconds": max_seconds, "budgets": budgets,
-              "root": os.path.abspath(root), "line_cost": line_cost}
+              "root": os.path.abspath(root), "line_cost": line_cost,
+              "references": describe(suite.references, references)}
     done, costs = {}, {}
     if output is not None and os.path.exists(output) and os.path.getsize(output):
         old = read_runs(output, repair=True)
