@@ -136,7 +136,8 @@ class Objective:
         # where strategies that start from one point begin their first restart (a point of
         # the space; None: their own start); a problem instance's start, for example
         self.initial_point = None
-        self.recorder = None  # called with (points, values) of every recorded batch, also
+        self.recorder = None  # called with (points, values, cube) of every recorded batch
+        # (cube: the unit-cube rows an optimizer searched, given to batch, else None), also
         # by the copies fresh() makes in this process (the restarts of a serial run)
         self.progress_saver = None   # set by checkpointed runs: see save_progress
         # set by restarts that run in threads of this process: a threading.Event that,
@@ -251,7 +252,7 @@ class Objective:
             raise self._exhausted("evaluations")
         return min(n, left), "evaluations"
 
-    def _record(self, points, values):
+    def _record(self, points, values, cube=None):
         self.n_evals += len(values)
         if len(values):
             i = 0 if len(values) == 1 else int(np.argmax(values))
@@ -261,7 +262,7 @@ class Objective:
                 self._trace.append((self.n_evals - len(values) + i + 1, self.elapsed,
                                     self.best_value))
         if self.recorder is not None:
-            self.recorder(points, values)
+            self.recorder(points, values, cube)
         if self.listener is not None:
             self.listener(self)
 
@@ -287,14 +288,15 @@ class Objective:
             raise ValueError(f"points must be a (P, {self.space.dim}) array, got {pts.shape}")
         return self.space.check(pts)
 
-    def batch(self, points):
+    def batch(self, points, cube=None):
         """Values of the rows of ``points`` (P, dim). Stops exactly at the budget: the
         allowed prefix is evaluated and recorded, then BudgetExhausted is raised. Past the
-        time limit, a run's first point is still evaluated."""
+        time limit, a run's first point is still evaluated. ``cube``: the unit-cube rows
+        an optimizer searched that map to ``points``, passed on to the recorder."""
         pts = self.check_points(points)
         n, reason = self._allowance(len(pts))
         values = self._values(pts[:n]) if n else np.empty(0)
-        self._record(pts[:n], values)
+        self._record(pts[:n], values, None if cube is None else cube[:n])
         if n < len(pts) or reason == "time":
             raise self._exhausted(reason)
         return values

@@ -44,11 +44,13 @@ class _External(Strategy):
 
     def loss(self, objective, z):
         """Minus the metric at one cube point (the only sign flip)."""
-        return -objective(self.to_points(objective.space, z)[0])
+        return float(self.losses(objective, np.asarray(z, dtype=np.float64)[None, :])[0])
 
     def losses(self, objective, Z):
-        """Minus the metric at rows of cube points, as one batch."""
-        return -objective.batch(self.to_points(objective.space, Z))
+        """Minus the metric at rows of cube points, as one batch (the cube rows go along:
+        a bench records the cube point of a run's best evaluation)."""
+        Z = np.clip(np.atleast_2d(np.asarray(Z, dtype=np.float64)), 0.0, 1.0)
+        return -objective.batch(self.to_points(objective.space, Z), cube=Z)
 
     @staticmethod
     def start(objective, rng, restart):
@@ -186,6 +188,45 @@ class CMAES(_External):
         while not es.stop():
             Z = np.array(es.ask())
             es.tell(list(Z), list(self.losses(objective, Z)))
+        return {"iterations": int(es.countiter), "converged": True}
+
+
+class CMAIPOP(_External):
+    """pycma's IPOP-CMA-ES as its ``fmin2`` runs it (``cma:ipop``): after each run that
+    stops, another from the start with twice the population, until the budget is spent
+    (or ``max_restarts`` more runs); each generation one batch.
+
+    Parameters: restarts (1, dfrank's independent runs), sigma0 (0.25, in cube units),
+    max_restarts (None: 100 with an evaluation budget, pycma's 9 without one).
+    """
+
+    package = "cma"
+
+    def __init__(self, *, restarts=1, sigma0=0.25, max_restarts=None):
+        self.restarts = restarts
+        self.sigma0 = sigma0
+        self.max_restarts = max_restarts
+
+    def check(self, objective):
+        super().check(objective)
+        check_float(self.label, "sigma0", self.sigma0, 0.0, low_open=True)
+        if self.max_restarts is not None:
+            check_int(self.label, "max_restarts", self.max_restarts, 0)
+
+    def run(self, objective, rng, *, restart=0):
+        import cma
+
+        self.check(objective)
+        more = self.max_restarts
+        if more is None:
+            more = 100 if objective.max_evals is not None else 9
+        z0 = self.start(objective, rng, restart)
+        self.loss(objective, z0)   # the start first: a run out of time still returns it
+        _, es = cma.fmin2(None, z0, self.sigma0,
+                          {"bounds": [0.0, 1.0], "seed": self._seed(rng) + 1,
+                           "verbose": -9},
+                          restarts=more, incpopsize=2,
+                          parallel_objective=lambda Z: list(self.losses(objective, Z)))
         return {"iterations": int(es.countiter), "converged": True}
 
 
@@ -334,6 +375,7 @@ def _register_all():
         register("scipy:differential_evolution")(ScipyDifferentialEvolution)
     if _installed("cma"):
         register("cma:es")(CMAES)
+        register("cma:ipop")(CMAIPOP)
     if _installed("nevergrad"):
         register("nevergrad:NGOpt")(Nevergrad(optimizer="NGOpt"))
         register_family("nevergrad")(lambda name: Nevergrad(optimizer=name))

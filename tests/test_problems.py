@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import dfrank
 from dfrank import cli
 from dfrank.objective import FunctionObjective, LinearObjective
 from dfrank.problems import EPSILONS, BudgetExhausted, Problem, Suite, first_hits, targets_of
@@ -245,7 +246,26 @@ def test_50_5_solvers_as_module_function_and_pycmas_ipop(toy_suite, tmp_path, mo
                 budget=400, n_jobs=1, references=ref_path, line_cost=1, repeat=False)
     ipop, es = sorted(res.runs, key=lambda r: r["solver"] != "cma:ipop")
     assert ipop["solver"] == "cma:ipop" and ipop["n_evals"] == 400 and not ipop["error"]
-    assert es["n_evals"] <= 400
+    assert ipop["status"] == "budget" and es["n_evals"] <= 400
+
+
+@pytest.mark.parametrize("name", ["cma:es", "nevergrad:NGOpt", "optuna:tpe"])
+def test_48_2_one_adapter_the_same_trace_in_maximize_compare_and_bench(toy_suite, name):
+    pytest.importorskip(name.split(":")[0])
+    root, ref_path = toy_suite
+    seed, budget = 2, 40
+    res = bench(root, [name], ["letor-mq2008-map"], folds=[1], seeds=[seed], budget=budget,
+                n_jobs=1, references=ref_path, line_cost=1, repeat=False)
+    run, = res.runs
+    problem = Suite(root, ref_path).problem("letor-mq2008-map", 1, seed, budget=budget)
+    direct = dfrank.maximize(problem.objective, strategy=name, seed=seed)
+    cmp = dfrank.compare(problem.objective, [name], seeds=[seed], budget=budget)
+    want = list(direct.trace["values"][1:])
+    assert run["trace"]["values"] == want and run["n_evals"] == direct.n_evals
+    assert list(cmp.runs[0].trace["values"][1:]) == want
+    # the export's x is the cube point the optimizer searched, which maps to the best point
+    lam = problem.space.from_unit(np.array([run["best_x"]]))[0]
+    assert np.allclose(lam, run["best_point"]) and np.allclose(lam, direct.point)
 
 
 def test_50_1_runs_that_beat_their_reference_are_flagged_and_merged(tmp_path):

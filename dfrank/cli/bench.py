@@ -34,9 +34,9 @@ examples:
 
 DATA holds the data sets as distributed (ohsumed-letor3/, mq2008-letor4/,
 lightgbm-lambdarank/, cranfield/, cisi/); nothing is downloaded. Solvers: any strategy
-name ('dfrank strategies'), or cma:es, nevergrad:NAME, optuna:tpe, optuna:cmaes, which
-drive the problems through their own ask/tell loops, and cma:ipop, pycma's fmin2 with
-IPOP restarts until the budget is spent (pip install "dfrank[compare]"); your own as
+name ('dfrank strategies'), cma:es, nevergrad:NAME, optuna:tpe and optuna:cmaes over
+the unit cube, and cma:ipop, pycma's fmin2 with IPOP restarts until the budget is spent
+(pip install "dfrank[compare]"), each run as 'dfrank compare' runs it; your own as
 module:function, a function fn(problem, seed) returning its recommended cube point (or
 a name an installed package registers in the entry-point group dfrank.solvers).
 Folds are instances and seeds are runs (trials) of them."""

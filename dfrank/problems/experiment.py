@@ -214,11 +214,13 @@ def _run_one(task, root, references):
 
 
 def _best_x(problem, out):
-    """The cube point of the run's best evaluation (its recommendation's, for dfrank's
-    strategies, which search the problem's own space: the cube point that maps to it)."""
-    if out.trace is None:
-        return problem.best_cube
-    return None if out.point is None else problem.space.to_unit(out.point)
+    """The cube point of the run's best evaluation: the one the optimizer searched, or for
+    dfrank's own strategies, which search the problem's space, the cube point that maps to
+    their answer."""
+    if problem.best_cube_asked is not None:
+        return problem.best_cube_asked
+    point = problem.best_point if out.trace is None else out.point
+    return None if point is None else problem.space.to_unit(point)
 
 
 def _label(spec):

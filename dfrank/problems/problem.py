@@ -89,7 +89,6 @@ class Problem:
         self.objective = objective
         self._seen = set()
         self.last_value = None
-        self._asked = None   # the cube points of the evaluations under way (rows)
         self._best_cube, self._best_seen = None, -np.inf
         objective.recorder = self._saw
 
@@ -114,11 +113,8 @@ class Problem:
         return self._evaluate(Z)
 
     def _evaluate(self, Z):
-        self._asked = np.clip(np.atleast_2d(np.asarray(Z, dtype=np.float64)), 0.0, 1.0)
-        try:
-            return self.objective.batch(self.space.from_unit(self._asked))
-        finally:
-            self._asked = None
+        Z = np.clip(np.atleast_2d(np.asarray(Z, dtype=np.float64)), 0.0, 1.0)
+        return self.objective.batch(self.space.from_unit(Z), cube=Z)
 
     @property
     def done(self):
@@ -148,13 +144,21 @@ class Problem:
 
     @property
     def best_cube(self):
-        """The best evaluated point in the unit cube: the one the optimizer asked for, or,
-        for a run that searched the problem's space itself (dfrank's strategies), the
-        cube point that maps to it (:meth:`~dfrank.spaces.Simplex.to_unit`)."""
+        """The best evaluated point in the unit cube: the one the optimizer asked for (an
+        ask/tell loop on the problem, or a strategy that searches the cube, such as
+        ``cma:es``), or, for a run that searched the problem's space itself (dfrank's own
+        strategies), the cube point that maps to it (:meth:`~dfrank.spaces.Simplex.to_unit`)."""
         if self._best_cube is not None:
             return self._best_cube
         p = self.best_point
         return None if p is None else self.space.to_unit(p)
+
+    @property
+    def best_cube_asked(self):
+        """The cube point of the best evaluation asked for in the cube (None when every
+        evaluation was of the problem's own space): also through copies of the objective,
+        such as a strategy's restarts."""
+        return self._best_cube
 
     @property
     def trace(self):
@@ -162,7 +166,7 @@ class Problem:
         return self.objective.trace
 
     # ------------------------------------------------------------------ bookkeeping
-    def _saw(self, points, values):
+    def _saw(self, points, values, cube=None):
         for p in points:
             self._seen.add(_key(p))
         if len(values):
@@ -170,7 +174,7 @@ class Problem:
             i = int(np.argmax(values))
             if values[i] > self._best_seen:   # (the first of equals, as the objective)
                 self._best_seen = float(values[i])
-                self._best_cube = None if self._asked is None else self._asked[i].copy()
+                self._best_cube = None if cube is None else np.array(cube[i])
 
     def evaluated(self, point, cube=False):
         """Whether ``point`` (of the problem's space, or of the cube with ``cube=True``)

@@ -184,9 +184,6 @@ class Profiles:
                            evals_to_eps=None, gap=1.0, evals=None, seconds=None)
             else:
                 row["ecdf_100"], row["ecdf_1000"] = self.ecdf(s, [100, 1000])
-            for b in COLUMNS:
-                if b > self.reachable:
-                    row[f"ecdf_{b}"] = None
                 row["ecdf_end"] = float(np.mean([np.mean(np.isfinite(self.hits[i]))
                                                  for i in idx] + [0.0] * failed))
                 reach = [self.hits[i][min(k, len(self.hits[i]) - 1)] for i in idx]
@@ -197,6 +194,9 @@ class Profiles:
                                              + [1.0] * failed))
                 row["evals"] = float(np.median([self.runs[i]["n_evals"] for i in idx]))
                 row["seconds"] = float(np.median([self.runs[i]["seconds"] for i in idx]))
+            for b in COLUMNS:
+                if b > self.reachable:
+                    row[f"ecdf_{b}"] = None
             rows.append(row)
         return rows
 
