@@ -642,3 +642,75 @@ def test_50_5_the_bench_function_is_what_the_package_gives():
 
     assert inspect.isfunction(P.bench) and inspect.isfunction(P.read_runs)
     assert "solvers" in inspect.signature(P.bench).parameters
+
+
+# ---------------------------------------------------------------- COCO's aggregates
+def test_50_2_absolute_targets_ert_and_its_bootstrap():
+    from dfrank.problems import coco
+
+    assert len(coco.GAPS) == 18 and np.isclose(coco.GAPS[0], 10 ** -0.6) and \
+        np.isclose(coco.GAPS[-1], 1e-4) and np.all(np.diff(coco.GAPS) < 0)
+    assert np.allclose(np.diff(np.log10(coco.GAPS)), -0.2)
+    assert coco.ert([10, np.inf, 30], [50, 100, 60]) == (10 + 100 + 30) / 2
+    assert coco.ert([np.inf, np.inf], [5, 5]) == np.inf
+    lo, hi = coco.ert_interval([10, np.inf, 30, 20], [50, 100, 60, 40], seed=1)
+    assert (lo, hi) == coco.ert_interval([10, np.inf, 30, 20], [50, 100, 60, 40], seed=1)
+    assert 10 <= lo <= coco.ert([10, np.inf, 30, 20], [50, 100, 60, 40]) <= hi
+    # by brute force: the percentiles of the resampled ERTs
+    rng = np.random.default_rng(1)
+    h, e = np.array([10, np.inf, 30, 20]), np.array([50, 100, 60, 40])
+    want = []
+    for idx in rng.integers(0, 4, size=(coco.RESAMPLES, 4)):
+        want.append(coco.ert(h[idx], e[idx]))
+    want = np.sort(want)
+    assert (lo, hi) == (want[int(np.floor(0.025 * (len(want) - 1)))],
+                        want[int(np.ceil(0.975 * (len(want) - 1)))])
+    assert coco.ert_interval([np.inf], [5]) == (np.inf, np.inf)
+
+
+def test_50_2_ecdf_per_dimension_group_and_the_virtual_best_solver():
+    from dfrank.problems.coco import VBS, Coco, absolute_targets
+
+    rng = np.random.default_rng(3)
+    runs = []
+    for s in ("a", "b"):
+        for pid, d in (("p1", 2), ("p2", 3), ("p3", 47)):
+            for seed in range(3):
+                vals = list(np.sort(rng.random(40)) * 0.999)
+                runs.append(record(s, seed, vals, problem=pid, dim=d, budget=40,
+                                   reference=1.0))
+    runs.append(dict(record("a", 9, [0.1], problem="p1", dim=2, budget=40),
+                     error="ValueError: x"))
+    c = Coco(runs)
+    assert c.groups() == [(1, 3), (46, 47)]
+    budgets = [1, 5, 13]
+    for s in ("a", "b"):
+        mine = [r for r in runs if r["solver"] == s and r["dim"] <= 3]
+        want = []
+        for b in budgets:
+            fr = []
+            for r in mine:
+                if r.get("error"):
+                    fr.append(0.0)
+                    continue
+                hits = first_hits(r["trace"], absolute_targets(r["reference"]))
+                fr.append(np.mean(hits <= b * r["dim"]))
+            want.append(np.mean(fr))
+        assert np.allclose(c.ecdf(s, (1, 3), budgets), want)
+    # the virtual best: per instance and seed the fewest evaluations of either solver
+    best = {}
+    for r in runs:
+        if r["dim"] > 3:
+            continue
+        h = np.full(18, np.inf) if r.get("error") else \
+            first_hits(r["trace"], absolute_targets(r["reference"]))
+        key = (r["problem"], r["fold"], r["seed"])
+        best[key] = (np.minimum(best[key][0], h) if key in best else h, r["dim"])
+    want = [np.mean([np.mean(h <= b * d) for h, d in best.values()]) for b in budgets]
+    assert np.allclose(c.ecdf(VBS, (1, 3), budgets), want)
+    text = c.table()
+    assert "dimensions 1-3" in text and "dimensions 46-47" in text and VBS in text
+    assert "ECDF@1D" in text and "ECDF@100D" not in text   # 40 evaluations: 13 per dim
+    rep = c.report()
+    assert [g["dimensions"] for g in rep] == [[1, 3], [46, 47]]
+    assert set(rep[0]["solvers"]) == {"a", "b", VBS}

@@ -204,10 +204,13 @@ def _references_line(refs):
 
 
 def _show(res, args):
+    from ..problems.coco import Coco
+
     prof = res.profiles()
+    coco = Coco(res.runs)
     out = o.Outputs()
     report = {"summary": prof.summary_rows(), "flags": prof.flags(),
-              "references": res.header.get("references")}
+              "references": res.header.get("references"), "by_dimension": coco.report()}
     shown = _ints(args.by_problem, "--by-problem") if args.by_problem else None
     if shown:
         report["by_problem"] = prof.by_problem(shown)
@@ -215,6 +218,7 @@ def _show(res, args):
     if args.json != "-":
         print(prof.summary())
         print(_references_line(res.header.get("references")))
+        print("\n" + coco.table())
         if shown:
             print("\n" + prof.by_problem_table(shown))
     if out.write(args.plot, prof.plot, "plot", ".png") and args.json != "-":
