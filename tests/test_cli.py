@@ -117,7 +117,7 @@ def test_fit_default_is_smoothed_es_averaged(files, capsys):
     (["fit", "TRAIN", "--metric", "ndgc@10"], 2, "Did you mean"),
     (["fit", "TRAIN", "--strategy", "annealing"], 2, "unknown strategy"),
     (["fit", "TRAIN", "--option", "restart=3"], 2, "Did you mean 'restarts'"),
-    (["fit", "TRAIN", "--option", "nonsense"], 2, "key=value"),
+    (["fit", "TRAIN", "--option", "nonsense"], 2, "[STRATEGY:]KEY=VALUE"),
     (["fit", "TRAIN", "--budget", "-3"], 2, "--budget: must be at least 1"),
     (["evaluate", "TRAIN", "TRAIN"], 1, "not valid JSON"),
     (["grid", "TRAIN", "--features", "1"], 2, "two or more"),

@@ -176,9 +176,9 @@ def test_cli_compare(tmp_path, capsys):
     assert "give --budget" in capsys.readouterr().err
     assert main(["compare", str(train), "--budget", "5", "--strategies", "ca",
                  "--option", "pso:x=1"]) == 2
-    assert "not in --strategies" in capsys.readouterr().err
+    assert "not a strategy this command runs" in capsys.readouterr().err
     assert main(["compare", str(train), "--budget", "5", "--option", "oops"]) == 2
-    assert "STRATEGY:KEY=VALUE" in capsys.readouterr().err
+    assert "[STRATEGY:]KEY=VALUE" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:        # argparse's own usage error
         main(["compare", str(train), "--budget", "5", "--line-cost", "0"])
     assert e.value.code == 2

@@ -592,8 +592,8 @@ def test_bench_flags_dishonest_solvers(toy_suite, tmp_path):
 def test_bench_command_line(toy_suite, tmp_path, capsys):
     root, ref_path = toy_suite
     out = tmp_path / "bench.jsonl"
-    args = ["bench", "run", root, "--solvers", "ca,random", "--problems",
-            "letor-mq2008-map", "--folds", "1,2", "--seeds", "2", "--budget", "40",
+    args = ["bench", "run", root, "--strategies", "ca,random", "--problems",
+            "letor-mq2008-map", "--instances", "1,2", "--seeds", "2", "--budget", "40",
             "--references", ref_path, "-o", str(out), "--plot", str(tmp_path / "e.png")]
     assert cli.main(args) == 0
     text = capsys.readouterr().out

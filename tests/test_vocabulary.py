@@ -82,6 +82,66 @@ SHARED = {   # option: (dest, takes a value)
     "--ties": ("ties", True),
 }
 RETIRED = ("--out", "--jobs", "--test-name")
+# former names kept one release as hidden aliases: (command, old, new)
+OLD_NAMES = [("bench", "--solvers", "--strategies"), ("bench", "--solver-budget",
+                                                      "--strategy-budget"),
+             ("bench", "--folds", "--instances"), ("fuse", "--norm", "--normalize")]
+
+
+def _visible(name):
+    """{option string: action} of command ``name`` as its --help shows them (a command
+    with actions: each action's parser too)."""
+    import argparse
+
+    parsers = [cli.parser(name)]
+    out = {}
+    while parsers:
+        p = parsers.pop()
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                parsers.extend(a.choices.values())
+            elif a.help != argparse.SUPPRESS:
+                out.update({s: a for s in a.option_strings if s.startswith("--")})
+    return out
+
+
+def test_one_name_for_one_idea_across_commands():
+    """Every option a --help shows has one destination and one kind of value wherever it
+    appears (one name, one idea), and no idea shows under two names: the former names are
+    hidden aliases."""
+    seen = {}
+    for name in cli.COMMANDS:
+        for flag, a in _visible(name).items():
+            kind = (a.dest, a.nargs == 0, getattr(a.type, "__name__", a.type))
+            seen.setdefault(flag, {}).setdefault(kind, []).append(name)
+    twice = {f: k for f, k in seen.items() if len(k) > 1}
+    assert not twice, twice
+    for _, old, _ in OLD_NAMES:
+        assert old not in seen or old == "--folds", old
+    assert seen["--folds"] == {("folds", False, "positive_int"): ["fuse", "tune"]}
+    for flag in ("--strategies", "--option", "--normalize"):
+        assert len(seen[flag]) == 1, flag
+    assert {a.metavar for n in ("fit", "fuse", "tune", "compare")
+            for f, a in _visible(n).items() if f == "--option"} == {"[STRATEGY:]KEY=VALUE"}
+
+
+@pytest.mark.parametrize("command, old, new", OLD_NAMES)
+def test_old_names_still_work_and_say_the_new_one(command, old, new, capsys):
+    from dfrank.cli.options import OldName
+
+    p = cli.parser(command)
+    argv = {"bench": ["run", "data", "-o", "b.jsonl"], "fuse": ["q", "a", "b"]}[command]
+    if old != "--solvers" and command == "bench":
+        argv += ["--strategies", "ca"]
+    value = {"--solvers": "ca,es", "--solver-budget": "es=5", "--folds": "1,2",
+             "--norm": "zscore"}[old]
+    OldName.told.discard(old)
+    args = p.parse_args(argv + [old, value, old, value])
+    dest = new.lstrip("-").replace("-", "_")
+    want = [value, value] if old == "--solver-budget" else value
+    assert getattr(args, dest) == want
+    err = capsys.readouterr().err
+    assert err.count(f"{old} is now {new}") == 1
 
 
 @pytest.mark.parametrize("name", list(cli.COMMANDS))
@@ -166,3 +226,17 @@ def test_unknown_options_are_errors_everywhere(tmp_path):
         with pytest.raises(SystemExit) as e:
             cli.main(argv)
         assert e.value.code == 2
+
+
+def test_48_4_option_is_one_type_with_an_optional_strategy_prefix():
+    from dfrank.cli.options import UsageError, strategy_options
+
+    assert strategy_options(["restarts=2", "ca:tol=0.1", "cma:es:sigma0=0.3"],
+                            ["coordinate_ascent", "cma:es"]) == \
+        {"coordinate_ascent": {"restarts": 2, "tol": 0.1},
+         "cma:es": {"restarts": 2, "sigma0": 0.3}}
+    assert strategy_options(["coordinate_ascent:rule=best"], ["ca"]) == {"ca": {"rule": "best"}}
+    with pytest.raises(UsageError, match="not a strategy this command runs"):
+        strategy_options(["pso:swarm_size=4"], ["ca"])
+    with pytest.raises(UsageError, match=r"\[STRATEGY:\]KEY=VALUE"):
+        strategy_options(["restarts"], ["ca"])

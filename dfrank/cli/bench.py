@@ -25,10 +25,10 @@ actions:
                              the references, with the values bench runs beat replaced
 
 examples:
-  dfrank bench run data/ --solvers ca,es,cma:es,nevergrad:NGOpt,optuna:tpe \\
-      --problems small --seeds 3 --budget 1000 --solver-budget optuna:tpe=300 \\
+  dfrank bench run data/ --strategies ca,es,cma:es,nevergrad:NGOpt,optuna:tpe \\
+      --problems small --seeds 3 --budget 1000 --strategy-budget optuna:tpe=300 \\
       -o bench.jsonl --plot ecdf.png
-  dfrank bench run data/ --solvers ca,es,cma:es --problems letor-mq2008-map \\
+  dfrank bench run data/ --strategies ca,es,cma:es --problems letor-mq2008-map \\
       --max-seconds 2 --n-jobs -1 -o timed.jsonl
   dfrank bench export bench.jsonl -o ioh/
 
@@ -48,19 +48,22 @@ def add_arguments(p):
     ls.add_argument("data", help="the folder of the data sets")
     run = sub.add_parser("run", help="run or continue a bench", allow_abbrev=False)
     run.add_argument("data", help="the folder of the data sets")
-    run.add_argument("--solvers", required=True,
-                     help="comma-separated solvers (strategy names, cma:es, cma:ipop, "
-                          "nevergrad:NAME, optuna:tpe, optuna:cmaes, or your own as "
-                          "module:function)")
+    run.add_argument("--strategies",   # (required: checked in _run, as --solvers sets it)
+                     help="comma-separated optimizers (required): strategy names, "
+                          "cma:es, cma:ipop, nevergrad:NAME, optuna:tpe, optuna:cmaes, or "
+                          "your own as module:function")
+    o.add_old_name(run, "--solvers", "--strategies", "strategies")
     _add_selection(run)
     run.add_argument("--seeds", type=o.positive_int, default=3,
-                     help="instances per problem and fold: seeds 0..N-1 (default 3; seed "
+                     help="runs per problem and fold: seeds 0..N-1 (default 3; seed "
                           "0 starts at the center)")
     o.add_budget(run, "objective evaluations per run")
     o.add_max_seconds(run, "wall-clock limit per run")
-    run.add_argument("--solver-budget", action="append", metavar="SOLVER=N",
-                     help="a smaller budget for a slow solver, e.g. optuna:tpe=300 "
+    run.add_argument("--strategy-budget", action="append", metavar="STRATEGY=N",
+                     help="a smaller budget for a slow optimizer, e.g. optuna:tpe=300 "
                           "(repeatable)")
+    o.add_old_name(run, "--solver-budget", "--strategy-budget", "strategy_budget",
+                   append=True)
     run.add_argument("--line-cost", default="reference", metavar="N|reference|measured",
                      type=o.line_cost("reference", "measured"),
                      help="evaluations an exact line search counts: 'reference' (default: "
@@ -101,7 +104,10 @@ def _add_selection(p):
     p.add_argument("--problems", default="small",
                    help="a subset (small, full), or comma-separated problem ids "
                         "(default small)")
-    p.add_argument("--folds", help="comma-separated folds (default: the subset's, or all)")
+    p.add_argument("--instances", metavar="FOLDS",
+                   help="comma-separated folds, the problems' instances (default: the "
+                        "subset's, or all)")
+    o.add_old_name(p, "--folds", "--instances", "instances")
 
 
 def _add_references(p):
@@ -165,18 +171,20 @@ def _list(args):
 def _run(args):
     from ..problems import bench
 
-    solvers = o.name_list(args.solvers, "--solvers", "solver")
+    if args.strategies is None:
+        raise o.UsageError("give the optimizers to run: --strategies NAME,NAME,...")
+    solvers = o.name_list(args.strategies, "--strategies", "optimizer")
     o.require_allowance(args, "solver")
     budgets = {}
-    for item in args.solver_budget or []:
+    for item in args.strategy_budget or []:
         name, eq, n = item.rpartition("=")
         if not (eq and name and n.isdigit()):
-            raise o.UsageError(f"--solver-budget expects SOLVER=N, got {item!r}")
+            raise o.UsageError(f"--strategy-budget expects STRATEGY=N, got {item!r}")
         budgets[name] = int(n)
     o.outputs_writable(args, "output", "json", "plot")
     o.compiling(args.quiet)
     res = bench(args.data, solvers, _problems(args.problems),
-                folds=_ints(args.folds, "--folds") if args.folds else None,
+                folds=_ints(args.instances, "--instances") if args.instances else None,
                 seeds=range(args.seeds), budget=args.budget, max_seconds=args.max_seconds,
                 budgets=budgets, line_cost=args.line_cost, n_jobs=args.n_jobs,
                 output=args.output, references=args.references,
@@ -271,7 +279,7 @@ def _reference(args):
         raise o.UsageError("give the folder of the data sets (or --from-runs BENCH)")
     suite = Suite(args.data)
     instances = suite.select(_problems(args.problems),
-                             _ints(args.folds, "--folds") if args.folds else None)
+                             _ints(args.instances, "--instances") if args.instances else None)
     command = args.command_line
 
     def said(pid, fold, value, by):

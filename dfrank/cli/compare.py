@@ -41,27 +41,11 @@ def add_arguments(p):
     o.add_metric(p, DEFAULT_METRIC)
     o.add_significance(p, "the best strategy")
     o.add_n_jobs(p, "runs in parallel (-1: every core; default 1)")
-    p.add_argument("--option", action="append", metavar="STRATEGY:KEY=VALUE",
-                   help="a strategy option, e.g. --option pso:swarm_size=40 (repeatable)")
+    o.add_options(p, "--option pso:swarm_size=40")
     o.add_json(p, "the comparison (with traces)")
     p.add_argument("--plot", metavar="FILE", help="write the anytime curves (PNG) here")
     o.add_ties(p)
     o.add_quiet(p)
-
-
-def _strategy_options(items, names):
-    """--option STRATEGY:KEY=VALUE items as {strategy: {key: value}}."""
-    options = {}
-    for item in items or []:
-        left, eq, value = item.partition("=")
-        name, sep, key = left.rpartition(":")   # names may hold ':' (cma:es:sigma0=0.3)
-        if not (eq and sep and name and key):
-            raise o.UsageError(f"--option expects STRATEGY:KEY=VALUE, got {item!r}")
-        options.setdefault(name, {}).update(o.parse_options([f"{key}={value}"]))
-    unknown = sorted(set(options) - set(names))
-    if unknown:
-        raise o.UsageError(f"--option names strategies not in --strategies: {unknown}")
-    return options
 
 
 def run(args):
@@ -69,7 +53,7 @@ def run(args):
 
     names = o.name_list(args.strategies, "--strategies", "strategy name")
     o.require_allowance(args, "strategy")
-    options = _strategy_options(args.option, names)
+    options = o.strategy_options(args.option, names)
     o.outputs_writable(args, "json", "plot",
                        inputs=[args.train, args.valid, args.test, args.query_file])
     metric = o.metric_of(args)

@@ -74,7 +74,7 @@ def run(args):
     from ..api import evaluate, maximize
 
     metric = o.metric_of(args)
-    options = o.parse_options(args.option)
+    options = o.strategy_options(args.option, [args.strategy])[args.strategy]
     if args.restarts is not None:
         options["restarts"] = args.restarts
     o.outputs_writable(args, "output", "result", "checkpoint", "json",

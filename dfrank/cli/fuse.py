@@ -24,8 +24,9 @@ def add_arguments(p):
     p.add_argument("qrels", help="TREC qrels")
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC runs (two or more)")
     o.add_metric(p, RUN_METRIC)
-    p.add_argument("--norm", default="minmax", choices=list(NORMS),
+    p.add_argument("--normalize", default="minmax", choices=list(NORMS),
                    help="per-query normalization of each run (default minmax)")
+    o.add_old_name(p, "--norm", "--normalize", "normalize", choices=list(NORMS))
     p.add_argument("--missing", default="zero",
                    help="score of a document a run did not retrieve: zero (default), min "
                         "(the run's lowest) or a number")
@@ -85,16 +86,16 @@ def run(args):
             raise o.UsageError(f"--missing expects zero, min or a number, got "
                                f"{args.missing!r}") from None
     o.compiling(args.quiet)
-    res = fuse(args.qrels, dict(zip(names, args.runs)), o.metric_of(args), norm=args.norm,
+    res = fuse(args.qrels, dict(zip(names, args.runs)), o.metric_of(args), norm=args.normalize,
                missing=missing, signed=args.signed, strategy=args.strategy,
                folds=args.folds, seed=args.seed, budget=args.budget,
                max_seconds=args.max_seconds, n_jobs=args.n_jobs, complete=args.complete,
                significance=args.significance, progress=o.show_progress(args),
-               **o.parse_options(args.option))
+               **o.strategy_options(args.option, [args.strategy])[args.strategy])
     quiet_stdout = args.json == "-"
     out = o.Outputs()
     if not quiet_stdout:
-        print(f"fusion of {len(names)} runs ({args.norm} normalization, missing documents "
+        print(f"fusion of {len(names)} runs ({args.normalize} normalization, missing documents "
               f"{args.missing}) in {res.seconds:.2f} s")
         print(res.summary())
     if out.write(args.output, res.to_trec, "fused run", ".run") and not quiet_stdout:

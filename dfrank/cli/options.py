@@ -118,9 +118,39 @@ def add_strategy(p, default, help):
 
 
 def add_options(p, example="--option restarts=5"):
-    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+    """--option [STRATEGY:]KEY=VALUE, the same in every command (see strategy_options)."""
+    p.add_argument("--option", action="append", metavar="[STRATEGY:]KEY=VALUE",
                    help=f"a strategy option, e.g. {example} (repeatable; 'dfrank "
-                        "strategies' lists them)")
+                        "strategies' lists them); with a STRATEGY: prefix it is that "
+                        "strategy's alone, where several run")
+
+
+class OldName(argparse.Action):
+    """An option's former name, kept for one release: hidden from --help, it stores into
+    the new name's destination and says once (per process) what the new name is."""
+
+    told = set()
+
+    def __init__(self, option_strings, dest, new=None, append=False, **kwargs):
+        kwargs["help"] = argparse.SUPPRESS
+        super().__init__(option_strings, dest, **kwargs)
+        self.new, self.append = new, append
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string not in OldName.told:
+            OldName.told.add(option_string)
+            print(f"dfrank: {option_string} is now {self.new}; the old name works until "
+                  "the next release", file=sys.stderr)
+        if self.append:   # the new name appends (repeatable): so does the old one
+            values = list(getattr(namespace, self.dest, None) or []) + [values]
+        setattr(namespace, self.dest, values)
+
+
+def add_old_name(p, old, new, dest, **kwargs):
+    """Keep ``old`` as a hidden alias of the option ``new`` (destination ``dest``; pass
+    ``append=True`` for a repeatable one)."""
+    p.add_argument(old, dest=dest, action=OldName, new=new, default=argparse.SUPPRESS,
+                   **kwargs)
 
 
 def add_metric(p, default, help=None, repeat=False):
@@ -213,6 +243,41 @@ def parse_options(pairs, flag="--option"):
         except (ValueError, SyntaxError):
             out[k] = v
     return out
+
+
+def strategy_options(items, names, flag="--option"):
+    """``--option`` items, ``KEY=VALUE`` or ``STRATEGY:KEY=VALUE``, as ``{name: {key:
+    value}}`` for each of the strategies ``names`` a command runs: a prefix names one of
+    them (by any of its registered names), none gives the option to every one."""
+    out = {n: {} for n in names}
+    for item in items or []:
+        left, eq, value = item.partition("=")
+        name, sep, key = left.rpartition(":")   # names may hold ':' (cma:es:sigma0=0.3)
+        if not (eq and key):
+            raise UsageError(f"{flag} expects [STRATEGY:]KEY=VALUE, got {item!r}")
+        pair = parse_options([f"{key}={value}"], flag)
+        if not sep:
+            for n in names:
+                out[n].update(pair)
+            continue
+        match = [n for n in names if _same_strategy(name, n)]
+        if not match:
+            raise UsageError(f"{flag} {item}: {name!r} is not a strategy this command runs "
+                             f"({', '.join(names)})")
+        out[match[0]].update(pair)
+    return out
+
+
+def _same_strategy(a, b):
+    """Whether two strategy names (or aliases) name one registered strategy."""
+    if a == b:
+        return True
+    from ..registry import get
+
+    try:
+        return get(a) is get(b)
+    except ValueError:
+        return False
 
 
 def parse_numbers(pairs, flag):

@@ -112,7 +112,7 @@ def run(args):
         command = command[1:]
     o.outputs_writable(args, "json", "cache",
                        inputs=[args.qrels, args.collection, args.topics])
-    options = o.parse_options(args.option)
+    options = o.strategy_options(args.option, [args.strategy])[args.strategy]
     if command:
         from ..command import CommandRun
 
