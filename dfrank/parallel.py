@@ -126,6 +126,10 @@ def run_in_threads(fn, tasks, workers, threads, shared=()):
                         task = next(source)
                     except StopIteration:
                         return
+                    except BaseException as e:  # the tasks' own generator failed
+                        with ready:
+                            results[i] = _Raised(e)
+                        return
                     taken[0] += 1
                 try:
                     out = fn(task, *shared, cancel=cancel)

@@ -126,3 +126,16 @@ def test_tasks_yield_in_order_and_a_deadline_stops_new_ones():
 
     got = list(run_in_threads(lambda t, cancel=None: time.sleep(0.05) or t, tasks(), 2, 1))
     assert got == started and 2 <= len(got) < 30
+
+
+def test_a_failing_task_source_is_raised_not_cut_short():
+    def tasks():
+        yield 0
+        yield 1
+        raise RuntimeError("no more tasks")
+
+    got = []
+    with pytest.raises(RuntimeError, match="no more tasks"):
+        for x in run_in_threads(lambda t, cancel=None: t, tasks(), 2, 2):
+            got.append(x)
+    assert got == [0, 1]
