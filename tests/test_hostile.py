@@ -276,7 +276,10 @@ def test_47_11_a_signal_stops_tune_its_engine_and_keeps_the_best(tmp_path, sig, 
         [sys.executable, "-m", "dfrank.cli", "tune", "--qrels", str(tmp_path / "qrels.txt"),
          "--param", "k=0:1", "--budget", "10", "--json", str(out), "--quiet", "--",
          sys.executable, str(tmp_path / "engine.py"), "{k}", "{run}", str(calls),
-         str(pidfile)], env=dict(os.environ, TMPDIR=str(tmp)), stderr=subprocess.PIPE)
+         str(pidfile)], env=dict(os.environ, TMPDIR=str(tmp)), stderr=subprocess.PIPE,
+        # a shell runs background jobs with SIGINT ignored, and a child inherits that: the
+        # command gets the default, as from a terminal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not pidfile.exists() or not pidfile.read_text():
         assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()

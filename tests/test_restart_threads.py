@@ -3,6 +3,7 @@ run_in_threads): the same result as one after another, Ctrl-C and errors reach t
 caller, and the cases that must stay one after another do."""
 
 import _thread
+import signal
 import threading
 import time
 
@@ -72,6 +73,9 @@ def test_which_runs_take_threads(data):
 def test_ctrl_c_keeps_the_restarts_finished_and_the_best_so_far():
     data = testing.planted_data(n_queries=200, docs_per_query=40, n_features=20, seed=1)
     dfrank.maximize(data, "ndcg@10", "ca", restarts=2, max_sweeps=1)   # kernels warm
+    # Ctrl-C as from a terminal (a background job's shell ignores SIGINT, and then
+    # interrupt_main does nothing)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, _thread.interrupt_main)
     timer.start()
     t = time.perf_counter()
@@ -79,6 +83,7 @@ def test_ctrl_c_keeps_the_restarts_finished_and_the_best_so_far():
         res = dfrank.maximize(data, "ndcg@10", "ca", restarts=400, seed=0)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, before)
     assert time.perf_counter() - t < 30
     assert res.status == "interrupted"
     assert 0 < len(res.restarts) < 400
