@@ -117,6 +117,8 @@ def run_in_threads(fn, tasks, workers, threads, shared=()):
     ended = [0]   # workers that ended
 
     def work(k):
+        # joblib's inner thread limits cap worker processes; in a thread of dfrank's own,
+        # numba's count is thread-local, so the caller's threads keep theirs
         numba.set_num_threads(max(1, threads // workers + (k < threads % workers)))
         try:
             while not cancel.is_set():
