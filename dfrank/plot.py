@@ -258,3 +258,41 @@ def profiles(prof, path=None, title=None, eps=(0.1, 0.01)):
     n_inst = len({(r["problem"], r["fold"], r["seed"]) for r in prof.runs})
     fig.suptitle(title or f"runtime to target: {n_inst} instances, dims up to {top_dim}")
     return _save(fig, path)
+
+
+def ecdf_by_dimension(coco, path=None, title=None, points=80):
+    """COCO's view of a bench (:class:`dfrank.problems.coco.Coco`): for each dimension
+    group, each solver's ECDF of the absolute targets against evaluations per dimension
+    (log scale, up to the most a run of the group could make), the virtual best solver
+    as a thick grey line."""
+    from .problems.coco import VBS
+
+    plt = _plt()
+    groups = coco.groups()
+    if not groups:
+        raise ValueError("the bench has no run to plot")
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.6 * len(groups), 4.0),
+                             squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = ["-", "--", "-.", ":"]
+    for ax, group in zip(axes[0], groups):
+        top = max(coco.reachable_per_dim(group), 1.0)
+        b = np.unique(np.geomspace(1.0 / max(group[1], 1), top, points))
+        for i, s in enumerate(coco.solvers):
+            if not coco.has_runs(s, group):
+                continue
+            ax.plot(b, coco.ecdf(s, group, b), color=colors[i % len(colors)],
+                    ls=styles[(i // len(colors)) % len(styles)], lw=1.5, label=s)
+        ax.plot(b, coco.ecdf(VBS, group, b), color="0.55", lw=3.0, alpha=0.6, label=VBS,
+                zorder=0)
+        lo, hi = group
+        ax.set_title(f"dimension {lo}" if lo == hi else f"dimensions {lo}-{hi}")
+        ax.set_xscale("log")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("evaluations / dimension")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("fraction of (run, target) pairs reached")
+    axes[0][0].legend(loc="upper left", fontsize=7)
+    fig.suptitle(title or "ECDF of the targets reference - 10^-k, k = 0.6..4, per "
+                 "dimension group")
+    return _save(fig, path)

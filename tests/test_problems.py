@@ -598,6 +598,7 @@ def test_bench_command_line(toy_suite, tmp_path, capsys):
     assert cli.main(args) == 0
     text = capsys.readouterr().out
     assert "10 runs" in text and (tmp_path / "e.png").exists()
+    assert (tmp_path / "e-by-dimension.png").exists()
     assert "ECDF end" in text and "ECDF@100" not in text   # no run could make 100
     assert f"references: {os.path.abspath(ref_path)} (1 runs" in text
     assert cli.main(["bench", "report", str(out), "--json", "-", "--by-problem", "5,40"]) == 0

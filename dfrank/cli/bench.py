@@ -117,7 +117,9 @@ def _add_references(p):
 
 def _add_report(p):
     p.add_argument("--plot", metavar="FILE",
-                   help="write the ECDFs and data profiles (PNG) here")
+                   help="write the ECDFs and data profiles (PNG) here, and the ECDFs per "
+                        "dimension group over evaluations per dimension beside it "
+                        "(FILE-by-dimension.png)")
     p.add_argument("--by-problem", nargs="?", const="100,1000", metavar="EVALS",
                    help="also each solver's ECDF on each problem alone, at these "
                         "comma-separated evaluation counts (default 100,1000): who wins where")
@@ -201,6 +203,14 @@ def _report(args):
     return _show(read_runs(args.bench), args)
 
 
+def _beside(path, tag):
+    """``path`` with ``tag`` before its suffix (None for None)."""
+    if not path:
+        return None
+    stem, ext = os.path.splitext(path)
+    return f"{stem}{tag}{ext or '.png'}"
+
+
 def _references_line(refs):
     """Which references the targets are relative to (a bench header's ``references``)."""
     if not refs:
@@ -231,6 +241,9 @@ def _show(res, args):
             print("\n" + prof.by_problem_table(shown))
     if out.write(args.plot, prof.plot, "plot", ".png") and args.json != "-":
         print(f"ECDFs and data profiles written to {args.plot}")
+    dims = _beside(args.plot, "-by-dimension")
+    if out.write(dims, coco.plot, "plot", ".png") and args.json != "-":
+        print(f"ECDFs per dimension group written to {dims}")
     out.done()
     return 0
 

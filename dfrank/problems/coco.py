@@ -103,6 +103,16 @@ class Coco:
     def _evals(r):
         return float(r.get("n_evals") or 0)
 
+    def has_runs(self, solver, group):
+        """Whether ``solver`` has runs in the dimension group."""
+        return bool(self._selected(solver, group))
+
+    def plot(self, path=None, **kwargs):
+        """The ECDFs per dimension group (see :func:`dfrank.plot.ecdf_by_dimension`)."""
+        from ..plot import ecdf_by_dimension
+
+        return ecdf_by_dimension(self, path, **kwargs)
+
     def groups(self):
         """The dimension groups of the runs, in increasing order."""
         return sorted({group_of(int(r["dim"])) for r in self.runs if r.get("dim")})
@@ -181,7 +191,7 @@ class Coco:
             cols = [b for b in per_dim_budgets if b <= reach]
             solvers = {}
             for s in self.solvers + [VBS]:
-                if s != VBS and not self._selected(s, group):
+                if s != VBS and not self.has_runs(s, group):
                     continue
                 solvers[s] = {
                     "ecdf": {f"{b:g}": float(v) for b, v in zip(cols, self.ecdf(s, group, cols))},
@@ -202,7 +212,7 @@ class Coco:
             cols = [b for b in per_dim_budgets if b <= reach]
             rows = []
             for s in self.solvers + [VBS]:
-                if s != VBS and not self._selected(s, group):
+                if s != VBS and not self.has_runs(s, group):
                     continue
                 e = self.ecdf(s, group, cols)
                 (g, value, (lo, hi)), = self.ert_table(s, group, [gap])
