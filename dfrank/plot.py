@@ -292,7 +292,7 @@ def ecdf_by_dimension(coco, path=None, title=None, points=80):
         ax.set_xlabel("evaluations / dimension")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("fraction of (run, target) pairs reached")
-    axes[0][0].legend(loc="upper left", fontsize=7)
+    axes[0][-1].legend(loc="upper left", fontsize=7)   # (the highest dimensions: room on top)
     fig.suptitle(title or "ECDF of the targets reference - 10^-k, k = 0.6..4, per "
                  "dimension group")
     return _save(fig, path)

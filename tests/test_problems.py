@@ -233,6 +233,23 @@ def test_50_5_solvers_as_module_function_and_pycmas_ipop(toy_suite, tmp_path, mo
     from dfrank.problems.solvers import solver_of
 
     assert solver_of("my_solvers:half").name == "my_solvers:half"
+    # an installed package's solver, by the name its entry point gives it
+    import importlib.metadata
+
+    from dfrank.problems.solvers import ENTRY_POINTS
+
+    class Entry:
+        name = "pkg-solver"
+
+        def load(self):
+            import my_solvers
+            return my_solvers.half
+
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group=None, **kw: [Entry()] if group == ENTRY_POINTS
+                        else real(group=group, **kw))
+    assert solver_of("pkg-solver").fn.__name__ == "half"
     with pytest.raises(ValueError, match="unknown strategy"):
         solver_of("no_such_module_here:f")
     with pytest.raises(ValueError, match="no function 'nope'"):
@@ -600,6 +617,7 @@ def test_bench_command_line(toy_suite, tmp_path, capsys):
     assert "10 runs" in text and (tmp_path / "e.png").exists()
     assert (tmp_path / "e-by-dimension.png").exists()
     assert "ECDF end" in text and "ECDF@100" not in text   # no run could make 100
+    assert "2 instances (problem folds) x 2 runs each" in text
     assert f"references: {os.path.abspath(ref_path)} (1 runs" in text
     assert cli.main(["bench", "report", str(out), "--json", "-", "--by-problem", "5,40"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -216,6 +216,10 @@ class Profiles:
                 "-" if r["evals"] is None else f"{r['evals']:.0f}",
                 "-" if r["seconds"] is None else f"{r['seconds']:.2f}"])
         text = format_table(table, head)
+        instances = {(r["problem"], r["fold"]) for r in self.runs + self.failed}
+        seeds = {r["seed"] for r in self.runs + self.failed}
+        text += (f"\n{len(instances)} instances (problem folds) x {len(seeds)} runs each "
+                 "(seeds: independent trials)")
         text += ("\nECDF: fraction of (run, target) pairs reached within that many "
                  f"evaluations, targets reference - eps (reference - start), eps in "
                  f"{', '.join(f'{e:g}' for e in EPSILONS)}; final gap: median "
