@@ -265,9 +265,8 @@ def ecdf_by_dimension(coco, path=None, title=None, points=80):
     group, each solver's ECDF of the absolute targets against evaluations per dimension
     (log scale, up to the most a run of the group could make), the virtual best solver
     as a thick grey line."""
-    from .problems.coco import VBS
-
     plt = _plt()
+    vbs = coco.vbs
     groups = coco.groups()
     if not groups:
         raise ValueError("the bench has no run to plot")
@@ -283,7 +282,7 @@ def ecdf_by_dimension(coco, path=None, title=None, points=80):
                 continue
             ax.plot(b, coco.ecdf(s, group, b), color=colors[i % len(colors)],
                     ls=styles[(i // len(colors)) % len(styles)], lw=1.5, label=s)
-        ax.plot(b, coco.ecdf(VBS, group, b), color="0.55", lw=3.0, alpha=0.6, label=VBS,
+        ax.plot(b, coco.ecdf(vbs, group, b), color="0.55", lw=3.0, alpha=0.6, label=vbs,
                 zorder=0)
         lo, hi = group
         ax.set_title(f"dimension {lo}" if lo == hi else f"dimensions {lo}-{hi}")

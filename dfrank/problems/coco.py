@@ -82,6 +82,8 @@ class Coco:
     """The runs of a bench (records as :func:`dfrank.problems.bench` writes them) read as
     COCO reads its own."""
 
+    vbs = VBS   # the virtual best solver's name among the solvers
+
     def __init__(self, runs):
         runs = [r for r in runs if not r.get("repeat")]
         self.runs = runs
