@@ -2,6 +2,7 @@
 
     python benchmarks/bench_threads.py                 # 1,000,000 training documents
     python benchmarks/bench_threads.py --docs 250000   # quicker, the same steps
+    python benchmarks/bench_threads.py --threads 2,4,8,16 --reps 1 --sweeps 1
 
 A synthetic LETOR-like set (``make_letor_like``, float32, 136 features, 60-180 documents a
 query: bench_scale.py's data) of about --docs training documents, plus 2,000 test queries
@@ -11,7 +12,8 @@ set as a user would:
 
 * one coordinate-ascent sweep over the d + 1 = 137 simplex coordinates (exact line
   search; ``maximize(strategy="ca", restarts=1, max_sweeps=1)``) on 1 thread and on every
-  core, with the speed-up and the serial share it implies by Amdahl's law
+  core (or on each count of --threads), with the speed-up and the serial share it implies
+  by Amdahl's law
   (s = (N / S - 1) / (N - 1) for speed-up S on N threads), and each run's own time per
   function (cProfile; the kernels are functions of their own);
 * ``dfrank fit``'s default (``maximize(train)``) on every core, against LightGBM's
@@ -19,7 +21,7 @@ set as a user would:
   one's NDCG@10 on the 2,000 test queries beside its time.
 
 The sweeps run in --reps processes per thread count, in alternating order (1, N, N, 1, 1,
-N, ...), two sweeps each (the first also maps the cache's pages); the fastest of each
+N, ...), --sweeps sweeps each (the first also maps the cache's pages); the fastest of each
 count is kept. (Switching numba's thread count inside one process made the kernels scale
 worse at 2 threads than a process started with 2: 1.67x against 1.9x.)
 """
@@ -42,7 +44,7 @@ import dfrank  # noqa: E402
 TEST_QUERIES = 2000
 
 
-def child_sweep(path, top):
+def child_sweep(path, top, sweeps):
     import cProfile
     import pstats
 
@@ -53,7 +55,7 @@ def child_sweep(path, top):
     tiny = data.subset(np.arange(min(20, data.n_queries)))
     dfrank.maximize(tiny, "ndcg@10", "ca", restarts=1, max_sweeps=1)   # kernels loaded
     best = None
-    for rep in range(2):   # the first also maps the cache's pages
+    for rep in range(sweeps):   # the first also maps the cache's pages
         data.derived.coordinate_lines.clear()   # each sweep makes its lines anew
         prof = cProfile.Profile()
         with measure() as m:
@@ -115,19 +117,23 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=int, default=1_000_000, help="training documents")
-    ap.add_argument("--threads", type=int, default=os.cpu_count(),
-                    help="the many-thread count (default: every core)")
+    ap.add_argument("--threads", default=str(os.cpu_count()),
+                    help="the many-thread count, or counts separated by commas (default: "
+                         "every core); the fit runs on the largest")
     ap.add_argument("--trees", type=int, default=500, help="LightGBM's trees (0: none)")
     ap.add_argument("--no-fit", action="store_true", help="the sweeps only")
     ap.add_argument("--top", type=int, default=8, help="functions shown per profile")
     ap.add_argument("--reps", type=int, default=3,
                     help="processes per thread count, alternating (the fastest is kept)")
+    ap.add_argument("--sweeps", type=int, default=2,
+                    help="sweeps per process (the fastest is kept; the first also maps "
+                         "the cache's pages)")
     ap.add_argument("--dir", help="where the cache files go (default: a temporary dir)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         if args.child[0] == "sweep":
-            return child_sweep(args.child[1], args.top)
+            return child_sweep(args.child[1], args.top, args.sweeps)
         return child_fit(args.child[1], args.child[2], int(args.child[3]))
     print(load_warning())
     folder = args.dir or tempfile.mkdtemp(prefix="dfrank-threads-")
@@ -136,6 +142,7 @@ def main():
     train_path = os.path.join(folder, f"train_{args.docs}.dfrank")
     test_path = os.path.join(folder, f"test_{args.docs}.dfrank")
     if not (os.path.exists(train_path) and os.path.exists(test_path)):
+        print("making the data ...", flush=True)
         data = dfrank.datasets.make_letor_like(
             n_queries=n_train + TEST_QUERIES, docs_per_query=(60, 180), n_features=136,
             seed=0, dtype=np.float32)
@@ -145,27 +152,31 @@ def main():
     train = dfrank.RankingData.load(train_path, mmap=True)
     print(f"{train.n_docs:,} training documents x {train.n_features} features in "
           f"{train.n_queries:,} queries, {TEST_QUERIES:,} test queries ({folder})")
-    N = args.threads
-    runs = {1: [], N: []}
+    counts = sorted({1, *(int(c) for c in args.threads.split(","))})
+    N = counts[-1]
+    runs = {k: [] for k in counts}
     for rep in range(args.reps):
-        for k in ((1, N) if rep % 2 == 0 else (N, 1)):
-            runs[k].append(run_child(["--top", str(args.top), "--child", "sweep",
-                                      train_path], k))
+        for k in (counts if rep % 2 == 0 else counts[::-1]):
+            runs[k].append(run_child(["--top", str(args.top), "--sweeps", str(args.sweeps),
+                                      "--child", "sweep", train_path], k))
+            print(f"  a sweep on {k} thread(s): {runs[k][-1]['seconds']:.1f} s", flush=True)
     best = {k: min(v, key=lambda o: o["seconds"]) for k, v in runs.items()}
     speedup = best[1]["seconds"] / best[N]["seconds"]
     serial = (N / speedup - 1) / (N - 1) if N > 1 else 1.0
     rows = [[f"{k} thread{'s' if k > 1 else ''} ({best[k]['layer']})",
              f"{best[k]['seconds']:.1f} s", f"{best[1]['seconds'] / best[k]['seconds']:.2f}x",
-             f"{best[k]['value']:.4f}", load_cell(Timing(*best[k]["load"]))] for k in (1, N)]
+             f"{best[k]['value']:.4f}", load_cell(Timing(*best[k]["load"]))] for k in counts]
     print()
     print(table(rows, ["one CA sweep", "time", "speed-up", "train NDCG@10", LOAD_HEADER]))
+    same = len({best[k]["value"] for k in counts}) == 1
     print(f"speed-up {speedup:.2f}x on {N} threads: a serial share of {serial:.1%} "
-          f"(Amdahl); the same value on both: {best[1]['value'] == best[N]['value']}")
+          f"(Amdahl); the same value on every count: {same}")
     for k in (1, N):
         print(f"\nown time per function, {k} thread(s):")
         for secs, name in best[k]["own"]:
             print(f"  {secs:7.2f} s  {name}")
     if not args.no_fit:
+        print(f"the default fit and LightGBM on {N} threads ...", flush=True)
         res = run_child(["--child", "fit", train_path, test_path, str(args.trees)], N)
         d = res["dfrank"]
         rows = [[f"dfrank fit (default: {d['strategy']})", f"{d['seconds']:.1f} s",

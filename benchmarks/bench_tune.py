@@ -115,7 +115,7 @@ def main():
                         f"{cv.cv_value:.4f}", f"{cv.cv_value - cv.cv_default:+.4f}",
                         f"{cv.cv_test.p_value:.3g}",
                         "; ".join(f"k1={f['params']['k1']:.2f} b={f['params']['b']:.2f}"
-                                  for f in cv.folds)])
+                                  for f in cv.cv.per_fold)])
     m = args.metric
     print(f"\n1. Search, BM25 on {m}: the 11 x 11 grid against dfrank tune's default "
           f"({DEFAULT_STRATEGY}) with a budget of {args.budget} runs, {args.seeds} seeds")

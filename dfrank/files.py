@@ -153,8 +153,9 @@ def write_json_atomic(path, obj):
     write_text_atomic(path, json.dumps(obj, indent=1, allow_nan=True) + "\n")
 
 
-def read_json(path, fmt):
-    """Read a dfrank JSON file of format ``fmt``; a clear error for anything else."""
+def read_json(path, fmt, newest=VERSION):
+    """Read a dfrank JSON file of format ``fmt`` and a version up to ``newest`` (that
+    format's current one); a clear error for anything else."""
     path = os.fspath(path)
     try:
         with open(path) as f:
@@ -167,9 +168,9 @@ def read_json(path, fmt):
     if not isinstance(obj, dict) or obj.get("format") != fmt:
         found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
         raise DataFormatError(f"not a {fmt} file (format tag {found!r})", path=path)
-    if not isinstance(obj.get("version"), int) or obj["version"] > VERSION:
+    if not isinstance(obj.get("version"), int) or obj["version"] > newest:
         raise DataFormatError(f"{fmt} version {obj.get('version')!r}; this dfrank reads "
-                              f"versions up to {VERSION} (upgrade dfrank)", path=path)
+                              f"versions up to {newest} (upgrade dfrank)", path=path)
     return obj
 
 

@@ -19,7 +19,8 @@ from .metrics.evaluation import evaluate, evaluate_linear
 from .normalization import affine
 from .normalization import check as normalization_check
 
-__all__ = ["Result", "RestartResult", "LinearRanker", "write_json_atomic", "read_json"]
+__all__ = ["Result", "RestartResult", "QueryResult", "LinearRanker", "write_json_atomic",
+           "read_json"]
 
 RANKER_FORMAT = "dfrank.linear_ranker"
 RESULT_FORMAT = "dfrank.result"
@@ -239,6 +240,42 @@ def overall_status(statuses):
             return s
     return "converged" if statuses and all(s == "converged" for s in statuses) \
         else "completed"
+
+
+@dataclass(kw_only=True)
+class QueryResult:
+    """What every result over queries holds, under the same names: a fusion's
+    (:class:`dfrank.fusion.FusionResult`) and a tune's (:class:`dfrank.tuning.TuneResult`).
+
+    Attributes
+    ----------
+    value : float
+        The mean metric over the queries (the training value).
+    per_query : dict
+        qid -> that query's value.
+    cv : CrossValidation or None
+        With ``folds``: the held-out block (:class:`dfrank.crossval.CrossValidation`:
+        ``folds``, ``value``, ``per_query``, ``per_fold``).
+    status : str
+        Why the search ended (one of :data:`STATUSES`).
+    seconds : float
+        Wall-clock seconds of the whole call.
+    """
+    value: float
+    per_query: dict = field(repr=False)
+    cv: object = field(default=None, repr=False)
+    status: str = "completed"
+    seconds: float = 0.0
+
+    @property
+    def folds(self):
+        """How many folds the queries were cross-validated in (None without ``folds``)."""
+        return None if self.cv is None else self.cv.folds
+
+    @property
+    def cv_value(self):
+        """The cross-validated (held-out) value: ``cv.value``, or None."""
+        return None if self.cv is None else self.cv.value
 
 
 @dataclass

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .api import maximize
+from .crossval import check_folds, cross_validate
 from .errors import DataFormatError, TuneError
 from .io.forms import read_qrels, read_run, run_as_data
 from .metrics import registry as metric_registry
@@ -38,6 +39,7 @@ from .metrics.trec_eval import as_trec_eval_reads
 from .objective import Objective
 from .parallel import effective_n_jobs, seed_sequence
 from .files import VERSION, jsonable, write_json_atomic
+from .result import QueryResult
 from .spaces import Box
 from .stats import significance as paired_test
 
@@ -316,7 +318,7 @@ class TuneObjective(Objective):
 
 # ---------------------------------------------------------------- the result
 @dataclass
-class TuneResult:
+class TuneResult(QueryResult):
     """The outcome of :func:`tune`.
 
     Attributes
@@ -325,43 +327,38 @@ class TuneResult:
         The parameters with the highest mean metric over the queries.
     value : float
         That mean (the training value).
-    per_query : ndarray
-        The best point's value on each query (``qids`` order).
+    per_query : dict
+        qid -> the best point's value on that query (``qids`` order).
     n_runs : int
         Runs made by this call (cached points are not run again); ``n_cached`` were read
         from the cache, ``n_failed`` failed.
     default_params, default_value, default_per_query
-        The given default point and its values (None without ``default``).
-    folds : list of dict or None
-        With ``folds``: per fold the held-out queries, the parameters chosen on the other
-        folds' queries, their training and held-out values.
-    cv_value : float or None
-        Mean over all queries of the held-out values (each query scored by parameters
-        chosen without it); ``cv_default`` the default's mean over the same queries, and
-        ``cv_test`` the paired significance test of the two.
+        The given default point and its values (None without ``default``;
+        ``default_per_query`` a dict as ``per_query``).
+    cv : CrossValidation or None
+        With ``folds`` (:class:`~dfrank.crossval.CrossValidation`): ``cv.value`` the mean
+        over all queries of the held-out values (each query scored by the parameters
+        chosen without it; also ``cv_value``), ``cv.per_fold`` per fold the held-out
+        queries, the parameters chosen on the other folds' queries (``params``), their
+        training and held-out values. ``cv_default`` is the default's mean over the same
+        queries, and ``cv_test`` the paired significance test of the two.
     history : list of dict
         Every point evaluated: params, status, per_query, seconds, error.
     """
 
     best_params: dict
-    value: float
-    per_query: np.ndarray
     qids: list
     metric: str
     strategy: str
     n_runs: int
     n_cached: int
     n_failed: int
-    seconds: float
     history: list
     default_params: dict = None
     default_value: float = None
-    default_per_query: np.ndarray = None
-    folds: list = None
-    cv_value: float = None
+    default_per_query: dict = None
     cv_default: float = None
     cv_test: object = None
-    status: str = "completed"
     space: Box = field(default=None, repr=False)
 
     def to_dict(self):
@@ -372,12 +369,12 @@ class TuneResult:
              "status": self.status, "qids": self.qids,
              "per_query": self.per_query,
              "default_params": self.default_params, "default_value": self.default_value,
+             "default_per_query": self.default_per_query,
              "history": [{k: e[k] for k in ("params", "status", "seconds", "error")} |
                          {"value": None if e["per_query"] is None
                           else float(np.mean(e["per_query"]))} for e in self.history]}
-        if self.folds is not None:
-            d.update({"folds": self.folds, "cv_value": self.cv_value,
-                      "cv_default": self.cv_default,
+        if self.cv is not None:
+            d.update({"cv": self.cv.to_dict(), "cv_default": self.cv_default,
                       "cv_p_value": None if self.cv_test is None else self.cv_test.p_value})
         return jsonable(d)
 
@@ -396,8 +393,8 @@ class TuneResult:
         if self.default_params is not None:
             rows.append(["default", fmt(f"{k}={v:g}" for k, v in self.default_params.items()),
                          f"{self.default_value:.4f}"])
-        if self.folds is not None:
-            rows.append([f"tuned, {len(self.folds)}-fold held out", "chosen per fold",
+        if self.cv is not None:
+            rows.append([f"tuned, {self.folds}-fold held out", "chosen per fold",
                          f"{self.cv_value:.4f}"])
             if self.cv_test is not None:
                 rows.append(["  vs default", f"p = {self.cv_test.p_value:.3g} "
@@ -472,9 +469,8 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
         if qrels is None:
             raise ValueError("qrels are needed to evaluate the runs")
         evaluator = RunEvaluator(run_fn, qrels, metric)
-    if folds is not None and (int(folds) != folds or not 2 <= folds <= len(evaluator.qids)):
-        raise ValueError(f"folds must be an integer from 2 to the {len(evaluator.qids)} "
-                         f"queries, got {folds!r}")
+    if folds is not None:
+        folds = check_folds(folds, len(evaluator.qids))
     if default is not None:
         unknown = set(default) - set(space.names)
         if unknown or set(default) != set(space.names):
@@ -518,7 +514,8 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
     best = max(ok, key=lambda e: (float(np.mean(e["per_query"])), _key(e["params"])))
     out = TuneResult(
         best_params=dict(best["params"]), value=float(np.mean(best["per_query"])),
-        per_query=np.asarray(best["per_query"]), qids=list(evaluator.qids),
+        per_query=dict(zip(evaluator.qids, map(float, best["per_query"]))),
+        qids=list(evaluator.qids),
         metric=spec.label,
         strategy=strategy_label, n_runs=len(obj.ran),
         n_cached=sum(1 for k in seen if k not in obj.ran),
@@ -528,31 +525,25 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
     if default_params is not None:
         e = store.entries[_key(default_params)]
         out.default_params = default_params
-        out.default_per_query = np.asarray(e["per_query"])
+        out.default_per_query = dict(zip(out.qids, map(float, e["per_query"])))
         out.default_value = float(np.mean(e["per_query"]))
     if folds is not None:
-        _cross_validate(out, ok, int(folds), seed, significance)
+        _cross_validate(out, ok, folds, seed, significance)
     return out
 
 
 def _cross_validate(out, ok, k, seed, test):
     """Each fold's parameters: the evaluated point best on the other folds' queries."""
-    n = len(out.qids)
-    rng = np.random.default_rng(seed_sequence(seed).spawn(1)[0])
-    fold_of = np.empty(n, np.int64)
-    fold_of[rng.permutation(n)] = np.arange(n) % k
     P = np.array([e["per_query"] for e in ok])
-    held = np.empty(n)
-    out.folds = []
-    for f in range(k):
-        test_q, train_q = fold_of == f, fold_of != f
-        i = max(range(len(ok)), key=lambda j: (P[j, train_q].mean(), _key(ok[j]["params"])))
-        held[test_q] = P[i, test_q]
-        out.folds.append({"queries": [q for q, t in zip(out.qids, test_q) if t],
-                          "params": dict(ok[i]["params"]),
-                          "train_value": float(P[i, train_q].mean()),
-                          "held_out_value": float(P[i, test_q].mean())})
-    out.cv_value = float(held.mean())
+
+    def fold(train, test_q):
+        i = max(range(len(ok)), key=lambda j: (P[j, train].mean(), _key(ok[j]["params"])))
+        return P[i, test_q], P[i, train].mean(), {"params": dict(ok[i]["params"])}
+
+    rng = np.random.default_rng(seed_sequence(seed).spawn(1)[0])
+    out.cv = cross_validate(out.qids, k, rng, fold)
     if out.default_per_query is not None:
-        out.cv_default = float(out.default_per_query.mean())
-        out.cv_test = paired_test(held, out.default_per_query, test=test, seed=seed)
+        default = np.array(list(out.default_per_query.values()))
+        out.cv_default = float(default.mean())
+        out.cv_test = paired_test(np.array(list(out.cv.per_query.values())), default,
+                                  test=test, seed=seed)

@@ -166,8 +166,10 @@ def test_48_an_alias_of_the_default_search_keeps_its_presets(case, monkeypatch):
         seen.append({k: kwargs.get(k) for k in F.FUSE_OPTIONS})
         return maximize(*args, **kwargs)
 
-    maximize = F.maximize
-    monkeypatch.setattr(F, "maximize", spy)
+    from dfrank.fusion import learn
+
+    maximize = learn.maximize
+    monkeypatch.setattr(learn, "maximize", spy)
     qrels, runs = case
     default = fuse(qrels, runs, "map", seed=3)
     for spec in ("coordinate_ascent", CoordinateAscent):
@@ -250,7 +252,7 @@ def test_command_line(case, tmp_path, capsys):
     assert "CombSUM" in text and "RRF" in text and "3-fold held out" in text
     d = json.loads(js.read_text())
     assert d["format"] == "dfrank.fusion" and set(d["weights"]) == set(runs)
-    assert d["folds"] == 3 and d["norm"] == "minmax" and d["metric"] == "map"
+    assert d["cv"]["folds"] == 3 and d["norm"] == "minmax" and d["metric"] == "map"
     ours = dfrank.evaluate_run(str(qp), str(out), ["map"])
     assert ours.all["map"] == pytest.approx(d["value"], abs=1e-12)
     assert cli.main(["fuse", str(qp), paths[0], paths[0]]) == 2

@@ -242,8 +242,9 @@ def test_cross_validation_chooses_on_other_folds(engine):
     ok = [e for e in res.history if e["status"] == "ok"]
     P = np.array([e["per_query"] for e in ok])
     held = {}
-    for f in res.folds:
-        test_q = np.isin(res.qids, f["queries"])
+    assert res.folds == 4 and len(res.cv.per_fold) == 4
+    for f in res.cv.per_fold:
+        test_q = np.isin(res.qids, f["held_out"])
         i = int(np.argmax(P[:, ~test_q].mean(axis=1)))
         assert f["params"] == ok[i]["params"]
         assert f["held_out_value"] == pytest.approx(P[i, test_q].mean(), abs=1e-15)
@@ -326,7 +327,8 @@ def test_cli_builtin_engine_on_cranfield(tmp_path, capsys):
     d = json.loads((tmp_path / "t.json").read_text())
     assert d["default_params"] == {"k1": 1.2, "b": 0.75}
     assert d["value"] >= d["default_value"] > 0.25
-    assert len(d["folds"]) == 3 and 0 <= d["cv_p_value"] <= 1
+    assert d["cv"]["folds"] == 3 and len(d["cv"]["per_fold"]) == 3
+    assert 0 <= d["cv_p_value"] <= 1
 
 
 @needs_cranfield

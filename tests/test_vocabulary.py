@@ -13,6 +13,7 @@ import dfrank
 from dfrank import _optional, cli
 from dfrank.compare import Comparison
 from dfrank.fusion import FusionResult
+from dfrank.result import QueryResult
 from dfrank.result import Result
 from dfrank.tuning import TuneResult
 
@@ -190,8 +191,12 @@ def test_result_classes_share_field_names():
         fields = {f.name for f in dataclasses.fields(cls)}
         assert {"value", "seconds", "status"} <= fields, cls.__name__
         assert not fields & {"elapsed", "held_out_value", "interrupted"}, cls.__name__
-    assert "cv_value" in {f.name for f in dataclasses.fields(FusionResult)}
-    assert "cv_value" in {f.name for f in dataclasses.fields(TuneResult)}
+    for cls in (FusionResult, TuneResult):   # one result base over queries
+        assert issubclass(cls, QueryResult), cls.__name__
+        fields = {f.name for f in dataclasses.fields(cls)}
+        assert {"value", "per_query", "cv", "status", "seconds"} <= fields, cls.__name__
+        assert not fields & {"folds", "cv_value", "fold_weights", "cv_per_query"}, \
+            cls.__name__   # read from cv: one meaning of folds (a count)
     assert "significance" in {f.name for f in dataclasses.fields(Comparison)}
 
 

@@ -142,10 +142,10 @@ def run(args):
     if args.json != "-":
         print(res.summary())
         if args.folds:
-            for i, f in enumerate(res.folds):
+            for i, f in enumerate(res.cv.per_fold):
                 ps = ", ".join(f"{k}={v:g}" for k, v in f["params"].items())
                 print(f"  fold {i + 1}: {ps}  train {f['train_value']:.4f}  held out "
-                      f"{f['held_out_value']:.4f} ({len(f['queries'])} queries)")
+                      f"{f['held_out_value']:.4f} ({len(f['held_out'])} queries)")
         if saved:
             print(f"result written to {args.json}")
     out.done()
