@@ -95,7 +95,7 @@ def line_commands(tmp):
     out = os.path.join(tmp, "out")
     return {"fit --strategy ca": ["fit", train, "--strategy", "ca", "--metric", "ndcg@10",
                                   "--quiet", "-o", out + ".json"],
-            "fuse (5 runs)": ["fuse", qrels, *runs.values(), "--metric", "map",
+            "fuse (5 runs)": ["fuse", "--qrels", qrels, *runs.values(), "--metric", "map",
                               "-o", out + ".run"],
             "compare": ["compare", train, "--metric", "ndcg@10", "--budget", "2000",
                         "--seeds", "1", "--quiet"]}

@@ -136,7 +136,8 @@ def main():
 
 
 def command(qp, runs, metric, out):
-    subprocess.run(["dfrank", "fuse", qp, *runs, "--metric", metric, "-o", out, "--quiet"],
+    subprocess.run(["dfrank", "fuse", "--qrels", qp, *runs, "--metric", metric, "-o", out,
+                    "--quiet"],
                    check=True, capture_output=True)
 
 

@@ -91,7 +91,7 @@ def tasks(folder):
         ("fit --strategy ca", ["fit", train, "--strategy", "ca", "-o", f("model_ca.json")]),
         ("evaluate", ["evaluate", f("model.json"), test]),
         ("trec-eval", ["trec-eval", f("cisi_qrels.txt"), f("cisi.run")]),
-        ("fuse", ["fuse", f("qrels.txt"), f("bm25.run"), f("dense.run"), f("rerank.run"),
+        ("fuse", ["fuse", "--qrels", f("qrels.txt"), f("bm25.run"), f("dense.run"), f("rerank.run"),
                   "--metric", "map", "-o", f("fused.run")]),
         ("tune", ["tune", "--collection", f("docs.tsv"), "--topics", f("topics.tsv"),
                   "--qrels", f("tune_qrels.txt"), "--model", "bm25", "--budget", "30",

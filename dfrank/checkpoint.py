@@ -29,7 +29,8 @@ from .errors import DataFormatError
 from .files import jsonable, read_json, write_json_atomic
 from .result import RestartResult
 
-__all__ = ["CHECKPOINT_FORMAT", "fingerprint", "Checkpoint"]
+__all__ = ["CHECKPOINT_FORMAT", "fingerprint", "Checkpoint", "write_record", "read_record",
+           "differing"]
 
 CHECKPOINT_FORMAT = "dfrank.checkpoint"
 _HASH_BYTES = 64 << 20      # rows of X hashed: evenly spaced, about this many bytes
@@ -67,6 +68,28 @@ def fingerprint(objective, strategy, root, budget, n_restarts):
     if data is not None:
         fp["data"] = _data_digest(data)
     return jsonable(fp)
+
+
+def write_record(path, fingerprint, **body):
+    """Write a file in the checkpoint format, atomically: the format tag and version, the
+    ``fingerprint`` of the work it belongs to, when it was written, and ``body`` (a
+    maximize run's restarts; a tune's evaluated points, :mod:`dfrank.tuning`)."""
+    write_json_atomic(path, {"format": CHECKPOINT_FORMAT, "version": 1,
+                             "fingerprint": fingerprint,
+                             "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **body})
+
+
+def read_record(path):
+    """A file of :func:`write_record`, its fingerprint checked to be a dict."""
+    d = read_json(path, CHECKPOINT_FORMAT)
+    if not isinstance(d.get("fingerprint"), dict):
+        raise DataFormatError("the checkpoint has no fingerprint", path=path)
+    return d
+
+
+def differing(theirs, ours):
+    """The keys whose values differ between two fingerprints, sorted."""
+    return sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
 
 
 def _restart_to_dict(r):
@@ -120,12 +143,9 @@ class Checkpoint:
 
     def restore(self):
         """The finished restarts of a checkpoint written for this very run."""
-        d = read_json(self.path, CHECKPOINT_FORMAT)
-        theirs = d.get("fingerprint")
-        if not isinstance(theirs, dict):
-            raise DataFormatError("the checkpoint has no fingerprint", path=self.path)
-        differ = sorted(k for k in set(theirs) | set(self.fingerprint)
-                        if theirs.get(k) != self.fingerprint.get(k))
+        d = read_record(self.path)
+        theirs = d["fingerprint"]
+        differ = differing(theirs, self.fingerprint)
         if differ:
             detail = "; ".join(f"{k}: checkpoint {theirs.get(k)!r}, this run "
                                f"{self.fingerprint.get(k)!r}" for k in differ[:3])
@@ -169,9 +189,7 @@ class Checkpoint:
         now = time.monotonic()
         if not force and now - self._last < self.every:
             return False
-        write_json_atomic(self.path, {
-            "format": CHECKPOINT_FORMAT, "version": 1, "fingerprint": self.fingerprint,
-            "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "restarts": [_restart_to_dict(r) for r in done], "current": self.current})
+        write_record(self.path, self.fingerprint,
+                     restarts=[_restart_to_dict(r) for r in done], current=self.current)
         self._last = now
         return True

@@ -98,7 +98,9 @@ class DirectRanker(BaseEstimator):
                 raise ValueError(f"restarts must be an integer >= 1 or None, got "
                                  f"{self.restarts!r}")
             options["restarts"] = int(self.restarts)
-        resolve(self.strategy, **options)   # an unknown strategy or option says so
+        # an unknown strategy or option says so; each option checked against its kind
+        # (declared once: Strategy.hyperparameters)
+        resolve(self.strategy, **options).check_options()
         if self.seed is not None and not _is_int(self.seed):
             raise TypeError(f"seed must be an integer or None, got {self.seed!r}")
         if not _is_int(self.n_jobs) or self.n_jobs == 0:

@@ -13,8 +13,7 @@ a Strategy class, or a plain function ``fn(objective, rng) -> point``.
 import difflib
 import inspect
 
-import numpy as np
-
+from .hyperparams import Int
 from .metrics.registry import DEFAULT_METRIC
 from .spaces import Box
 
@@ -50,10 +49,32 @@ class Strategy:
     supports_box = True              # can search a Box
     makes_line_searches = False      # calls objective.line (the line search's kernels)
     chooses = False                  # picks another strategy by the objective: pick(objective)
+    # can keep a simplex search on its non-negative face (option nonnegative=True): what
+    # fuse needs without signed weights
+    searches_nonnegative = False
     # its restarts may run side by side in threads of one process: run() keeps nothing on
     # self and calls only thread-safe code (dfrank's kernels release the GIL)
     concurrent_restarts = False
     default_restarts = 1
+    # what each option may be (dfrank.hyperparams), declared once: merged along the
+    # class's bases (declared()), checked by check_options, parsed by the command line
+    hyperparameters = {"restarts": Int(1)}
+
+    @classmethod
+    def declared(cls):
+        """Every option's kind, from this class and its bases (a subclass's wins)."""
+        out = {}
+        for klass in reversed(cls.__mro__):
+            out.update(vars(klass).get("hyperparameters", {}))
+        return out
+
+    def check_options(self):
+        """Check each option against its declared kind (ValueError naming it); what the
+        objective decides is :meth:`check`'s."""
+        kinds = self.declared()
+        for name, value in self.get_params().items():
+            if name in kinds:
+                kinds[name].check(self.label, name, value)
 
     def get_params(self):
         """The hyperparameters, as given to (or defaulted by) the constructor."""
@@ -75,9 +96,7 @@ class Strategy:
 
     def check(self, objective):
         """Validate hyperparameters against an objective; raise ValueError/TypeError."""
-        r = getattr(self, "restarts", 1)
-        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
-            raise ValueError(f"{self.label}: restarts must be an integer >= 1, got {r!r}")
+        self.check_options()
         if self.needs_linear_objective and not getattr(objective, "is_linear", False):
             raise TypeError(f"{self.label} needs a linear ranker objective (LinearObjective "
                             f"over a Simplex) {self.linear_reason}; got "

@@ -90,7 +90,8 @@ def _key(params):
 # ---------------------------------------------------------------- evaluators
 class RunEvaluator:
     """Per-query values of the run ``run_fn(params)`` returns (any form
-    :func:`dfrank.io.forms.read_run` takes), over the judged queries of ``qrels``."""
+    :func:`dfrank.io.forms.read_run` takes), over the judged queries of ``qrels``;
+    ``metric`` a resolved :class:`~dfrank.metrics.registry.Metric`."""
 
     def __init__(self, run_fn, qrels, metric):
         if not callable(run_fn):
@@ -101,8 +102,6 @@ class RunEvaluator:
         if not self.qids:
             raise DataFormatError("the qrels judge no document")
         self.metric = metric
-        bind_metric(run_as_data({}, self.qrels, self.qids[:1]), metric,
-                    RUN_TIES)   # an unknown metric fails now, not at the first run
 
     def __call__(self, params):
         run = read_run(self.run_fn(dict(params)), name=f"at {params}")
@@ -161,55 +160,89 @@ def _evaluate_point(evaluator, params):
 
 # ---------------------------------------------------------------- the cache
 class _Cache:
-    """Evaluated points as JSON lines after a header naming what they belong to.
+    """Evaluated points, kept in a file of checkpoint's format (:func:`~dfrank.checkpoint.
+    write_record`): its fingerprint names what the points belong to (the space, metric,
+    system and queries), its body holds them (``points``). The file is written again,
+    atomically, when ``every`` seconds have passed since it last was, and when the tune
+    ends or is interrupted (:meth:`flush`), so an interruption loses no point and a kill at
+    most ``every`` seconds of them.
 
-    Every line read is checked against this tune (its parameters, one finite value per
+    Every point read is checked against this tune (its parameters, one finite value per
     query within the metric's range, a known status): a cache is trusted only for what it
-    can be checked to be. A last line cut short (a run killed while writing it) is dropped
-    from the file before anything is appended, so the cache stays readable."""
+    can be checked to be. A cache of the former layout (JSON lines after a header of format
+    :data:`CACHE_FORMAT`) is read too, and written in this one from its first flush."""
 
-    def __init__(self, path, header, names, n_queries, bounds, keep_failed=False):
-        self.path, self.header, self.entries = path, header, {}
+    def __init__(self, path, fingerprint, names, n_queries, bounds, keep_failed=False,
+                 every=5.0):
+        self.path, self.fingerprint, self.entries = path, fingerprint, {}
         self.names, self.n_queries, self.bounds = list(names), n_queries, bounds
-        self.keep_failed = keep_failed
+        self.keep_failed, self.every = keep_failed, every
+        self.points = []      # every point the file holds, in order (failed ones too)
+        self._last, self._unwritten = time.monotonic(), False
         if path is None:
             return
-        path = os.fspath(path)
+        self.path = path = os.fspath(path)
         if os.path.exists(path) and os.path.getsize(path) > 0:
             self._read(path)
         else:
             from .files import check_writable
 
             check_writable(path, "cache file")
-            with open(path, "w") as f:
-                f.write(json.dumps(header) + "\n")
+            self._unwritten = True
+            self.flush(force=True)
 
     def _read(self, path):
+        with open(path, "rb") as f:
+            first = f.readline()
+        try:
+            head = json.loads(first)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            head = None
+        if isinstance(head, dict) and head.get("format") == CACHE_FORMAT:
+            records = self._read_lines(path, head)
+            self._unwritten = True      # converted to the checkpoint layout at its flush
+        else:
+            records = self._read_record(path)
+        for line, e in records:
+            why = self._invalid(e)
+            if why:
+                raise DataFormatError(f"a cached point that does not belong to this tune: "
+                                      f"{why} (use another cache file)", path=path, line=line)
+            self.points.append(e)
+            if e["status"] == "ok" or self.keep_failed:   # a failed point is run again
+                self.entries[_key(e["params"])] = e
+
+    def _check(self, theirs, path, line=None):
+        for k in ("space", "metric", "queries", "system"):
+            if theirs.get(k) != self.fingerprint[k]:
+                raise DataFormatError(
+                    f"the cache holds runs of another {k} ({theirs.get(k)!r}, this tune has "
+                    f"{self.fingerprint[k]!r}); use another cache file or the same settings",
+                    path=path, line=line)
+
+    def _read_record(self, path):
+        from .checkpoint import read_record
+
+        try:
+            d = read_record(path)
+        except DataFormatError as e:
+            raise DataFormatError(f"not a dfrank tune cache ({e.args[0]})", path=path) \
+                from None
+        if d["fingerprint"].get("kind") != "tune" or not isinstance(d.get("points"), list):
+            raise DataFormatError("not a dfrank tune cache (a checkpoint of another kind of "
+                                  "run)", path=path)
+        self._check(d["fingerprint"], path)
+        return [(None, e) for e in d["points"]]
+
+    def _read_lines(self, path, head):
+        """The points of a cache of the former layout, its header checked."""
         from .files import read_json_lines
 
-        records = read_json_lines(path, "tune cache", repair=True)
-        if not records or records[0][0] != 1:
-            raise DataFormatError("not a dfrank tune cache (its first line is not JSON)",
-                                  path=path, line=1)
-        head = records[0][1]
-        if not isinstance(head, dict) or head.get("format") != CACHE_FORMAT:
-            raise DataFormatError("not a dfrank tune cache", path=path, line=1)
         if not isinstance(head.get("version"), int) or head["version"] > VERSION:
             raise DataFormatError(f"tune cache version {head.get('version')!r}; this dfrank "
                                   f"reads versions up to {VERSION}", path=path, line=1)
-        for k in ("space", "metric", "queries", "system"):
-            if head.get(k) != self.header[k]:
-                raise DataFormatError(
-                    f"the cache holds runs of another {k} ({head.get(k)!r}, this tune has "
-                    f"{self.header[k]!r}); use another cache file or the same settings",
-                    path=path)
-        for line, e in records[1:]:
-            why = self._invalid(e)
-            if why:
-                raise DataFormatError(f"a cache line that does not belong to this tune: {why}"
-                                      " (use another cache file)", path=path, line=line)
-            if e["status"] == "ok" or self.keep_failed:   # a failed point is run again
-                self.entries[_key(e["params"])] = e
+        self._check(head, path, line=1)
+        return read_json_lines(path, "tune cache")[1:]
 
     def _invalid(self, e):
         """Why entry ``e`` cannot be a point of this tune (None if it can)."""
@@ -240,10 +273,20 @@ class _Cache:
 
     def add(self, entry):
         self.entries[_key(entry["params"])] = entry
-        if self.path is not None:
-            with open(self.path, "a") as f:
-                f.write(json.dumps(jsonable(entry)) + "\n")
-                f.flush()
+        self.points.append(entry)
+        self._unwritten = True
+        self.flush()
+
+    def flush(self, force=False):
+        """Write the points, if there is a file and something new for it, when ``every``
+        seconds have passed since the last write (or at once: ``force``)."""
+        if self.path is None or not self._unwritten or \
+                (not force and time.monotonic() - self._last < self.every):
+            return
+        from .checkpoint import write_record
+
+        write_record(self.path, self.fingerprint, points=jsonable(self.points))
+        self._last, self._unwritten = time.monotonic(), False
 
 
 # ---------------------------------------------------------------- the objective
@@ -412,6 +455,28 @@ class TuneResult(QueryResult):
 
 
 # ---------------------------------------------------------------- tune
+def _search(obj, space, strategy, seed, budget, progress, default, options):
+    """The search, then the default point: (status, strategy label, default params)."""
+    try:
+        res = maximize(obj, strategy=strategy, seed=seed, budget=budget, progress=progress,
+                       **options)
+        status, strategy_label = res.status, res.strategy
+    except KeyboardInterrupt:   # the runs that finished make the result
+        if not obj.ran:
+            raise
+        status, strategy_label = "interrupted", str(strategy)
+    default_params = None
+    if default is not None and status != "interrupted":
+        # evaluated like any point (and a candidate for the best)
+        x = space.rounded([default[n] for n in space.names])
+        default_params = _params(space, x)
+        obj._values(x[None, :])
+        e = obj.cache.entries[_key(default_params)]
+        if e["status"] != "ok":
+            raise TuneError(f"the run at the default {default_params} failed:\n{e['error']}")
+    return status, strategy_label, default_params
+
+
 def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
          budget=DEFAULT_BUDGET, folds=None, n_jobs=1, cache=None, seed=0, default=None,
          significance="randomization",
@@ -443,14 +508,17 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
     n_jobs : int
         Runs of one batch in parallel (joblib).
     cache : path, optional
-        JSON-lines file of evaluated points, read first and appended to. A point whose run
-        failed (a timeout, an error) is run again, unless ``keep_failed``.
+        A file of evaluated points in checkpoint's format (JSON, written atomically at
+        least every 5 s while points come, and at the end or on Ctrl-C), read first: a
+        point in it is not run again. A point whose run failed (a timeout, an error) is
+        run again, unless ``keep_failed``. A cache of the former JSON-lines layout is
+        read and rewritten in this one.
     keep_failed : bool
         Take the cache's failed points as failed, without running them again.
     default : dict, optional
         A reference point (e.g. ``{"k1": 1.2, "b": 0.75}``), evaluated and reported.
     system : str, optional
-        What makes the runs (e.g. the command line), stored in the cache's header so that
+        What makes the runs (e.g. the command line), stored in the cache's fingerprint so that
         a cache of another system is refused.
 
     Returns
@@ -463,12 +531,12 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
         engine, model = run_fn
         if qrels is not None:
             raise ValueError("an engine evaluates with its own qrels; leave qrels out")
-        evaluator = EngineEvaluator(engine, model, metric)
+        evaluator = EngineEvaluator(engine, model, spec)
         system = system or f"dfrank.ir.Engine:{model}"
     else:
         if qrels is None:
             raise ValueError("qrels are needed to evaluate the runs")
-        evaluator = RunEvaluator(run_fn, qrels, metric)
+        evaluator = RunEvaluator(run_fn, qrels, spec)
     if folds is not None:
         folds = check_folds(folds, len(evaluator.qids))
     if default is not None:
@@ -476,30 +544,17 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
         if unknown or set(default) != set(space.names):
             raise ValueError(f"default must give every parameter ({', '.join(space.names)}),"
                              f" got {sorted(default)}")
-    header = {"format": CACHE_FORMAT, "version": VERSION,
-              "space": repr(space), "metric": spec.label, "system": system,
-              "queries": evaluator.fingerprint()}
-    store = _Cache(cache, header, space.names, len(evaluator.qids),
+    fingerprint = {"kind": "tune", "space": repr(space), "metric": spec.label,
+                   "system": system, "queries": evaluator.fingerprint()}
+    store = _Cache(cache, fingerprint, space.names, len(evaluator.qids),
                    spec.bounds, keep_failed=keep_failed)
     obj = TuneObjective(evaluator, space, store, n_jobs=n_jobs)
     t0 = time.perf_counter()
     try:
-        res = maximize(obj, strategy=strategy, seed=seed, budget=budget, progress=progress,
-                       **options)
-        status, strategy_label = res.status, res.strategy
-    except KeyboardInterrupt:   # the runs that finished make the result
-        if not obj.ran:
-            raise
-        status, strategy_label = "interrupted", str(strategy)
-    default_params = None
-    if default is not None and status != "interrupted":
-        # evaluated like any point (and a candidate for the best)
-        x = space.rounded([default[n] for n in space.names])
-        default_params = _params(space, x)
-        obj._values(x[None, :])
-        e = store.entries[_key(default_params)]
-        if e["status"] != "ok":
-            raise TuneError(f"the run at the default {default_params} failed:\n{e['error']}")
+        status, strategy_label, default_params = _search(obj, space, strategy, seed, budget,
+                                                         progress, default, options)
+    finally:   # every point run is in the cache, also after an error or Ctrl-C
+        store.flush(force=True)
     seen = {}
     for e in obj.history:
         seen.setdefault(_key(e["params"]), e)

@@ -195,7 +195,7 @@ COMMANDS = {
                                     "--restarts", "1", "-o", f["model.json"]],
     "evaluate": lambda f: ["evaluate", f["model.json"], f["test.txt.gz"]],
     "trec-eval": lambda f: ["trec-eval", f["qrels.txt"], f["a.run"]],
-    "fuse": lambda f: ["fuse", f["qrels.txt"], f["a.run"], f["b.run"], "--metric", "map",
+    "fuse": lambda f: ["fuse", "--qrels", f["qrels.txt"], f["a.run"], f["b.run"], "--metric", "map",
                        "-o", f["out"]],
     "tune": lambda f: ["tune", "--collection", f["docs.tsv"], "--topics", f["topics.tsv"],
                        "--qrels", f["qrels.txt"], "--model", "bm25", "--budget", "6",

@@ -1,9 +1,8 @@
 """Helpers shared by the built-in strategies (not a strategy family)."""
 
-import numbers
-
 import numpy as np
 
+from dfrank.hyperparams import check_choice, check_float, check_int  # noqa: F401
 from dfrank.spaces import Box
 
 
@@ -22,31 +21,6 @@ def start_in_cube(objective):
     """The unit-cube coordinates of the objective's initial point, or None."""
     start = getattr(objective, "initial_point", None)
     return None if start is None else objective.space.to_unit(start)
-
-
-def check_int(owner, name, value, low, high=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low \
-            or (high is not None and value > high):
-        bound = f">= {low}" + (f" and <= {high}" if high is not None else "")
-        raise ValueError(f"{owner}: {name} must be an integer {bound}, got {value!r}")
-
-
-def check_float(owner, name, value, low=None, high=None, low_open=False):
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
-    if ok and low is not None:
-        ok = value > low if low_open else value >= low
-    if ok and high is not None:
-        ok = value <= high
-    if not ok:
-        rng = f"{'>' if low_open else '>='} {low}" if low is not None else "finite"
-        if high is not None:
-            rng += f" and <= {high}"
-        raise ValueError(f"{owner}: {name} must be a number {rng}, got {value!r}")
-
-
-def check_choice(owner, name, value, choices):
-    if value not in choices:
-        raise ValueError(f"{owner}: {name} must be one of {list(choices)}, got {value!r}")
 
 
 def is_box(space):

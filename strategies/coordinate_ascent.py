@@ -13,7 +13,9 @@ import numpy as np
 
 from dfrank.registry import Strategy, register
 
-from ._common import check_choice, check_float, check_int, is_box, start_point
+from dfrank.hyperparams import Choice, Flag, Int, Real
+
+from ._common import is_box, start_point
 
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 
@@ -62,6 +64,13 @@ class CoordinateAscent(Strategy):
     default_restarts = 10
     makes_line_searches = True
     concurrent_restarts = True
+    searches_nonnegative = True
+    hyperparameters = {
+        "line_search": Choice("auto", "exact", "steps"), "rule": Choice("best", "plateau"),
+        "window": Real(0.0, low_open=True, none=True), "tol": Real(0.0),
+        "max_sweeps": Int(1), "shuffle": Flag(), "n_steps": Int(1, 60),
+        "step_base": Real(0.0, low_open=True), "line_points": Int(3), "refine": Int(0),
+        "nonnegative": Flag()}
 
     def __init__(self, *, restarts=10, line_search="auto", rule="plateau", window=None,
                  tol=1e-3, max_sweeps=100, shuffle=True, n_steps=25, step_base=0.001,
@@ -82,16 +91,6 @@ class CoordinateAscent(Strategy):
     def check(self, objective):
         super().check(objective)
         name = self.label
-        check_choice(name, "line_search", self.line_search, ("auto", "exact", "steps"))
-        check_choice(name, "rule", self.rule, ("best", "plateau"))
-        check_float(name, "tol", self.tol, 0.0)
-        check_int(name, "max_sweeps", self.max_sweeps, 1)
-        check_int(name, "n_steps", self.n_steps, 1, 60)
-        check_float(name, "step_base", self.step_base, 0.0, low_open=True)
-        check_int(name, "line_points", self.line_points, 3)
-        check_int(name, "refine", self.refine, 0)
-        if self.window is not None:
-            check_float(name, "window", self.window, 0.0, low_open=True)
         if (self.line_search == "exact" or self.nonnegative) and not objective.exact_line:
             reason = getattr(objective, "exact_line_reason", None) or \
                 "it needs a LinearObjective (a linear ranker over the simplex)"

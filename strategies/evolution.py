@@ -23,7 +23,9 @@ from dfrank.registry import Strategy, register
 from dfrank.smoothed import feature_scale, mean_direction, ridge_start
 from dfrank.spaces import Simplex
 
-from ._common import check_choice, check_float, check_int, cube_to_space
+from dfrank.hyperparams import Choice, Int, Real
+
+from ._common import cube_to_space
 
 
 class _Codec:
@@ -111,6 +113,13 @@ class IPOPCMAES(Strategy):
 
     default_restarts = 10
 
+    hyperparameters = {"popsize": Int(4, none=True),
+                       "sigma0": Real(0.0, low_open=True, none=True),
+                       "start": Choice("ridge", "uniform"), "stall": Int(1, none=True),
+                       "max_restarts": Int(0), "evals": Int(1, none=True),
+                       "smoothing": Int(0), "smoothing_scale": Real(0.0, low_open=True),
+                       "ensemble": Choice("best", "average")}
+
     def __init__(self, *, popsize=None, sigma0=None, start="ridge", stall=None,
                  max_restarts=9, evals=4000, restarts=10, smoothing=0,
                  smoothing_scale=0.05, ensemble="best"):
@@ -128,19 +137,6 @@ class IPOPCMAES(Strategy):
     def check(self, objective):
         super().check(objective)
         name = self.label
-        if self.popsize is not None:
-            check_int(name, "popsize", self.popsize, 4)
-        if self.sigma0 is not None:
-            check_float(name, "sigma0", self.sigma0, 0.0, low_open=True)
-        check_choice(name, "start", self.start, ("ridge", "uniform"))
-        if self.stall is not None:
-            check_int(name, "stall", self.stall, 1)
-        check_int(name, "max_restarts", self.max_restarts, 0)
-        if self.evals is not None:
-            check_int(name, "evals", self.evals, 1)
-        check_int(name, "smoothing", self.smoothing, 0)
-        check_float(name, "smoothing_scale", self.smoothing_scale, 0.0, low_open=True)
-        check_choice(name, "ensemble", self.ensemble, ("best", "average"))
         if self.ensemble == "average" and not getattr(objective, "is_linear", False):
             raise TypeError(f"{name}: ensemble='average' averages linear rankers; got "
                             f"{type(objective).__name__} over {objective.space!r}")

@@ -22,7 +22,9 @@ import numpy as np
 
 from dfrank.registry import Strategy, register, register_family
 
-from ._common import check_float, check_int, cube_to_space, start_in_cube
+from dfrank.hyperparams import Any, Choice, Int, Real
+
+from ._common import cube_to_space, start_in_cube
 
 _MAX_EVALS_DEFAULT = 1000
 
@@ -85,6 +87,9 @@ class ScipyLocal(_External):
     package = "scipy"
     _TOL_NAMES = {"Nelder-Mead": ("xatol", "fatol"), "Powell": ("xtol", "ftol")}
 
+    hyperparameters = {"method": Choice("Nelder-Mead", "Powell"),
+                       "xtol": Real(0.0, low_open=True), "ftol": Real(0.0, low_open=True)}
+
     def __init__(self, *, method="Nelder-Mead", restarts=1, xtol=1e-4, ftol=1e-7):
         self.method = method
         self.restarts = restarts
@@ -94,14 +99,6 @@ class ScipyLocal(_External):
     @property
     def label(self):
         return f"scipy:{self.method.lower()}"
-
-    def check(self, objective):
-        super().check(objective)
-        if self.method not in self._TOL_NAMES:
-            raise ValueError(f"{self.label}: method must be one of "
-                             f"{sorted(self._TOL_NAMES)}, got {self.method!r}")
-        check_float(self.label, "xtol", self.xtol, 0.0, low_open=True)
-        check_float(self.label, "ftol", self.ftol, 0.0, low_open=True)
 
     def run(self, objective, rng, *, restart=0):
         from scipy.optimize import minimize
@@ -125,6 +122,10 @@ class ScipyDifferentialEvolution(_External):
 
     package = "scipy"
 
+    hyperparameters = {"popsize": Int(1), "mutation": Any("a number or a (low, high) pair"),
+                       "recombination": Real(0.0, 1.0), "tol": Real(0.0),
+                       "maxiter": Int(1)}
+
     def __init__(self, *, restarts=1, popsize=15, mutation=(0.5, 1.0), recombination=0.7,
                  tol=1e-6, maxiter=1000):
         self.restarts = restarts
@@ -133,12 +134,6 @@ class ScipyDifferentialEvolution(_External):
         self.recombination = recombination
         self.tol = tol
         self.maxiter = maxiter
-
-    def check(self, objective):
-        super().check(objective)
-        check_int(self.label, "popsize", self.popsize, 1)
-        check_int(self.label, "maxiter", self.maxiter, 1)
-        check_float(self.label, "recombination", self.recombination, 0.0, 1.0)
 
     def run(self, objective, rng, *, restart=0):
         from scipy.optimize import differential_evolution
@@ -162,17 +157,14 @@ class CMAES(_External):
 
     package = "cma"
 
+    hyperparameters = {"sigma0": Real(0.0, low_open=True), "popsize": Int(2, none=True),
+                       "tolfun": Real(0.0)}
+
     def __init__(self, *, restarts=1, sigma0=0.25, popsize=None, tolfun=1e-9):
         self.restarts = restarts
         self.sigma0 = sigma0
         self.popsize = popsize
         self.tolfun = tolfun
-
-    def check(self, objective):
-        super().check(objective)
-        check_float(self.label, "sigma0", self.sigma0, 0.0, low_open=True)
-        if self.popsize is not None:
-            check_int(self.label, "popsize", self.popsize, 2)
 
     def run(self, objective, rng, *, restart=0):
         import cma
@@ -202,16 +194,13 @@ class CMAIPOP(_External):
 
     package = "cma"
 
+    hyperparameters = {"sigma0": Real(0.0, low_open=True),
+                       "max_restarts": Int(0, none=True)}
+
     def __init__(self, *, restarts=1, sigma0=0.25, max_restarts=None):
         self.restarts = restarts
         self.sigma0 = sigma0
         self.max_restarts = max_restarts
-
-    def check(self, objective):
-        super().check(objective)
-        check_float(self.label, "sigma0", self.sigma0, 0.0, low_open=True)
-        if self.max_restarts is not None:
-            check_int(self.label, "max_restarts", self.max_restarts, 0)
 
     def run(self, objective, rng, *, restart=0):
         import cma
@@ -240,6 +229,9 @@ class Nevergrad(_External):
 
     package = "nevergrad"
 
+    hyperparameters = {"optimizer": Any("an optimizer of nevergrad's registry"),
+                       "num_workers": Int(1), "max_evals": Int(1)}
+
     def __init__(self, *, optimizer="NGOpt", restarts=1, num_workers=1,
                  max_evals=_MAX_EVALS_DEFAULT):
         self.optimizer = optimizer
@@ -253,8 +245,6 @@ class Nevergrad(_External):
 
     def check(self, objective):
         super().check(objective)
-        check_int(self.label, "num_workers", self.num_workers, 1)
-        check_int(self.label, "max_evals", self.max_evals, 1)
         import nevergrad as ng
 
         if self.optimizer not in ng.optimizers.registry:
@@ -324,6 +314,8 @@ class Optuna(_External):
 
     package = "optuna"
 
+    hyperparameters = {"sampler": Choice("tpe", "cmaes"), "n_trials": Int(1)}
+
     def __init__(self, *, sampler="tpe", restarts=1, n_trials=200):
         self.sampler = sampler
         self.restarts = restarts
@@ -332,12 +324,6 @@ class Optuna(_External):
     @property
     def label(self):
         return f"optuna:{self.sampler}"
-
-    def check(self, objective):
-        super().check(objective)
-        if self.sampler not in ("tpe", "cmaes"):
-            raise ValueError(f"optuna: sampler must be 'tpe' or 'cmaes', got {self.sampler!r}")
-        check_int(self.label, "n_trials", self.n_trials, 1)
 
     def run(self, objective, rng, *, restart=0):
         import optuna

@@ -12,6 +12,8 @@ import numpy as np
 
 from dfrank.registry import Strategy, register
 
+from dfrank.hyperparams import Flag, Int
+
 from ._common import check_int, is_box
 
 
@@ -32,6 +34,9 @@ class GridSearch(Strategy):
 
     restarts = 1
 
+    hyperparameters = {"resolution": Int(1, none=True), "max_points": Int(1),
+                       "batch_size": Int(1), "keep_values": Flag()}
+
     def __init__(self, *, resolution=None, max_points=1_000_000, batch_size=4096,
                  keep_values=True):
         self.resolution = resolution
@@ -41,11 +46,8 @@ class GridSearch(Strategy):
 
     def check(self, objective):
         super().check(objective)
-        check_int(self.label, "max_points", self.max_points, 1)
-        check_int(self.label, "batch_size", self.batch_size, 1)
-        if self.resolution is not None:
-            check_int(self.label, "resolution", self.resolution, 1 if not
-                      is_box(objective.space) else 2)
+        if self.resolution is not None and is_box(objective.space):
+            check_int(self.label, "resolution", self.resolution, 2)
         K = self.resolution_for(objective)
         size = objective.space.grid_size(K)
         if size > self.max_points:

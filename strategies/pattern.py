@@ -14,7 +14,9 @@ import numpy as np
 
 from dfrank.registry import Strategy, register
 
-from ._common import check_float, check_int, cube_to_space, start_in_cube
+from dfrank.hyperparams import Int, Real
+
+from ._common import check_float, cube_to_space, start_in_cube
 
 
 @register("pattern", aliases=("compass",))
@@ -34,6 +36,9 @@ class PatternSearch(Strategy):
         Independent searches (each its own start), splitting a budget evenly.
     """
 
+    hyperparameters = {"n_init": Int(1, none=True), "step": Real(0.0, 1.0, low_open=True),
+                       "min_step": Real(0.0, low_open=True)}
+
     def __init__(self, *, n_init=None, step=0.25, min_step=1e-3, restarts=1):
         self.n_init = n_init
         self.step = step
@@ -42,9 +47,6 @@ class PatternSearch(Strategy):
 
     def check(self, objective):
         super().check(objective)
-        if self.n_init is not None:
-            check_int(self.label, "n_init", self.n_init, 1)
-        check_float(self.label, "step", self.step, 0.0, 1.0, low_open=True)
         check_float(self.label, "min_step", self.min_step, 0.0, self.step, low_open=True)
 
     def run(self, objective, rng, *, restart=0):

@@ -16,7 +16,9 @@ import numpy as np
 
 from dfrank.registry import Strategy, register
 
-from ._common import check_float, check_int, is_box
+from dfrank.hyperparams import Int, Real
+
+from ._common import is_box
 
 
 @register("pso", aliases=("rankpso",))
@@ -36,6 +38,10 @@ class ParticleSwarm(Strategy):
         Independent swarms.
     """
 
+    hyperparameters = {"swarm_size": Int(2), "iterations": Int(1), "inertia": Real(0.0),
+                       "c1": Real(0.0), "c2": Real(0.0),
+                       "vmax": Real(0.0, low_open=True)}
+
     def __init__(self, *, swarm_size=30, iterations=100, inertia=0.7, c1=1.5, c2=1.5,
                  vmax=0.2, restarts=1):
         self.swarm_size = swarm_size
@@ -45,16 +51,6 @@ class ParticleSwarm(Strategy):
         self.c2 = c2
         self.vmax = vmax
         self.restarts = restarts
-
-    def check(self, objective):
-        super().check(objective)
-        name = self.label
-        check_int(name, "swarm_size", self.swarm_size, 2)
-        check_int(name, "iterations", self.iterations, 1)
-        check_float(name, "inertia", self.inertia, 0.0)
-        check_float(name, "c1", self.c1, 0.0)
-        check_float(name, "c2", self.c2, 0.0)
-        check_float(name, "vmax", self.vmax, 0.0, low_open=True)
 
     resumable = True    # a checkpoint can hold the swarm between two iterations
 

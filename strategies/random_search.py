@@ -3,7 +3,7 @@ evaluated in batches. The baseline every strategy must beat."""
 
 from dfrank.registry import Strategy, register
 
-from ._common import check_int
+from dfrank.hyperparams import Int
 
 
 @register("random", aliases=("random_search",))
@@ -18,15 +18,12 @@ class RandomSearch(Strategy):
     restarts : int, default 1
     """
 
+    hyperparameters = {"n_samples": Int(1), "batch_size": Int(1)}
+
     def __init__(self, *, n_samples=2000, batch_size=256, restarts=1):
         self.n_samples = n_samples
         self.batch_size = batch_size
         self.restarts = restarts
-
-    def check(self, objective):
-        super().check(objective)
-        check_int(self.label, "n_samples", self.n_samples, 1)
-        check_int(self.label, "batch_size", self.batch_size, 1)
 
     def run(self, objective, rng, *, restart=0):
         self.check(objective)

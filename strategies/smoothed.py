@@ -14,7 +14,7 @@ import numpy as np
 from dfrank.registry import Strategy, register
 from dfrank.smoothed import SmoothedMetric, feature_scale, ridge_start
 
-from ._common import check_float, check_int
+from dfrank.hyperparams import Int, Real, check_float
 
 
 class _Smoothed(Strategy):
@@ -24,6 +24,8 @@ class _Smoothed(Strategy):
     needs_linear_objective = True
     linear_reason = "to differentiate its scores"
     supports_box = False
+    hyperparameters = {"k": Int(1, none=True, words=("auto",)),
+                       "ridge": Real(0.0, low_open=True)}
 
     def _surrogate(self, objective):
         m = objective.metric
@@ -34,12 +36,6 @@ class _Smoothed(Strategy):
         thr = m.rel_threshold if m.binary else 1.0
         return SmoothedMetric(objective.data, self.kind, k=k, gain=gain, rel_threshold=thr,
                               **self._smoothing())
-
-    def _check_common(self, objective):
-        super().check(objective)
-        if self.k != "auto" and self.k is not None:
-            check_int(self.label, "k", self.k, 1)
-        check_float(self.label, "ridge", self.ridge, 0.0, low_open=True)
 
     @staticmethod
     def _evaluate(objective, v, scale):
@@ -82,6 +78,11 @@ class _Approx(_Smoothed):
 
     default_restarts = 3
 
+    hyperparameters = {"alpha": Real(0.0, low_open=True), "beta": Real(0.0, low_open=True),
+                       "learning_rate": Real(0.0, low_open=True),
+                       "max_step": Real(0.0, float(np.pi), low_open=True),
+                       "max_iter": Int(1), "tol": Real(0.0)}
+
     def __init__(self, *, restarts=3, alpha=10.0, beta=10.0, k="auto", learning_rate=0.1,
                  max_iter=200, tol=1e-5, ridge=1e-3, max_step=1.0):
         self.restarts = restarts
@@ -96,16 +97,6 @@ class _Approx(_Smoothed):
 
     def _smoothing(self):
         return {"alpha": self.alpha, "beta": self.beta}
-
-    def check(self, objective):
-        self._check_common(objective)
-        name = self.label
-        check_float(name, "alpha", self.alpha, 0.0, low_open=True)
-        check_float(name, "beta", self.beta, 0.0, low_open=True)
-        check_float(name, "learning_rate", self.learning_rate, 0.0, low_open=True)
-        check_float(name, "max_step", self.max_step, 0.0, np.pi, low_open=True)
-        check_int(name, "max_iter", self.max_iter, 1)
-        check_float(name, "tol", self.tol, 0.0)
 
     def run(self, objective, rng, *, restart=0):
         self.check(objective)
@@ -187,6 +178,9 @@ class _Smooth(_Smoothed):
 
     default_restarts = 1
 
+    hyperparameters = {"lam": Real(0.0), "sigma_start": Real(0.0, low_open=True),
+                       "sigma_end": Real(0.0, low_open=True), "max_iter": Int(1)}
+
     def __init__(self, *, restarts=1, lam=1e-3, sigma_start=64.0, sigma_end=1.0 / 64,
                  k="auto", max_iter=50, ridge=1e-3):
         self.restarts = restarts
@@ -201,12 +195,9 @@ class _Smooth(_Smoothed):
         return {"sigma": self.sigma_start}
 
     def check(self, objective):
-        self._check_common(objective)
-        name = self.label
-        check_float(name, "lam", self.lam, 0.0)
-        check_float(name, "sigma_start", self.sigma_start, 0.0, low_open=True)
-        check_float(name, "sigma_end", self.sigma_end, 0.0, self.sigma_start, low_open=True)
-        check_int(name, "max_iter", self.max_iter, 1)
+        super().check(objective)
+        check_float(self.label, "sigma_end", self.sigma_end, 0.0, self.sigma_start,
+                    low_open=True)
 
     def sigmas(self):
         """The annealing schedule: sigma_start, sigma_start / 2, ... down to sigma_end."""

@@ -13,7 +13,9 @@ import numpy as np
 
 from dfrank.registry import Strategy, register
 
-from ._common import check_choice, check_float, check_int, is_box, start_point
+from dfrank.hyperparams import Choice, Int, Real
+
+from ._common import is_box, start_point
 
 
 @register("steepest_ascent", aliases=("fdsa",))
@@ -40,6 +42,11 @@ class SteepestAscent(Strategy):
     makes_line_searches = True
     concurrent_restarts = True
 
+    hyperparameters = {"h": Real(0.0, 1.0, low_open=True),
+                       "scheme": Choice("forward", "central"), "max_iter": Int(1),
+                       "tol": Real(0.0), "rule": Choice("best", "plateau"),
+                       "n_steps": Int(1, 60)}
+
     def __init__(self, *, restarts=10, h=0.01, scheme="forward", max_iter=100, tol=1e-4,
                  rule="best", n_steps=20):
         self.restarts = restarts
@@ -49,16 +56,6 @@ class SteepestAscent(Strategy):
         self.tol = tol
         self.rule = rule
         self.n_steps = n_steps
-
-    def check(self, objective):
-        super().check(objective)
-        name = self.label
-        check_float(name, "h", self.h, 0.0, 1.0, low_open=True)
-        check_choice(name, "scheme", self.scheme, ("forward", "central"))
-        check_int(name, "max_iter", self.max_iter, 1)
-        check_float(name, "tol", self.tol, 0.0)
-        check_choice(name, "rule", self.rule, ("best", "plateau"))
-        check_int(name, "n_steps", self.n_steps, 1, 60)
 
     def run(self, objective, rng, *, restart=0):
         self.check(objective)

@@ -134,7 +134,7 @@ def test_the_background_process_fills_the_cache(tmp_path):
     (["compare", "{missing}", "--metric", "ndcg@10", "--ties", "optimistic",
       "--budget", "100"], (0, 1, "<f8")),
     (["grid", "{missing}", "--features", "1,2", "--metric", "ndcg@10"], (0, 0, "<f8")),
-    (["fuse", "{missing}", "{missing}", "{missing}", "--metric", "map"], (2, 2, "<f8")),
+    (["fuse", "--qrels", "{missing}", "{missing}", "{missing}", "--metric", "map"], (2, 2, "<f8")),
 ])
 def test_commands_start_the_metric_compile_before_reading_their_files(cold, tmp_path, argv,
                                                                       key):

@@ -246,8 +246,8 @@ def test_command_line(case, tmp_path, capsys):
         p.write_text("".join(run_to_trec_lines(r, n)))
         paths.append(str(p))
     out, js = tmp_path / "fused.run", tmp_path / "fusion.json"
-    assert cli.main(["fuse", str(qp), *paths, "--metric", "map", "--folds", "3", "-o",
-                     str(out), "--json", str(js), "--export", "ranx", "--quiet"]) == 0
+    assert cli.main(["fuse", "--qrels", str(qp), *paths, "--metric", "map", "--folds", "3",
+                     "-o", str(out), "--json", str(js), "--export", "ranx", "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "CombSUM" in text and "RRF" in text and "3-fold held out" in text
     d = json.loads(js.read_text())
@@ -255,8 +255,26 @@ def test_command_line(case, tmp_path, capsys):
     assert d["cv"]["folds"] == 3 and d["norm"] == "minmax" and d["metric"] == "map"
     ours = dfrank.evaluate_run(str(qp), str(out), ["map"])
     assert ours.all["map"] == pytest.approx(d["value"], abs=1e-12)
-    assert cli.main(["fuse", str(qp), paths[0], paths[0]]) == 2
+    assert cli.main(["fuse", "--qrels", str(qp), paths[0], paths[0]]) == 2
     assert "same name" in capsys.readouterr().err
+    # qrels are --qrels, as in tune; the former positional form works one release more
+    from dfrank.cli.options import OldName
+
+    OldName.told.discard("fuse QRELS")
+    old = tmp_path / "old.json"
+    assert cli.main(["fuse", str(qp), *paths, "--metric", "map", "--json", str(old),
+                     "--quiet"]) == 0
+    assert "is now dfrank fuse --qrels QRELS" in capsys.readouterr().err
+    assert json.loads(old.read_text())["weights"] == \
+        weights_of(tmp_path, ["fuse", "--qrels", str(qp), *paths, "--metric", "map"])
+    assert cli.main(["fuse", *paths[:2]]) == 2
+    assert "the judgments are missing" in capsys.readouterr().err
+
+
+def weights_of(tmp_path, argv):
+    path = tmp_path / "new.json"
+    assert cli.main([*argv, "--json", str(path), "--quiet"]) == 0
+    return json.loads(path.read_text())["weights"]
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -147,7 +147,7 @@ def test_fuse_run_reader(tmp_path, capsys, a, b):
     qp = write(tmp_path, "qrels.txt", QRELS)
     pa, pb = write(tmp_path, "a.run", a), write(tmp_path, "b.run", b)
     out = str(tmp_path / "fused.run")
-    if run_cli(["fuse", qp, pa, pb, "--quiet", "-o", out]) == 0:
+    if run_cli(["fuse", "--qrels", qp, pa, pb, "--quiet", "-o", out]) == 0:
         capsys.readouterr()
         res = dfrank.fuse(qp, {"a": pa, "b": pb})
         assert 0.0 <= res.value <= 1.0

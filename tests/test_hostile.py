@@ -450,7 +450,7 @@ def test_47_20_stdout_once_stale_temporaries_and_typed_model_files(tmp_path, cap
                        {"1": {"a": 1.0, "b": 0.5}, "2": {"a": 1.0, "b": 0.5}})
     r2 = tmp_path / "run2.txt"
     r2.write_text(open(r).read().replace("1.0", "0.2"))
-    assert cli.main(["fuse", q, r, str(r2), "--json", "-", "--export", "ranx",
+    assert cli.main(["fuse", "--qrels", q, r, str(r2), "--json", "-", "--export", "ranx",
                      "--quiet"]) == 2
     assert "both print on standard output" in capsys.readouterr().err
     # a temporary file of a writer killed mid-write is removed by the next write there

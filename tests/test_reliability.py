@@ -84,7 +84,7 @@ def test_2_an_output_that_is_an_input_is_refused(tmp_path, capsys):
     link = tmp_path / "link.run"
     link.symlink_to(a)
     for out in (a, str(link)):
-        assert cli.main(["fuse", qrels, a, b, "--quiet", "-o", out]) == 1
+        assert cli.main(["fuse", "--qrels", qrels, a, b, "--quiet", "-o", out]) == 1
         assert "is the input file" in capsys.readouterr().err
     assert open(a).read() == RUN_A
     data = write(tmp_path, "train.txt", LETOR)
@@ -128,7 +128,7 @@ def test_4_an_overflowing_score_is_an_error(tmp_path, capsys, score):
     qrels = write(tmp_path, "qrels.txt", QRELS)
     a = write(tmp_path, "a.run", RUN_A.replace("3.0", score, 1))
     b = write(tmp_path, "b.run", RUN_B)
-    assert cli.main(["fuse", qrels, a, b, "--quiet"]) == 1
+    assert cli.main(["fuse", "--qrels", qrels, a, b, "--quiet"]) == 1
     err = capsys.readouterr().err
     assert "NaN or infinite" in err and "line 1" in err and score in err
 

@@ -176,8 +176,11 @@ class _EngineRun:
 
 
 def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
-    path = tmp_path / "c.jsonl"
+    path = tmp_path / "c.json"
     first = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
+    d = json.loads(path.read_text())   # checkpoint's format: a fingerprint, the points
+    assert d["format"] == "dfrank.checkpoint" and d["fingerprint"]["kind"] == "tune"
+    assert len(d["points"]) == first.n_runs
     again = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
     assert first.n_runs > 0 and again.n_runs == 0 and again.n_cached == first.n_runs
     assert again.best_params == first.best_params and again.value == first.value
@@ -188,11 +191,28 @@ def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
     with pytest.raises(DataFormatError, match="another space"):
         tune((engine, "bm25"), {"k1": (0.1, 2.0), "b": (0, 1)}, metric="map", budget=5,
              cache=path)
-    # a line cut short by a crash is dropped, with a warning
-    with open(path, "a") as f:
-        f.write('{"params": {"k1": 1.0, "b"')
+    # a maximize checkpoint is not a tune cache
+    other = tmp_path / "ckpt.json"
+    dfrank.maximize(dfrank.datasets.make_letor_like(n_queries=6, seed=0), "ndcg@10", "ca",
+                    restarts=1, checkpoint=other)
+    with pytest.raises(DataFormatError, match="not a dfrank tune cache"):
+        tune((engine, "bm25"), SPACE, metric="map", budget=5, cache=other)
+
+
+def test_a_cache_of_the_former_layout_is_read_and_rewritten(engine, tmp_path):
+    """JSON lines after a header, as dfrank wrote them before: read (a last line cut short
+    by a crash dropped, with a warning), then written in checkpoint's format."""
+    path = tmp_path / "c.json"
+    first = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
+    d = json.loads(path.read_text())
+    head = {"format": "dfrank.tune_cache", "version": 1,
+            **{k: d["fingerprint"][k] for k in ("space", "metric", "system", "queries")}}
+    path.write_text("".join(json.dumps(x) + "\n" for x in [head, *d["points"]]) +
+                    '{"params": {"k1": 1.0, "b"')
     with pytest.warns(UserWarning, match="cut short"):
-        tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
+        again = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
+    assert again.n_runs == 0 and again.value == first.value
+    assert json.loads(path.read_text())["points"] == d["points"]
 
 
 def test_failed_runs(engine):

@@ -227,7 +227,8 @@ def test_unknown_options_are_errors_everywhere(tmp_path):
     runs = {"x": {"1": {"a": 1.0, "b": 0.5}}, "y": {"1": {"a": 0.2, "b": 0.9}}}
     with pytest.raises(TypeError, match="no_such_option"):
         dfrank.fuse(qrels, runs, no_such_option=1)
-    for argv in (["fit", "x.txt", "--no-such-option"], ["fuse", "q", "a", "b", "--out", "f"]):
+    for argv in (["fit", "x.txt", "--no-such-option"],
+                 ["fuse", "--qrels", "q", "a", "b", "--out", "f"]):
         with pytest.raises(SystemExit) as e:
             cli.main(argv)
         assert e.value.code == 2

@@ -48,7 +48,7 @@ examples:
       --metric ndcg@10 -o model.json
   dfrank evaluate model.json Fold1/test.txt.gz --metric map --metric ndcg@10
   dfrank export model.json --format es-ltr --names names.txt -o model.es.json
-  dfrank fuse qrels.txt a.run b.run --metric map -o fused.run
+  dfrank fuse --qrels qrels.txt a.run b.run --metric map -o fused.run
   dfrank tune --collection cranfield/ --model bm25 --folds 5
   dfrank compare Fold1/train.txt.gz --test Fold1/test.txt.gz \\
       --strategies ca,pso,random,cma:es --seeds 5 --budget 2000 --plot anytime.png

@@ -72,11 +72,15 @@ def _normalization(kind, train, path):
 def run(args):
     from .._kernels.scoring import features_T, linear_scores
     from ..api import evaluate, maximize
+    from ..registry import resolve
 
+    # the metric and the strategy are resolved once, here, and passed down as objects
     metric = o.metric_of(args)
     options = o.strategy_options(args.option, [args.strategy])[args.strategy]
     if args.restarts is not None:
         options["restarts"] = args.restarts
+    strategy = resolve(args.strategy, **options)
+    strategy.check_options()
     o.outputs_writable(args, "output", "result", "checkpoint", "json",
                        inputs=[args.train, args.valid, args.test, args.query_file,
                                args.resume])
@@ -89,12 +93,12 @@ def run(args):
         train, valid, test = (normalization.apply(d, norm) if d is not None else None
                               for d in (train, valid, test))
     o.compiling(args.quiet)
-    o.warm_up(metric, args.ties, strategy=args.strategy, data=train)
+    o.warm_up(metric, args.ties, strategy=strategy, data=train)
     t0 = time.perf_counter()
-    result = maximize(train, metric, args.strategy, seed=args.seed, n_jobs=args.n_jobs,
+    result = maximize(train, metric, strategy, seed=args.seed, n_jobs=args.n_jobs,
                       budget=args.budget, max_seconds=args.max_seconds, valid=valid,
                       progress=o.show_progress(args), ties=args.ties,
-                      checkpoint=args.checkpoint, resume=args.resume, **options)
+                      checkpoint=args.checkpoint, resume=args.resume)
     secs = time.perf_counter() - t0
     if norm is not None:
         result.normalization = norm

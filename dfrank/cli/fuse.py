@@ -8,20 +8,21 @@ from ..metrics.registry import RUN_METRIC
 from . import options as o
 
 DESCRIPTION = ("Learn the weights of a linear fusion of RUNs (TREC run files) that maximize "
-               "--metric on QRELS, exactly: each run's scores are normalized per query, and "
-               "coordinate ascent searches the non-negative weights summing to 1 with the "
-               "exact line search (any strategy with --signed). Prints each run, CombSUM, "
+               "--metric on the judgments --qrels, exactly: each run's scores are normalized "
+               "per query, and coordinate ascent searches the non-negative weights summing "
+               "to 1 with the exact line search (any strategy with --signed). Prints each "
+               "run, CombSUM, "
                "reciprocal-rank fusion and the learned fusion (with --folds also held out) "
                "with paired p-values; the metric is computed as trec_eval computes it.")
 EPILOG = """\
 examples:
-  dfrank fuse qrels.txt bm25.run dense.run splade.run --metric map -o fused.run
-  dfrank fuse qrels.txt a.run b.run --metric ndcg@10 --folds 5 --json fusion.json \\
-      --export opensearch"""
+  dfrank fuse --qrels qrels.txt bm25.run dense.run splade.run --metric map -o fused.run
+  dfrank fuse --qrels qrels.txt a.run b.run --metric ndcg@10 --folds 5 \\
+      --json fusion.json --export opensearch"""
 
 
 def add_arguments(p):
-    p.add_argument("qrels", help="TREC qrels")
+    o.add_qrels(p, "judgments (TREC qrels) the fusion maximizes the metric on")
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC runs (two or more)")
     o.add_metric(p, RUN_METRIC)
     p.add_argument("--normalize", default="minmax", choices=list(NORMS),
@@ -68,15 +69,29 @@ def run_names(paths):
     return names
 
 
+def qrels_and_runs(args):
+    """The qrels and the runs: --qrels, or (the former form, one release more) the first
+    of the positional files."""
+    if args.qrels is not None:
+        return args.qrels, args.runs
+    if len(args.runs) < 3:
+        raise o.UsageError("the judgments are missing: dfrank fuse --qrels QRELS RUN RUN...")
+    o.say_once("fuse QRELS", "dfrank fuse QRELS RUN... is now dfrank fuse --qrels QRELS "
+               "RUN...; the old form works until the next release")
+    return args.runs[0], args.runs[1:]
+
+
 def run(args):
     from ..fusion import fuse
     from ..metrics import RUN_TIES
 
+    args.qrels, args.runs = qrels_and_runs(args)
     o.outputs_writable(args, "output", "json", inputs=[args.qrels, *args.runs])
     if args.export and args.json == "-":
         raise o.UsageError("--json - and --export both print on standard output; write the "
                            "result to a file (--json FILE) or leave out one of them")
-    o.prefetch(o.metric_of(args), RUN_TIES)
+    metric = o.metric_of(args)
+    o.prefetch(metric, RUN_TIES)
     names = run_names(args.runs)
     missing = args.missing
     if missing not in ("zero", "min"):
@@ -86,7 +101,7 @@ def run(args):
             raise o.UsageError(f"--missing expects zero, min or a number, got "
                                f"{args.missing!r}") from None
     o.compiling(args.quiet)
-    res = fuse(args.qrels, dict(zip(names, args.runs)), o.metric_of(args), norm=args.normalize,
+    res = fuse(args.qrels, dict(zip(names, args.runs)), metric, norm=args.normalize,
                missing=missing, signed=args.signed, strategy=args.strategy,
                folds=args.folds, seed=args.seed, budget=args.budget,
                max_seconds=args.max_seconds, n_jobs=args.n_jobs, complete=args.complete,

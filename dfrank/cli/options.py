@@ -16,6 +16,7 @@ One vocabulary (a test reads every command's parser and checks it):
 
 import argparse
 import ast
+import copy
 import json
 import os
 import sys
@@ -137,13 +138,25 @@ class OldName(argparse.Action):
         self.new, self.append = new, append
 
     def __call__(self, parser, namespace, values, option_string=None):
-        if option_string not in OldName.told:
-            OldName.told.add(option_string)
-            print(f"dfrank: {option_string} is now {self.new}; the old name works until "
-                  "the next release", file=sys.stderr)
+        say_once(option_string, f"{option_string} is now {self.new}; the old name works "
+                 "until the next release")
         if self.append:   # the new name appends (repeatable): so does the old one
             values = list(getattr(namespace, self.dest, None) or []) + [values]
         setattr(namespace, self.dest, values)
+
+
+def say_once(key, message):
+    """Say ``message`` on stderr once per process (``key``: what it is about): a former
+    form of the command line, still working for one release."""
+    if key not in OldName.told:
+        OldName.told.add(key)
+        print(f"dfrank: {message}", file=sys.stderr)
+
+
+def add_qrels(p, help="judgments (TREC qrels)"):
+    """--qrels FILE: the one form of the judgments wherever a command takes them as an
+    option (trec_eval keeps trec_eval's positional QRELS RUN)."""
+    p.add_argument("--qrels", metavar="FILE", help=help)
 
 
 def add_old_name(p, old, new, dest, **kwargs):
@@ -169,12 +182,14 @@ def add_metric(p, default, help=None, repeat=False):
 
 
 def metric_of(args, name=None):
-    """The metric --metric names (``name``: one of a repeated --metric), with --gain."""
+    """The :class:`~dfrank.metrics.registry.Metric` --metric names (``name``: one of a
+    repeated --metric), with --gain: resolved once, here, and passed down as an object (an
+    unknown name is an error before any data is read)."""
     name = args.metric if name is None else name
-    if args.gain is None:
-        return name
     from ..metrics.registry import get, is_ir_measure
 
+    if args.gain is None:
+        return get(name)
     if is_ir_measure(name):
         raise UsageError(f"--gain is for dfrank's metric names; ir_measures' {name} has its "
                          "own gain")
@@ -255,17 +270,37 @@ def strategy_options(items, names, flag="--option"):
         name, sep, key = left.rpartition(":")   # names may hold ':' (cma:es:sigma0=0.3)
         if not (eq and key):
             raise UsageError(f"{flag} expects [STRATEGY:]KEY=VALUE, got {item!r}")
-        pair = parse_options([f"{key}={value}"], flag)
+        key = key.strip().replace("-", "_")
         if not sep:
             for n in names:
-                out[n].update(pair)
+                out[n][key] = _option_value(n, key, value, item, flag)
             continue
         match = [n for n in names if _same_strategy(name, n)]
         if not match:
             raise UsageError(f"{flag} {item}: {name!r} is not a strategy this command runs "
                              f"({', '.join(names)})")
-        out[match[0]].update(pair)
+        out[match[0]][key] = _option_value(match[0], key, value, item, flag)
     return out
+
+
+def _option_value(strategy, key, text, item, flag):
+    """``text`` read as the kind ``strategy`` declares for option ``key``
+    (:mod:`dfrank.hyperparams`); a Python literal (else the text) where it declares none
+    (an unknown option is refused where the strategy is made, naming the known ones)."""
+    from ..registry import get
+
+    try:
+        found = get(strategy) if isinstance(strategy, str) else strategy
+    except ValueError:
+        found = None
+    cls = found if isinstance(found, type) else type(found)
+    kind = cls.declared().get(key) if hasattr(cls, "declared") else None
+    if kind is None:
+        return parse_options([f"{key}={text}"], flag)[key]
+    try:
+        return kind.parse(text)
+    except ValueError:
+        raise UsageError(f"{flag} {item}: {key} takes {kind.describe()}") from None
 
 
 def _same_strategy(a, b):
@@ -412,7 +447,7 @@ def warm_up(metric, ties="pessimistic", exact=True, strategy="ca", data=None):
     from ..objective import LinearObjective
     from ..registry import resolve
 
-    strat = resolve(strategy)
+    strat = copy.deepcopy(resolve(strategy))   # the caller's own instance runs untouched
     if strat.chooses and data is not None:
         strat = strat.pick(LinearObjective(data, metric, ties=ties))
     rng = np.random.default_rng(0)

@@ -1,7 +1,6 @@
 """Learning a fusion's weights: :func:`fuse` and the values of given weights
 (:func:`fusion_values`)."""
 
-import inspect
 import time
 
 import numpy as np
@@ -106,7 +105,7 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
         opts["restarts"] = 1
     if not signed:
         opts["nonnegative"] = True
-        if "nonnegative" not in _strategy_options(strategy):
+        if not getattr(_strategy_class(strategy), "searches_nonnegative", False):
             raise ValueError(f"fuse keeps the weights non-negative with a strategy that "
                              f"offers nonnegative=True ('ca'); for {strategy!r} pass "
                              "signed=True (Metzler's augmented simplex)")
@@ -165,8 +164,3 @@ def is_fuse_strategy(strategy):
     if not isinstance(strategy, (str, type)):
         return False
     return _strategy_class(strategy) is _strategy_class(FUSE_STRATEGY)
-
-
-def _strategy_options(strategy):
-    """The option names a strategy takes."""
-    return set(inspect.signature(_strategy_class(strategy).__init__).parameters)

@@ -1,0 +1,155 @@
+"""What a strategy's options may be, declared once per strategy class.
+
+A :class:`~dfrank.registry.Strategy` lists its options in ``hyperparameters`` (name -> one
+of the kinds below); that one declaration checks the values (``Strategy.check_options``,
+which :func:`dfrank.maximize` and ``DirectRanker`` call), reads them from the command line
+(``--option KEY=VALUE`` parses VALUE as the option's kind), and says what each takes in
+``dfrank strategies NAME``. Constraints between options or on the objective (a step below
+another, a resolution that fits a box) stay in the strategy's ``check``.
+"""
+
+import ast
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Int", "Real", "Choice", "Flag", "Any", "check_int", "check_float",
+           "check_choice"]
+
+
+def check_int(owner, name, value, low, high=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low \
+            or (high is not None and value > high):
+        bound = f">= {low}" + (f" and <= {high}" if high is not None else "")
+        raise ValueError(f"{owner}: {name} must be an integer {bound}, got {value!r}")
+
+
+def check_float(owner, name, value, low=None, high=None, low_open=False):
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        raise ValueError(f"{owner}: {name} must be a number {_range(low, high, low_open)}, "
+                         f"got {value!r}")
+
+
+def check_choice(owner, name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{owner}: {name} must be one of {list(choices)}, got {value!r}")
+
+
+def _range(low, high, low_open):
+    out = f"{'>' if low_open else '>='} {low}" if low is not None else "finite"
+    return out + (f" and <= {high}" if high is not None else "")
+
+
+class _Kind:
+    """An option's kind: ``check`` a value, ``parse`` the command line's text, ``describe``
+    what it takes; ``none``: None is allowed too (the strategy then chooses)."""
+    none = False
+
+    def check(self, owner, name, value):
+        if value is None and self.none:
+            return
+        self._check(owner, name, value)
+
+    def parse(self, text):
+        if self.none and text.strip() == "None":
+            return None
+        return self._parse(text.strip())
+
+    def describe(self):
+        return self._describe() + (", or None" if self.none else "")
+
+
+@dataclass(frozen=True)
+class Int(_Kind):
+    """An integer in [low, high]; ``words``: names taken as well (``"auto"``)."""
+    low: int
+    high: int = None
+    none: bool = False
+    words: tuple = ()
+
+    def _check(self, owner, name, value):
+        if not (isinstance(value, str) and value in self.words):
+            check_int(owner, name, value, self.low, self.high)
+
+    def _parse(self, text):
+        return text if text in self.words else int(text)
+
+    def _describe(self):
+        return (f"an integer >= {self.low}" + (f" and <= {self.high}" if self.high is not None
+                                                else "")
+                + "".join(f", or {w}" for w in self.words))
+
+
+@dataclass(frozen=True)
+class Real(_Kind):
+    low: float = None
+    high: float = None
+    low_open: bool = False
+    none: bool = False
+
+    def _check(self, owner, name, value):
+        check_float(owner, name, value, self.low, self.high, self.low_open)
+
+    def _parse(self, text):
+        return float(text)
+
+    def _describe(self):
+        return f"a number {_range(self.low, self.high, self.low_open)}"
+
+
+@dataclass(frozen=True, init=False)
+class Choice(_Kind):
+    values: tuple
+
+    def __init__(self, *values):
+        object.__setattr__(self, "values", tuple(values))
+
+    def _check(self, owner, name, value):
+        check_choice(owner, name, value, self.values)
+
+    def _parse(self, text):
+        return text
+
+    def _describe(self):
+        return "one of " + ", ".join(map(str, self.values))
+
+
+@dataclass(frozen=True)
+class Flag(_Kind):
+    def _check(self, owner, name, value):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{owner}: {name} must be True or False, got {value!r}")
+
+    def _parse(self, text):
+        word = text.lower()
+        if word not in ("true", "false", "1", "0", "yes", "no"):
+            raise ValueError(f"expected true or false, got {text!r}")
+        return word in ("true", "1", "yes")
+
+    def _describe(self):
+        return "true or false"
+
+
+@dataclass(frozen=True)
+class Any(_Kind):
+    """A value the strategy passes on as it is (a library's own option): a Python literal
+    from the command line, else the text."""
+    what: str = "a Python literal"
+
+    def _check(self, owner, name, value):
+        return None
+
+    def _parse(self, text):
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return text
+
+    def _describe(self):
+        return self.what
