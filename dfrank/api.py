@@ -209,7 +209,7 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
             _run_restart, listener=state.evaluated if state.wants_evaluations else None,
             progress=(lambda index, obj, state_fn: writer.progress(state, index, obj,
                                                                    state_fn))
-            if writer is not None and getattr(strat, "resumable", False) else None)
+            if writer is not None and strat.resumable else None)
         # (a progress bar then counts restarts as they end, as with joblib's workers)
         workers = _restart_threads(objective, strat, n_tasks - len(skip), n_jobs_eff,
                                    callback is not None or writer is not None)
@@ -277,7 +277,7 @@ def _checkpointing(checkpoint, resume, every, fp, strat):
     if resume is None:
         return saver, [], None
     restored, current = Checkpoint(resume, fp).restore()
-    if current is None or not getattr(strat, "resumable", False):
+    if current is None or not strat.resumable:
         return saver, restored, None
     saver.current = current   # kept until the restart saves anew or ends
     return saver, restored, current

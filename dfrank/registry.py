@@ -55,6 +55,8 @@ class Strategy:
     # its restarts may run side by side in threads of one process: run() keeps nothing on
     # self and calls only thread-safe code (dfrank's kernels release the GIL)
     concurrent_restarts = False
+    # can save its state between steps and continue from it (a checkpoint mid-restart)
+    resumable = False
     default_restarts = 1
     # what each option may be (dfrank.hyperparams), declared once: merged along the
     # class's bases (declared()), checked by check_options, parsed by the command line

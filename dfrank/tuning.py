@@ -203,10 +203,10 @@ class _Cache:
             self._unwritten = True      # converted to the checkpoint layout at its flush
         else:
             records = self._read_record(path)
-        for line, e in records:
+        for i, (line, e) in enumerate(records):
             why = self._invalid(e)
             if why:
-                raise DataFormatError(f"a cached point that does not belong to this tune: "
+                raise DataFormatError(f"cached point {i + 1} does not belong to this tune: "
                                       f"{why} (use another cache file)", path=path, line=line)
             self.points.append(e)
             if e["status"] == "ok" or self.keep_failed:   # a failed point is run again

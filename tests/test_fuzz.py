@@ -188,7 +188,7 @@ def _tune_setup():
         qrels = {"q1": {"d2": 1, "d5": 2}, "q2": {"d1": 1, "d4": 0}}
         engine = ir.Engine(docs, topics, qrels)
         with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "c.jsonl")
+            path = os.path.join(tmp, "c.json")
             tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4, cache=path)
             with open(path, "rb") as f:
                 _CACHE.update(engine=engine, cache=f.read())
@@ -203,14 +203,15 @@ def test_tune_cache_reader(tmp_path, data):
 
     engine, cache = _tune_setup()
     content = data.draw(mutated(cache))
-    path = write(tmp_path, "c.jsonl", content)
+    path = write(tmp_path, "c.json", content)
     try:
         res = tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4,
                    cache=path)
     except dfrank.DataFormatError as e:
         assert path in str(e)
         return
-    assert 0.0 <= res.value <= 1.0 and np.all((res.per_query >= 0) & (res.per_query <= 1))
+    values = np.array(list(res.per_query.values()))
+    assert 0.0 <= res.value <= 1.0 and np.all((values >= 0) & (values <= 1))
 
 
 def test_known_bad_inputs_are_clear_errors(tmp_path, capsys):
@@ -310,7 +311,10 @@ def _paths(obj, path=()):
 def json_edited(draw, base):
     """``base`` (a JSON document, or JSON lines) with a few values replaced by tricky ones,
     deleted or given a new key; sometimes then cut short."""
-    lines = base.decode().split("\n")
+    try:   # one document (perhaps indented): edited as one line
+        lines = [json.dumps(json.loads(base))]
+    except json.JSONDecodeError:
+        lines = base.decode().split("\n")
     for _ in range(draw(st.integers(1, 3))):
         i = draw(st.sampled_from([j for j, ln in enumerate(lines) if ln.strip()]))
         obj = json.loads(lines[i])
@@ -360,14 +364,15 @@ def test_tune_cache_values(tmp_path, data):
     from dfrank.tuning import tune
 
     engine, cache = _tune_setup()
-    path = write(tmp_path, "c.jsonl", data.draw(json_edited(cache)))
+    path = write(tmp_path, "c.json", data.draw(json_edited(cache)))
     try:
         res = tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4,
                    cache=path)
     except dfrank.DataFormatError as e:
         assert path in str(e)
         return
-    assert 0.0 <= res.value <= 1.0 and np.all((res.per_query >= 0) & (res.per_query <= 1))
+    values = np.array(list(res.per_query.values()))
+    assert 0.0 <= res.value <= 1.0 and np.all((values >= 0) & (values <= 1))
 
 
 _BENCH = {}

@@ -108,16 +108,19 @@ def _tune(tmp_path, *extra):
             "--param", "k1=0.1:3", "--param", "b=0:1", "--quiet", *extra]
 
 
-def test_3_a_cut_last_cache_line_is_repaired_before_appending(tmp_path, capsys):
+def test_3_a_cache_is_written_whole_and_an_old_cut_one_is_rewritten(tmp_path, capsys):
     _cranfield_like(tmp_path)
-    cache = tmp_path / "c.jsonl"
+    cache = tmp_path / "c.json"
     assert cli.main(_tune(tmp_path, "--budget", "6", "--cache", str(cache))) == 0
-    text = cache.read_text()
-    cache.write_text(text[:-25])                      # SIGKILL mid-line
+    d = json.loads(cache.read_text())       # one JSON document, written atomically
+    # the former layout (JSON lines after a header), its last line cut by a SIGKILL
+    head = {"format": "dfrank.tune_cache", "version": 1,
+            **{k: d["fingerprint"][k] for k in ("space", "metric", "system", "queries")}}
+    text = "".join(json.dumps(x) + "\n" for x in [head, *d["points"]])
+    cache.write_text(text[:-25])
     assert cli.main(_tune(tmp_path, "--budget", "9", "--cache", str(cache))) == 0
     assert "cut short" in capsys.readouterr().err
-    lines = cache.read_text().splitlines()
-    assert all(json.loads(ln) for ln in lines)        # every line whole again
+    assert len(json.loads(cache.read_text())["points"]) == 9   # whole, in the new layout
     assert cli.main(_tune(tmp_path, "--budget", "9", "--cache", str(cache))) == 0
     assert "(9 from the cache" in capsys.readouterr().out
 
@@ -147,7 +150,7 @@ def test_4_huge_finite_scores_fuse_to_finite_scores(tmp_path):
 
 def _bm25_cache(tmp_path, capsys, budget="4"):
     _cranfield_like(tmp_path)
-    cache = tmp_path / "c.jsonl"
+    cache = tmp_path / "c.json"
     assert cli.main(_tune(tmp_path, "--budget", budget, "--cache", str(cache))) == 0
     capsys.readouterr()
     return cache
@@ -163,17 +166,15 @@ def _bm25_cache(tmp_path, capsys, budget="4"):
 ])
 def test_5_the_tune_cache_is_checked_on_read(tmp_path, capsys, edit, why):
     cache = _bm25_cache(tmp_path, capsys)
-    lines = cache.read_text().splitlines()
-    entry = json.loads(lines[1])
-    edit(entry)
-    lines[1] = json.dumps(entry)
-    cache.write_text("\n".join(lines) + "\n")
+    d = json.loads(cache.read_text())
+    edit(d["points"][1])
+    cache.write_text(json.dumps(d))
     code = cli.main(_tune(tmp_path, "--budget", "4", "--cache", str(cache)))
     err = capsys.readouterr().err
     if why is None:
         assert code == 0
     else:
-        assert code == 1 and why in err and "line 2" in err
+        assert code == 1 and why in err and "cached point 2" in err
 
 
 def test_6_a_command_cache_is_keyed_on_the_expanded_command(tmp_path):

@@ -287,14 +287,14 @@ def _option_value(strategy, key, text, item, flag):
     """``text`` read as the kind ``strategy`` declares for option ``key``
     (:mod:`dfrank.hyperparams`); a Python literal (else the text) where it declares none
     (an unknown option is refused where the strategy is made, naming the known ones)."""
-    from ..registry import get
+    from ..registry import Strategy, get
 
     try:
         found = get(strategy) if isinstance(strategy, str) else strategy
     except ValueError:
         found = None
     cls = found if isinstance(found, type) else type(found)
-    kind = cls.declared().get(key) if hasattr(cls, "declared") else None
+    kind = cls.declared().get(key) if issubclass(cls, Strategy) else None
     if kind is None:
         return parse_options([f"{key}={text}"], flag)[key]
     try:

@@ -42,7 +42,8 @@ def _options(registry, name):
 
     found = registry.get(name)
     strat = registry.resolve(found)
-    kinds = _class(found).declared() if hasattr(_class(found), "declared") else {}
+    cls = _class(found)
+    kinds = cls.declared() if issubclass(cls, registry.Strategy) else {}
     rows = [[key, kinds[key].describe() if key in kinds else "passed on as given",
              repr(value)] for key, value in strat.get_params().items()]
     print(f"{name}: --option KEY=VALUE sets one (dfrank.strategies documents each)")
