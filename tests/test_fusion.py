@@ -162,8 +162,9 @@ def test_48_an_alias_of_the_default_search_keeps_its_presets(case, monkeypatch):
     CoordinateAscent = get("coordinate_ascent")
     seen = []
 
-    def spy(*args, **kwargs):
-        seen.append({k: kwargs.get(k) for k in F.FUSE_OPTIONS})
+    def spy(*args, **kwargs):   # the options of the strategy fuse resolved, once
+        params = kwargs["strategy"].get_params()
+        seen.append({k: params.get(k) for k in F.FUSE_OPTIONS})
         return maximize(*args, **kwargs)
 
     from dfrank.fusion import learn
@@ -177,7 +178,8 @@ def test_48_an_alias_of_the_default_search_keeps_its_presets(case, monkeypatch):
         assert res.weights == default.weights and res.value == default.value
     assert seen == [F.FUSE_OPTIONS] * 3
     fuse(qrels, runs, "map", seed=3, strategy=CoordinateAscent(restarts=2))
-    assert seen[-1] == dict.fromkeys(F.FUSE_OPTIONS)   # an instance keeps its own options
+    own = CoordinateAscent(restarts=2).get_params()   # an instance keeps its own options
+    assert seen[-1] == {k: own[k] for k in F.FUSE_OPTIONS}
 
 
 def test_mismatched_queries_are_counted(case):

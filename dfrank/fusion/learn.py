@@ -13,6 +13,7 @@ from ..metrics.registry import get as get_metric
 from ..objective import LinearObjective
 from ..parallel import child, seed_sequence
 from ..registry import get as get_strategy
+from ..registry import resolve
 from ..result import overall_status
 from .baselines import baselines
 from .build import build, fused_run, mean_of, read_runs, values_of
@@ -96,6 +97,7 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     spec = get_metric(metric)
     metric_name = spec.label
     ss = seed_sequence(seed)
+    cls = _strategy_class(strategy)   # resolved once: every fold's search runs it
     preset = is_fuse_strategy(strategy)
     opts = dict(FUSE_OPTIONS if preset else {}, **options)
     if not signed and n_runs == 2 and preset and "restarts" not in options:
@@ -105,16 +107,17 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
         opts["restarts"] = 1
     if not signed:
         opts["nonnegative"] = True
-        if not getattr(_strategy_class(strategy), "searches_nonnegative", False):
+        if not getattr(cls, "searches_nonnegative", False):
             raise ValueError(f"fuse keeps the weights non-negative with a strategy that "
                              f"offers nonnegative=True ('ca'); for {strategy!r} pass "
                              "signed=True (Metzler's augmented simplex)")
+    strat = resolve(strategy, **opts)
     status = []
 
     def learn(data):
         res = maximize(LinearObjective(data, spec, ties=RUN_TIES),
-                       strategy=strategy, seed=ss, budget=budget, max_seconds=max_seconds,
-                       n_jobs=n_jobs, progress=progress, **opts)
+                       strategy=strat, seed=ss, budget=budget, max_seconds=max_seconds,
+                       n_jobs=n_jobs, progress=progress)
         status.append(res.status)
         w = res.weights
         if not signed:
