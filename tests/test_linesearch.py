@@ -551,3 +551,30 @@ def test_median_width_of_is_nps_lower_median(n, spread, parts):
     want = float(np.partition(w, k)[k]) if w.size else -1.0
     assert median_width_of(lo, hi, parts) == want
     assert median_width_of(np.array([-np.inf]), np.array([np.inf]), parts) == -1.0
+
+
+def test_the_parallel_median_width_runs_with_numbas_own_chunks(monkeypatch):
+    """Inside numba's chunk size 1 (one_at_a_time) the parallel median width ran ~100x
+    slower; choose calls it outside, and its value is np.partition's lower median."""
+    import numba
+
+    from dfrank.linesearch import choice
+    from dfrank.linesearch.profile import LineProfile
+
+    n = choice.PARALLEL_MEDIAN + 1001
+    rng = np.random.default_rng(0)
+    edges = np.concatenate([[-np.inf], np.cumsum(rng.random(n - 1)), [np.inf]])
+    profile = LineProfile(edges[:-1], edges[1:], rng.integers(0, 5, n) / 4.0, np.empty(0))
+    seen = []
+    kernel = choice.median_width_of
+
+    def recording(lower, upper, parts):
+        seen.append(numba.get_parallel_chunksize())
+        return kernel(lower, upper, parts)
+
+    monkeypatch.setattr(choice, "median_width_of", recording)
+    choice.choose(profile, rule="plateau")
+    w = np.diff(edges)[1:-1]
+    assert seen == [0]
+    assert recording(edges[:-1], edges[1:], 8) == np.partition(w, (len(w) - 1) // 2)[
+        (len(w) - 1) // 2]
