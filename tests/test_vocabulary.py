@@ -246,3 +246,17 @@ def test_48_4_option_is_one_type_with_an_optional_strategy_prefix():
         strategy_options(["pso:swarm_size=4"], ["ca"])
     with pytest.raises(UsageError, match=r"\[STRATEGY:\]KEY=VALUE"):
         strategy_options(["restarts"], ["ca"])
+
+
+def test_every_package_is_in_pyprojects_explicit_list():
+    """A non-editable install ships only the packages pyproject lists: each package folder
+    of dfrank (and strategies/, installed as dfrank.strategies) must be there."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
+    found = {"dfrank.strategies"}
+    for folder, dirs, files in os.walk(os.path.join(root, "dfrank")):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        if "__init__.py" in files and not os.path.islink(folder):
+            found.add(os.path.relpath(folder, root).replace(os.sep, "."))
+    assert found <= listed, sorted(found - listed)
