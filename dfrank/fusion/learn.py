@@ -12,8 +12,7 @@ from ..metrics.registry import RUN_METRIC, RUN_TIES
 from ..metrics.registry import get as get_metric
 from ..objective import LinearObjective
 from ..parallel import child, seed_sequence
-from ..registry import get as get_strategy
-from ..registry import resolve
+from ..registry import get as get_strategy, resolve
 from ..result import overall_status
 from .baselines import baselines
 from .build import build, fused_run, mean_of, read_runs, values_of
