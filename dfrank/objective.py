@@ -465,13 +465,19 @@ class LinearObjective(Objective):
         return res
 
     def line(self, point, direction, *, rule="best", window=None, floor=-np.inf,
-             within=None):
+             within=None, scores=None):
         """Exact line search from simplex point ``point`` along ``direction`` (d + 1
         coordinates): scores move along X . to_weights(point + t direction), over all
         t in R (or t in ``within=(lo, hi)``). The new point is ``Simplex.project(point +
         t direction)`` (returned as ``LineResult.point``); it is recorded as evaluated
         with the line's value. Counts ``line_cost`` evaluations. ``rule``, ``window`` and
         ``floor``: see :func:`dfrank.linesearch.choose`.
+
+        ``scores``: the scores at ``point`` (:meth:`scores`), when the caller holds them.
+        They are not computed again, and ``LineResult.scores`` holds those at the new
+        point, (s0 + t u) / Z with Z the projection's divisor (the same ranking as the
+        product over all features at the new point, within rounding): a coordinate ascent
+        carries them from one line to the next.
         """
         lam = self.space.check(np.asarray(point, dtype=np.float64))
         if lam.ndim != 1:
@@ -481,20 +487,51 @@ class LinearObjective(Objective):
         if not finite:
             raise ValueError(f"direction must have {self.space.dim} finite coordinates, "
                              f"got shape {delta.shape}: {delta}")
+        s0 = None if scores is None else self._given_scores(scores)
         w = lam[:-1] - lam[-1]  # Simplex.to_weights of a checked point
-        if j < 0:
-            s0, u = linear_scores(self.XT, np.vstack([w, delta[:-1] - delta[-1]]), self.rows)
-            u_order = None
-        else:  # a coordinate: its u and order are kept with the data
-            s0 = linear_scores(self.XT, w, self.rows)
+        if j >= 0:  # a coordinate: its u and order are kept with the data
             u, u_order = self._coordinate_line(j)
+            if s0 is None:
+                s0 = linear_scores(self.XT, w, self.rows)
+        else:
+            u_order = None
+            if s0 is None:
+                s0, u = linear_scores(self.XT, np.vstack([w, delta[:-1] - delta[-1]]),
+                                      self.rows)
+            else:
+                u = linear_scores(self.XT, delta[:-1] - delta[-1], self.rows)
         res = self.line_scores(s0, u, rule=rule, window=window, floor=floor, u_order=u_order,
                                within=within)
-        new = lam if res.t == 0 else self.space.project(lam + res.t * delta)
+        moved = lam + res.t * delta
+        new = lam if res.t == 0 else self.space.project(moved)
         self.n_evals -= 1  # _record counts it again
         self._record(new[None, :], np.array([res.value]))
+        carried = None
+        if scores is not None:
+            carried = s0 if res.t == 0 else _moved_scores(s0, u, res.t, moved)
         return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
-                          res.profile, new)
+                          res.profile, new, carried)
+
+    def _given_scores(self, scores):
+        """A caller's scores at a line's start, checked as float64 of one per document."""
+        s = np.ascontiguousarray(scores, dtype=np.float64)
+        if s.shape != (self.data.n_docs,):
+            raise ValueError(f"scores must hold one score per document ({self.data.n_docs},)"
+                             f", got shape {s.shape}")
+        return s
+
+
+def _moved_scores(s0, u, t, moved):
+    """The scores at ``Simplex.project(moved)``, moved = point + t direction, from those
+    at the point (s0) and the direction's (u): the projection shifts every coordinate
+    alike, which the weights do not see, and divides by Z = sum(moved - min(0, min
+    moved)), so the weights are (w + t d) / Z and the scores (s0 + t u) / Z. Three passes
+    over the documents, against one over every feature of every document to score anew."""
+    z = float(np.sum(moved - min(0.0, float(moved.min()))))
+    out = np.multiply(u, t)
+    out += s0
+    out /= z
+    return out
 
 
 class ScoringObjective(Objective):

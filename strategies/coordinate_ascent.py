@@ -113,6 +113,8 @@ class CoordinateAscent(Strategy):
             objective.expect_lines()
         point = start_point(objective, rng, restart)
         value = objective(point)
+        # the scores at the point, carried from one exact line to the next
+        scores = objective.scores(point) if exact else None
         dim = space.dim
         eye = np.eye(dim)
         widths = np.full(dim, np.nan)
@@ -130,8 +132,8 @@ class CoordinateAscent(Strategy):
                     continue
                 if exact:
                     res = objective.line(point, eye[j], rule=self.rule, window=self.window,
-                                         floor=value)
-                    point, value = res.point, res.value
+                                         floor=value, scores=scores)
+                    point, value, scores = res.point, res.value, res.scores
                     widths[j] = res.width
                 else:
                     point, value = self._steps(objective, point, value, eye[j])

@@ -158,6 +158,32 @@ def test_coordinate_line_same_as_any_direction(dtype):
         assert (a.value, a.t, a.lower, a.upper) == (b.value, b.t, b.lower, b.upper)
 
 
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_line_carries_the_scores_to_the_new_point(dtype):
+    """Given the scores at its start, a line search returns those at the new point: the
+    same as scoring it anew within rounding, for coordinates (the augmented one too) and
+    any direction, from one line to the next; the line is the one searched without them
+    (within the rounding by which carried and fresh scores differ)."""
+    obj = LinearObjective(planted(dtype=dtype), "ndcg@10")
+    rng = np.random.default_rng(5)
+    lam = obj.space.sample(rng)
+    s = obj.scores(lam)
+    for i in range(3 * obj.space.dim):
+        j = i % obj.space.dim
+        delta = np.eye(obj.space.dim)[j] if i % 3 else rng.normal(size=obj.space.dim)
+        a = obj.line(lam, delta, rule="plateau", scores=s)
+        b = obj.line(lam, delta, rule="plateau")
+        assert a.value == b.value and b.scores is None
+        np.testing.assert_allclose([a.t, a.lower, a.upper], [b.t, b.lower, b.upper],
+                                   rtol=1e-9)
+        fresh = obj.scores(a.point)
+        np.testing.assert_allclose(a.scores, fresh, rtol=1e-9, atol=1e-12 * np.abs(fresh).max())
+        assert (a.scores is s) == (a.t == 0)
+        lam, s = a.point, a.scores
+    with pytest.raises(ValueError, match="one score per document"):
+        obj.line(lam, np.eye(obj.space.dim)[0], scores=s[:-1])
+
 def test_time_budget():
     data = planted()
     obj = LinearObjective(data, "ndcg@10", max_seconds=0.05)

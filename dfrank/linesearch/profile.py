@@ -110,6 +110,11 @@ class LineResult:
     profile : LineProfile or DeferredProfile
         The whole piecewise-constant profile, for other choice rules (built when first
         read if the search did not need it).
+    point : ndarray or None
+        The new point (filled in by :meth:`~dfrank.LinearObjective.line`).
+    scores : ndarray or None
+        The scores at the new point, when the caller gave those at the start
+        (:meth:`~dfrank.LinearObjective.line`'s ``scores``).
     """
     value: float
     t: float
@@ -117,7 +122,8 @@ class LineResult:
     upper: float
     n_crossings: int
     profile: LineProfile
-    point: np.ndarray = None  # the new point, filled in by LinearObjective.line
+    point: np.ndarray = None
+    scores: np.ndarray = None
 
     @property
     def width(self):
