@@ -51,6 +51,17 @@ def _line(metric, ties="pessimistic"):
     obj.line(obj.space.center(), np.eye(obj.space.dim)[1], rule="best").profile.values
 
 
+def _wide_profile():
+    """The plateau rule's parallel kernels, which only profiles of more than
+    ``PARALLEL_FROM`` intervals (web-sized lines) reach."""
+    from .linesearch import LineProfile, choose
+    from .linesearch.choice import PARALLEL_FROM
+
+    edges = np.concatenate([[-np.inf], np.arange(PARALLEL_FROM + 1.0), [np.inf]])
+    values = np.arange(len(edges) - 1) % 3 / 2.0
+    choose(LineProfile(edges[:-1], edges[1:], values, np.empty(0)), rule="plateau")
+
+
 def _files():
     from . import io
     from .io.trec import write_run
@@ -224,6 +235,7 @@ TASKS = {
     "line search expected ties": (1, 3.0, _line, ("p@2", "expected")),
     "serial twins": (1, 30.0, _serial, METRICS),
     "strategies": (1, 9.0, _strategies, ()),
+    "wide profiles": (1, 4.0, _wide_profile, ()),
 }
 # The kernels of the first commands, as the install builds them: the two line searches
 # first (one per process), then the rest of each command (most of it shared by then)

@@ -169,6 +169,9 @@ def test_plateau_choice_matches_its_definition(levels, widths, w, floor, shift):
     want = plateau_reference(lo, hi, v, step, w, floor, 1e-9, 1e-12)
     if got >= 0:  # -1: the caller takes the sliding-window path, checked here too
         assert got == want
+    for parts in (2, 3, 7, 64):   # in pieces (parallel): the same, or -1 as above
+        assert K.plateau_pick_parts(lo, hi, v, step, w, floor, 1e-9, 1e-12, parts) in \
+            ((want, -1) if got < 0 else (want,))
     score = K.window_min(v, lo, hi, K.middles(lo, hi, step), w)
     if np.isfinite(floor) and not (v < floor - 1e-12).all():
         score = np.where(v < floor - 1e-12, -np.inf, score)
@@ -305,7 +308,7 @@ def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff, window=(-np.inf, np.
     edges, values, hazards = A.assemble(
         out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff), C, pref,
         np.empty((3, nq), np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64),
-        np.empty(n), A.BIN_SHIFT)
+        np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
     full = choose(LineProfile(edges[:-1], edges[1:], values, hazards).within(*window))
     found = A.best_interval(out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff),
                             S, P, C, pref, MIN_WIDTH, TOL, A.BIN_SHIFT, *window,
@@ -553,6 +556,36 @@ def test_median_width_of_is_nps_lower_median(n, spread, parts):
     assert median_width_of(np.array([-np.inf]), np.array([np.inf]), parts) == -1.0
 
 
+@pytest.mark.parametrize("floor", [-np.inf, 0.5])
+def test_the_parallel_plateau_choice_is_the_serial_one(floor):
+    """Above PARALLEL_FROM intervals the plateau choice runs in pieces on numba's threads:
+    the interval it picks is the serial kernel's, on any thread count."""
+    import numba
+
+    from dfrank.linesearch import choice
+    from dfrank.linesearch.profile import LineProfile
+
+    n = choice.PARALLEL_FROM + 5001
+    rng = np.random.default_rng(1)
+    edges = np.concatenate([[-np.inf], np.cumsum(rng.exponential(size=n - 1)), [np.inf]])
+    values = np.cumsum(rng.integers(-2, 3, n)) / 400.0   # plateaus and peaks
+    lo, hi = edges[:-1], edges[1:]
+    w = np.diff(edges)[1:-1]
+    step = float(np.partition(w, (len(w) - 1) // 2)[(len(w) - 1) // 2])
+    want = choice.plateau_pick(lo, hi, values, step, 4 * step, floor, 1e-9, 1e-12)
+    assert want >= 0
+    got = []
+    for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+        old = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            got.append(choice.choose(LineProfile(lo, hi, values, np.empty(0)),
+                                     rule="plateau", window=4 * step, floor=floor))
+        finally:
+            numba.set_num_threads(old)
+    assert {(r.lower, r.upper, r.value) for r in got} == {(lo[want], hi[want], values[want])}
+
+
 def test_the_parallel_median_width_runs_with_numbas_own_chunks(monkeypatch):
     """Inside numba's chunk size 1 (one_at_a_time) the parallel median width ran ~100x
     slower; choose calls it outside, and its value is np.partition's lower median."""
@@ -561,7 +594,7 @@ def test_the_parallel_median_width_runs_with_numbas_own_chunks(monkeypatch):
     from dfrank.linesearch import choice
     from dfrank.linesearch.profile import LineProfile
 
-    n = choice.PARALLEL_MEDIAN + 1001
+    n = choice.PARALLEL_FROM + 1001
     rng = np.random.default_rng(0)
     edges = np.concatenate([[-np.inf], np.cumsum(rng.random(n - 1)), [np.inf]])
     profile = LineProfile(edges[:-1], edges[1:], rng.integers(0, 5, n) / 4.0, np.empty(0))

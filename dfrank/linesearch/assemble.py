@@ -197,20 +197,21 @@ def _binned_values(t, d, n, base, pref, shift):
 
 @njit(cache=True, nogil=True, parallel=PRANGE_ONLY, error_model="numpy")  # no query averaged: NaN
 def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut, ka, kb, hz,
-             shift):
+             ct, cd, shift):
     """All queries' breakpoints into one profile, after :func:`bin_sums` (its ``C`` and
     ``pref``). Returns ``(edges, values, hazards)``: the mean metric
     ``values[i]`` on ``(edges[i], edges[i + 1])``, edges[0] = -inf and edges[-1] = inf
     (``base`` is the sum of the queries' values at t -> -inf, ``n_eff`` the number of
     queries averaged), and the sorted hazard times. Scratch: ``cut`` (int64, parts + 1 x
-    queries), ``ka``, ``kb`` (uint64) and ``hz``, as long as ``out_t``.
+    queries), ``ka``, ``kb`` (uint64), ``hz``, ``ct`` and ``cd``, as long as ``out_t``.
 
     The threads sort the parts (``cut``'s rows less one, several per thread, taken one at
     a time: ranges of bins with about as many changes as each other; part w of query q is
-    ``cut[w, q]:cut[w + 1, q]``) stably by t: the sort keys are made
-    straight from the per-query outputs, each change's float32 rounded t (high word) and
-    its place in ``out_t`` (low word), radix sorted on the high word (see
-    :func:`dfrank._kernels.sort._radix_pairs`); the rows are then read in that order, an insertion
+    ``cut[w, q]:cut[w + 1, q]``) stably by t: each part's changes are copied, in query
+    order, next to each other (``ct``, ``cd``), with a sort key each: the float32
+    rounded t (high word) and the copy's place (low word), radix sorted on the high word
+    (see :func:`dfrank._kernels.sort._radix_pairs`); the copies are then read in that
+    order, from a part's few MB rather than from all the sweep's outputs, an insertion
     step restoring the float64 order where the rounding tied, so equal t stay in query
     order. (Sequential, this step ran beside OpenMP workers still spinning after the sweep,
     which on this machine's two hardware threads cost it up to half its speed.) Near-equal
@@ -253,7 +254,9 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
         for q in range(nq):
             for i in range(cut[w, q], cut[w + 1, q]):
                 if out_d[i] != 0.0:
-                    ka[c] = (_key32(out_t[i]) << _SHIFT32) | np.uint64(i)
+                    ka[c] = (_key32(out_t[i]) << _SHIFT32) | np.uint64(c)
+                    ct[c] = out_t[i]
+                    cd[c] = out_d[i]
                     c += 1
                 if out_h[i]:
                     hz[h] = out_t[i]
@@ -271,7 +274,7 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut
         a = room[w]
         t = edges[1 + first[w]:1 + first[w + 1]]
         d = values[1 + first[w]:1 + first[w + 1]]
-        gather_sorted(_radix_high(ka[a:a + n_ch[w]], kb[a:a + n_ch[w]])[0], out_t, out_d,
+        gather_sorted(_radix_high(ka[a:a + n_ch[w]], kb[a:a + n_ch[w]])[0], ct, cd,
                       t, d)  # rows whose t round alike: in order
         _binned_values(t, d, n_ch[w], base, pref, shift)
         for r in range(n_ch[w]):  # (grouping below moves values: divided alike)

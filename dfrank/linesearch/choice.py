@@ -15,8 +15,8 @@ __all__ = ["choose", "RULES", "MIN_WIDTH", "TOL"]
 
 TOL = 1e-12        # values this close are equal when choosing
 RULES = ("best", "plateau")
-# profiles with more intervals than this find their median width in parallel
-PARALLEL_MEDIAN = 1 << 16
+# profiles with more intervals than this find their median width and plateau in parallel
+PARALLEL_FROM = 1 << 16
 
 
 def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
@@ -49,8 +49,8 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
     def step():  # the median width of the bounded intervals (a selection, O(n))
         nonlocal median_width
         if median_width is None:  # the lower median: one selection (np.median makes two)
-            if len(lo) > PARALLEL_MEDIAN:   # numba's own chunks: see median_width_of
-                median_width = float(median_width_of(lo, hi, 4 * numba.get_num_threads()))
+            if len(lo) > PARALLEL_FROM:   # numba's own chunks: see median_width_of
+                median_width = float(median_width_of(lo, hi, numba.get_num_threads()))
             else:
                 w = hi - lo
                 w = w[np.isfinite(w)]
@@ -61,7 +61,12 @@ def choose(profile, n_crossings=0, rule="best", window=None, floor=-np.inf,
     if rule == "plateau":
         if window is None:
             window = step() if step() > 0 else 1.0
-        i = plateau_pick(lo, hi, v, step(), float(window), float(floor), min_width, tol)
+        threads = numba.get_num_threads()
+        if len(v) > PARALLEL_FROM and threads > 1:   # one piece per thread
+            i = plateau_pick_parts(lo, hi, v, step(), float(window), float(floor), min_width,
+                                   tol, threads)
+        else:
+            i = plateau_pick(lo, hi, v, step(), float(window), float(floor), min_width, tol)
         if i < 0:  # wide windows: every interval's window minimum, sliding
             score = window_min(v, lo, hi, middles(lo, hi, step()), float(window))
             if np.isfinite(floor):
@@ -95,28 +100,39 @@ def median_width_of(lower, upper, parts):
 
     Not to be called inside :func:`~dfrank._kernels.chunks.one_at_a_time`: with numba's
     chunk size 1 it runs about 100x slower (0.7 -> 73 ms on 100,000 widths, one thread),
-    as if more than its two ``prange`` loops (the counts' 65,536 x ``parts`` zeros) were
-    handed out one iteration at a time."""
+    as if more than its ``prange`` loops were handed out one iteration at a time."""
     n = len(lower)
-    count = np.zeros((parts, 1 << 16), np.int64)
-    for p in prange(parts):
+    nb = 1 << 16
+    count = np.empty((parts, nb), np.int64)
+    finite = np.empty(parts, np.int64)
+    for p in prange(parts):   # each piece clears and fills its own row of counts
+        row = count[p]
+        for b in range(nb):
+            row[b] = 0
+        c = 0
         for i in range(p * n // parts, (p + 1) * n // parts):
             w = upper[i] - lower[i]
             if np.isfinite(w):
-                count[p, _bucket(w)] += 1
+                row[_bucket(w)] += 1
+                c += 1
+        finite[p] = c
     total = 0
     for p in range(parts):
-        for b in range(1 << 16):
-            total += count[p, b]
+        total += finite[p]
     if total == 0:
         return -1.0
+    per_bucket = np.empty(nb, np.int64)
+    for blk in prange(16):   # the pieces' counts added per bucket, 16 blocks of buckets
+        for b in range(blk * (nb // 16), (blk + 1) * (nb // 16)):
+            c = 0
+            for p in range(parts):
+                c += count[p, b]
+            per_bucket[b] = c
     k = (total - 1) // 2
     below = 0
     target = 0
-    for b in range(1 << 16):
-        c = 0
-        for p in range(parts):
-            c += count[p, b]
+    for b in range(nb):
+        c = per_bucket[b]
         if below + c > k:
             target = b
             break
@@ -217,44 +233,48 @@ def _window_score(lower, upper, values, i, step, w):
     return v, looked + j - i - 1
 
 
-@njit(cache=True, nogil=True)
-def plateau_pick(lower, upper, values, step, w, floor, min_width, tol):
-    """:func:`pick` of the ``"plateau"`` rule without a window minimum for every interval:
-    an interval's window minimum is at most its own value, so only intervals whose value
-    could still reach the best window minimum are looked at (intervals narrower than
-    ``min_width`` are never chosen; below ``floor`` neither, unless every interval is).
-    Returns -1 when that would look at too many neighbours (wide windows over rising
-    values): the caller then takes the sliding-window path."""
-    n = len(values)
-    budget = 8 * n + 1000
-    lim = floor - tol
-    any_high = False
-    for i in range(n):
-        if values[i] >= lim:
-            any_high = True
-            break
-    best = -np.inf
-    for i in range(n):
+@njit(cache=True, inline="always")
+def _part_best(lower, upper, values, step, w, lim, any_high, min_width, i0, i1, budget,
+               best):
+    """The highest window minimum of the eligible intervals i0..i1 - 1 and ``best`` (an
+    interval whose own value is not above the best so far cannot beat it: skipped), and
+    the neighbours looked at (counting stops past ``budget``)."""
+    looked = 0
+    for i in range(i0, i1):
         v = values[i]
         if v <= best or (any_high and v < lim) or not _eligible(lower, upper, i, min_width):
             continue
-        sc, looked = _window_score(lower, upper, values, i, step, w)
-        budget -= looked
-        if budget < 0:
-            return -1
+        sc, n_looked = _window_score(lower, upper, values, i, step, w)
+        looked += n_looked
+        if looked > budget:
+            break
         best = max(best, sc)
-    # among the best (within tol): the highest own value, then the nearest to t = 0
+    return best, looked
+
+
+@njit(cache=True, inline="always")
+def _part_value(lower, upper, values, step, w, lim, any_high, min_width, tol, best, i0, i1):
+    """The highest own value among the intervals i0..i1 - 1 whose window minimum is within
+    tol of ``best``."""
     vbest = -np.inf
-    for i in range(n):
+    for i in range(i0, i1):
         v = values[i]
         if v < best - tol or v <= vbest or (any_high and v < lim) or \
                 not _eligible(lower, upper, i, min_width):
             continue
         if _window_score(lower, upper, values, i, step, w)[0] >= best - tol:
             vbest = v
+    return vbest
+
+
+@njit(cache=True, inline="always")
+def _part_nearest(lower, upper, values, step, w, lim, any_high, min_width, tol, best, vbest,
+                  i0, i1):
+    """Among the intervals i0..i1 - 1 within tol of ``best`` and of ``vbest``, the first
+    nearest to t = 0 and its distance (-1 and inf if none)."""
     chosen = -1
     dbest = np.inf
-    for i in range(n):
+    for i in range(i0, i1):
         v = values[i]
         if v < best - tol or v < vbest - tol or (any_high and v < lim) or \
                 not _eligible(lower, upper, i, min_width):
@@ -263,7 +283,77 @@ def plateau_pick(lower, upper, values, step, w, floor, min_width, tol):
         if d < dbest and _window_score(lower, upper, values, i, step, w)[0] >= best - tol:
             dbest = d
             chosen = i
+    return chosen, dbest
+
+
+@njit(cache=True, inline="always")
+def _plateau_pick(lower, upper, values, step, w, floor, min_width, tol, parts):
+    """:func:`plateau_pick` over ``parts`` pieces of the intervals (a ``prange`` when
+    inlined into a parallel kernel): each piece's best window minimum, highest own value
+    and nearest interval, combined in piece order. Every step is a maximum or a first
+    minimum, so the choice is the one of a single piece; only the neighbours looked at
+    (each piece prunes by its own best) depend on ``parts``, and with them whether the
+    budget sends the caller to the sliding-window path, which picks the same interval."""
+    n = len(values)
+    budget = 8 * n + 1000
+    lim = floor - tol
+    any_high = False
+    for i in range(n):
+        if values[i] >= lim:
+            any_high = True
+            break
+    bests = np.empty(parts)
+    looked = np.empty(parts, np.int64)
+    for p in prange(parts):
+        b, n_looked = _part_best(lower, upper, values, step, w, lim, any_high, min_width,
+                                 p * n // parts, (p + 1) * n // parts, budget, -np.inf)
+        bests[p] = b
+        looked[p] = n_looked
+    best = -np.inf
+    total = 0
+    for p in range(parts):
+        best = max(best, bests[p])
+        total += looked[p]
+    if total > budget:
+        return -1
+    # among the best (within tol): the highest own value, then the nearest to t = 0
+    for p in prange(parts):
+        bests[p] = _part_value(lower, upper, values, step, w, lim, any_high, min_width, tol,
+                               best, p * n // parts, (p + 1) * n // parts)
+    vbest = -np.inf
+    for p in range(parts):
+        vbest = max(vbest, bests[p])
+    firsts = np.empty(parts, np.int64)
+    for p in prange(parts):
+        c, d = _part_nearest(lower, upper, values, step, w, lim, any_high, min_width, tol,
+                             best, vbest, p * n // parts, (p + 1) * n // parts)
+        firsts[p] = c
+        bests[p] = d
+    chosen = -1
+    dbest = np.inf
+    for p in range(parts):
+        if bests[p] < dbest:
+            dbest = bests[p]
+            chosen = firsts[p]
     return chosen
+
+
+@njit(cache=True, nogil=True)
+def plateau_pick(lower, upper, values, step, w, floor, min_width, tol):
+    """:func:`pick` of the ``"plateau"`` rule without a window minimum for every interval:
+    an interval's window minimum is at most its own value, so only intervals whose value
+    could still reach the best window minimum are looked at (intervals narrower than
+    ``min_width`` are never chosen; below ``floor`` neither, unless every interval is).
+    Returns -1 when that would look at more than 8 neighbours an interval (wide windows
+    over rising values): the caller then takes the sliding-window path."""
+    return _plateau_pick(lower, upper, values, step, w, floor, min_width, tol, 1)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE_ONLY)
+def plateau_pick_parts(lower, upper, values, step, w, floor, min_width, tol, parts):
+    """:func:`plateau_pick` by ``parts`` pieces in parallel: the same choice (and -1 when
+    the pieces together look at too many neighbours)."""
+    return _plateau_pick(lower, upper, values, step, w, floor, min_width, tol, parts)
 
 
 @njit(cache=True, nogil=True)
