@@ -16,7 +16,9 @@ import time
 
 import numpy as np
 
-from ._kernels.scoring import features_T, linear_scores, nonzero_rows
+from ._kernels.chunks import one_at_a_time
+from ._kernels.scoring import (features_T, linear_scores, moved_scores_into, nonzero_rows,
+                               widened_into)
 from .data import RankingData
 from ._kernels.scratch import PerThread
 from .linesearch import (LineClasses, LineResult, compile_sweep_ahead, direction_kind,
@@ -398,8 +400,10 @@ class LinearObjective(Objective):
         lines = self.data.derived.coordinate_lines
         line = lines.get(j)
         if line is None:
-            if j < self.XT.shape[0]:  # feature j itself, in float64 (+ 0.0: as the
-                u = self.XT[j].astype(np.float64) + 0.0  # product turns -0.0 into 0.0)
+            if j < self.XT.shape[0]:  # feature j itself, in float64
+                u = np.empty(self.XT.shape[1])
+                with one_at_a_time():
+                    widened_into(self.XT[j], u)
             else:  # the augmented coordinate: w = -1 for every feature
                 u = linear_scores(self.XT, self.space.direction_to_weights(
                     np.eye(self.space.dim)[j]), self.rows)
@@ -525,12 +529,12 @@ def _moved_scores(s0, u, t, moved):
     """The scores at ``Simplex.project(moved)``, moved = point + t direction, from those
     at the point (s0) and the direction's (u): the projection shifts every coordinate
     alike, which the weights do not see, and divides by Z = sum(moved - min(0, min
-    moved)), so the weights are (w + t d) / Z and the scores (s0 + t u) / Z. Three passes
-    over the documents, against one over every feature of every document to score anew."""
+    moved)), so the weights are (w + t d) / Z and the scores (s0 + t u) / Z. One pass over
+    the documents, against one over every feature of every document to score anew."""
     z = float(np.sum(moved - min(0.0, float(moved.min()))))
-    out = np.multiply(u, t)
-    out += s0
-    out /= z
+    out = np.empty_like(s0)
+    with one_at_a_time():   # pieces of documents
+        moved_scores_into(s0, u, float(t), z, out)
     return out
 
 

@@ -146,6 +146,29 @@ def scores_into(XT, rows, W, out):
             p += k
 
 
+PIECE = 1 << 14  # documents per piece of the elementwise kernels below
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def moved_scores_into(s0, u, t, z, out):
+    """``out = (s0 + t u) / z``, elementwise, in pieces of :data:`PIECE` documents (the
+    scores a line search carries to its new point)."""
+    n = len(s0)
+    for p in prange((n + PIECE - 1) // PIECE):
+        for i in range(p * PIECE, min(n, (p + 1) * PIECE)):
+            out[i] = (s0[i] + t * u[i]) / z
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def widened_into(x, out):
+    """``out = float64(x) + 0.0`` (a feature's row as a line's direction of scores; + 0.0
+    turns -0.0 into 0.0, as a product of scores does), in pieces of :data:`PIECE`."""
+    n = len(x)
+    for p in prange((n + PIECE - 1) // PIECE):
+        for i in range(p * PIECE, min(n, (p + 1) * PIECE)):
+            out[i] = np.float64(x[i]) + 0.0
+
+
 def transpose_features(X):
     """The (n_features, n_docs) C-contiguous copy of X that :func:`scores_into` reads."""
     return np.ascontiguousarray(np.asarray(X).T)
