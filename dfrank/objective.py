@@ -395,8 +395,10 @@ class LinearObjective(Objective):
         """``(u, rows sorted by u within each query)`` along simplex coordinate j, computed
         once per coordinate and kept with the data (a coordinate ascent searches each
         coordinate many times; the scores' product is then made for one vector, not two)
-        while the kept lines stay within ``LINE_CACHE_BYTES``; the lines beyond it (web-sized
-        sets, 16 bytes a document each) are computed at each use."""
+        while the kept lines stay within ``LINE_CACHE_BYTES``. The lines beyond it (web-sized
+        sets, 16 bytes a document each) are computed at each use, without the order: the
+        line search's candidates then sort each query's rows themselves, in the same
+        stable order, in scratch of their own."""
         lines = self.data.derived.coordinate_lines
         line = lines.get(j)
         if line is None:
@@ -407,10 +409,10 @@ class LinearObjective(Objective):
             else:  # the augmented coordinate: w = -1 for every feature
                 u = linear_scores(self.XT, self.space.direction_to_weights(
                     np.eye(self.space.dim)[j]), self.rows)
-            line = (u, sort_within_queries(u, self.data.qptr))
-            size = u.nbytes + line[1].nbytes
-            if sum(a.nbytes + b.nbytes for a, b in lines.values()) + size <= LINE_CACHE_BYTES:
-                lines[j] = line
+            size = 2 * u.nbytes   # u and its order (int64)
+            if sum(a.nbytes + b.nbytes for a, b in lines.values()) + size > LINE_CACHE_BYTES:
+                return u, None
+            line = lines[j] = (u, sort_within_queries(u, self.data.qptr))
         return line
 
     def flat_coordinates(self):
