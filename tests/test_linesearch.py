@@ -537,6 +537,63 @@ def test_a_parted_line_asks_for_more_bins_until_it_has_what_it_needs(monkeypatch
     assert floors.count(-np.inf) >= 4 and None in floors
 
 
+
+@pytest.mark.parametrize("metric", ["ndcg@5", "p@3", "err@5", "map@5"])
+def test_the_hull_layers_only_prune(metric, monkeypatch):
+    """On large lines the candidates peel the hull layers on a sample of queries and on
+    the others only where they removed events there: with them and without (hull_gain 0) every line's
+    profile, hazards and choice are the same. On sparse features (mostly zeros, as
+    LETOR's) the sample says to peel them, and the other queries lose events; where the
+    sampled queries are too short to prune (5 documents for NDCG@5) the others keep all."""
+    import dfrank.linesearch as L
+    from dfrank._kernels.scratch import Scratch
+    from dfrank.linesearch.candidates import HULL_SAMPLE
+
+    default = L.HULL_GAIN
+    monkeypatch.setattr(L, "HULL_SAMPLE_FROM", 1)   # sampled on small lines too
+    rng = np.random.default_rng(7)
+    nq = 48
+
+    def sparse(sizes):
+        n = int(np.sum(sizes))
+        X = rng.normal(size=(n, 4))
+        X[rng.random(X.shape) < 0.7] = 0.0   # runs of equal u
+        y = np.digitize(X @ [1.0, 0.5, -0.3, 0.2] + rng.normal(size=n), [0.5, 1.5, 2.5])
+        return dfrank.RankingData.from_arrays(X, y.astype(float),
+                                              np.repeat(np.arange(nq), sizes))
+
+    sampled = np.arange(nq) % HULL_SAMPLE == 0
+    for data, peels in ((sparse(np.full(nq, 40)), True),
+                        (sparse(np.where(sampled, 5, 40)), False)):
+        found = {}
+        for gain in (default, 0):
+            monkeypatch.setattr(L, "HULL_GAIN", gain)
+            obj = dfrank.LinearObjective(data, metric)
+            r = np.random.default_rng(1)
+            found[gain] = []
+            for i in range(12):
+                lam = obj.space.sample(r)
+                d = np.eye(obj.space.dim)[i % obj.space.dim] if i % 2 else \
+                    r.normal(size=obj.space.dim)
+                res = obj.line(lam, d, rule="plateau")
+                p = res.profile
+                found[gain].append(((res.value, res.t, res.lower, res.upper),
+                                    p.lower.tobytes(), p.values.tobytes(),
+                                    np.asarray(p.hazards).tobytes(), res.n_crossings))
+        with_hull, without = found[default], found[0]
+        assert [a[:4] for a in with_hull] == [b[:4] for b in without]
+        # the events of the queries outside the sample, along one line
+        s0, u = obj.scores(obj.space.sample(r)), obj.scores(obj.space.sample(r))
+        events = {}
+        for gain in (default, 0):
+            monkeypatch.setattr(L, "HULL_GAIN", gain)
+            line = L._prepare(obj.bound, obj.classes, s0, u, None, Scratch())
+            events[gain] = line.fixed[3].copy()
+        rest = ~sampled
+        fewer = events[default][rest] < events[0][rest]
+        assert fewer.any() if peels else not fewer.any()
+        assert np.all(events[default] <= events[0])
+
 @pytest.mark.parametrize("n, spread, parts", [(1, 1, 1), (2, 1, 3), (7, 1, 4), (1000, 1, 8),
                                               (5000, 0, 5), (20000, 12, 16), (300, 40, 2)])
 def test_median_width_of_is_nps_lower_median(n, spread, parts):

@@ -32,7 +32,8 @@ from .assemble import BIN_SHIFT, N_BINS, best_interval, bin_of, bin_sums, kept_r
 from .assemble import assemble as assemble_profile   # the module keeps its name
 from .compile_ahead import ahead, wait_for
 from .sweep import BLOCKS_PER_THREAD, SWEEPS, sweep_dcg
-from .candidates import PRUNABLE, candidates, direction_kind, flat_within_queries, rows_by_u
+from .candidates import (HULL_GAIN, HULL_SAMPLE, HULL_SAMPLE_FROM, PRUNABLE, candidates,
+                         direction_kind, flat_within_queries, rows_by_u)
 from .choice import RULES, TOL, choose
 from .classes import LineClasses, unsupported
 from .profile import MIN_WIDTH, DeferredProfile, LineProfile, LineResult, safe_point
@@ -149,7 +150,7 @@ def _prepare(bound, classes, s0, u, u_order, ws):
             code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k,
             ties, bound.c0, bound.empty, code in PRUNABLE and m.k > 0,
             _NO_ORDER if u_order is None else u_order, n_chunks, cand, n_cand, n_events,
-            offsets)
+            offsets, HULL_SAMPLE if bound.n_queries >= HULL_SAMPLE_FROM else 0, HULL_GAIN)
     return _Line(sweep, classes, ties, fixed, total, max_n, max_ev)
 
 
