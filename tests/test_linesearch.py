@@ -541,10 +541,11 @@ def test_a_parted_line_asks_for_more_bins_until_it_has_what_it_needs(monkeypatch
 @pytest.mark.parametrize("metric", ["ndcg@5", "p@3", "err@5", "map@5"])
 def test_the_hull_layers_only_prune(metric, monkeypatch):
     """On large lines the candidates peel the hull layers on a sample of queries and on
-    the others only where they removed events there: with them and without (hull_gain 0) every line's
-    profile, hazards and choice are the same. On sparse features (mostly zeros, as
-    LETOR's) the sample says to peel them, and the other queries lose events; where the
-    sampled queries are too short to prune (5 documents for NDCG@5) the others keep all."""
+    the others only where they removed events there: with them and without (hull_gain 0)
+    every line's profile, hazards and choice are the same. On sparse features (mostly
+    zeros, as LETOR's) the sample says to peel them, and the other queries lose events;
+    where the sampled queries are too short to prune (5 documents for NDCG@5) the others
+    keep all."""
     import dfrank.linesearch as L
     from dfrank._kernels.scratch import Scratch
     from dfrank.linesearch.candidates import HULL_SAMPLE
