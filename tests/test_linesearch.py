@@ -306,8 +306,7 @@ def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff, window=(-np.inf, np.
     offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
     n = len(out_t)
     edges, values, hazards = A.assemble(
-        out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff), C, pref,
-        np.empty((3, nq), np.int64), np.empty(n, np.uint64), np.empty(n, np.uint64),
+        out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff), C, pref, 2,
         np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
     full = choose(LineProfile(edges[:-1], edges[1:], values, hazards).within(*window))
     found = A.best_interval(out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff),
@@ -385,6 +384,82 @@ def test_best_interval_from_some_bins_answers_right_or_asks_for_more(queries, ba
         assert np.array_equal(part[4], whole[4])
     if kept.all():
         assert part[0] != -1
+
+
+def _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref):
+    """The profile the assembly must return, one row at a time: every change sorted
+    stably by t (equal t in query order), each value base + (pref[bin] + the bin's running
+    sum) over n_eff, and rows closer than EPS (relative to their group's first t) to the
+    row before merged into one breakpoint with the value after its last row."""
+    from dfrank.linesearch import EPS
+    from dfrank.linesearch import assemble as A
+    rows = sorted([(t, d) for t, d in zip(out_t, out_d) if d != 0.0], key=lambda r: r[0])
+    edges, values, run, prev = [-np.inf], [base / n_eff], 0.0, -1
+    for t, d in rows:
+        b = A.bin_of(t, A.BIN_SHIFT)
+        run = d if b != prev else run + d
+        prev = b
+        v = (base + (pref[b] + run)) / n_eff
+        if len(edges) > 1 and t - last <= EPS * max(1.0, abs(edges[-1])):
+            values[-1] = v   # the group goes on: its value is that after its last row
+        else:
+            edges.append(t)
+            values.append(v)
+        last = t
+    return np.array(edges + [np.inf]), np.array(values), np.sort(out_t[out_h])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_QUERIES, st.floats(-3, 3))
+def test_assembly_is_one_stable_sort_of_every_change_in_any_number_of_parts(queries, base):
+    """The assembly's bucket sort by bin, its groups of near-equal t (which chain across
+    bin boundaries, so across parts) and its hazards (read again when a part has more
+    than its room) give the profile of one pass over every change, bit for bit, whatever
+    the number of parts; counts that do not match the rows are an error, not a profile."""
+    from dfrank.linesearch import EPS
+    from dfrank.linesearch import assemble as A
+    out_t, out_d, out_h, sizes = _given_rows(queries)
+    offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
+    n, n_eff = len(out_t), float(len(queries))
+    want = _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref)
+    for parts in (1, 2, 3, 7, 64):
+        got = A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, C, pref,
+                         parts, np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
+        for g, w in zip(got, want):
+            assert np.array_equal(g, w), (parts, g, w)
+    if C.any():
+        wrong = C.copy()
+        wrong[np.flatnonzero(C)[0]] += 1
+        with pytest.raises(ValueError, match="do not match"):
+            A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, wrong, pref, 2,
+                       np.empty(n + 1), np.empty(n + 1), np.empty(n + 1), A.BIN_SHIFT)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 7]))
+def test_assembly_sorts_long_bins_as_short_ones(seed, parts):
+    """Bins of hundreds of changes (sorted by radix passes, then insertion where the
+    float32 rounding ties) give the same profile as the hand-made one: ties between
+    queries, t that differ below float32's precision, groups inside a bin."""
+    from dfrank.linesearch import EPS
+    from dfrank.linesearch import assemble as A
+    rng = np.random.default_rng(seed)
+    grid = 1.0 + rng.integers(0, 300, size=6) * 1e-4   # one bin: [1, 1 + 2**-5)
+    queries = []
+    for _ in range(rng.integers(1, 6)):
+        t = rng.choice(grid, size=rng.integers(1, 200)) + rng.choice([0.0, 1e-9, 5e-13, 2e-16],
+                                                                    size=1)
+        queries.append([(float(x), float(rng.choice([1.0, -1.0, 0.25, 0.0])),
+                         bool(rng.random() < 0.05)) for x in t])
+    out_t, out_d, out_h, sizes = _given_rows(queries)
+    offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
+    assert C.max() > A.SHORT_BIN or C.sum() <= A.SHORT_BIN
+    n, n_eff, base = len(out_t), float(len(queries)), 0.5
+    want = _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref)
+    got = A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, C, pref, parts,
+                     np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w)
 
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")

@@ -335,10 +335,8 @@ def _assemble_args(bp, ws):
     total = bp.total
     parts = BLOCKS_PER_THREAD * numba.get_num_threads()
     return (bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
-            float(bp.n_eff), C, pref, ws.get("cut", (parts + 1, len(bp.n_out)), np.int64),
-            ws.get("keys", total, np.uint64), ws.get("keys2", total, np.uint64),
-            ws.get("hazards", total), ws.get("change_t", total), ws.get("change_d", total),
-            BIN_SHIFT)
+            float(bp.n_eff), C, pref, parts, ws.get("hazards", total),
+            ws.get("change_t", total), ws.get("change_d", total), BIN_SHIFT)
 
 
 def _assemble_types(line, out, offsets):

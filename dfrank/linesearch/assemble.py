@@ -30,8 +30,8 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels.chunks import PRANGE_ONLY
-from .._kernels.sort import (_SHIFT32, _key32, _radix_high, gather_sorted, radix_argsort,
-                             sort_pairs_into, sorted_copy)
+from .._kernels.sort import (_SHIFT32, _count_digits, _insert, _key32, _radix_passes,
+                             gather_sorted, radix_argsort, sort_pairs_into, sorted_copy)
 from .choice import _wide, pick
 
 CHAIN = 4.0  # breakpoints closer than CHAIN * eps (relative) may share a group: kept together
@@ -42,6 +42,7 @@ CHAIN = 4.0  # breakpoints closer than CHAIN * eps (relative) may share a group:
 BIN_BITS = 14
 BIN_SHIFT = 32 - BIN_BITS
 N_BINS = 1 << BIN_BITS
+SHORT_BIN = 32  # bins of at most this many changes are sorted by insertion (assemble)
 
 
 @njit(cache=True, inline="always")
@@ -145,39 +146,26 @@ def kept_rows(out_t, out_d, out_h, offsets, n_out, kept, shift, ft, fd, fh, at):
 
 
 @njit(cache=True, inline="always")
-def _apart(edges, r0, r1, eps):
-    """No two of ``edges[r0:r1 + 1]`` (sorted) are within eps of each other (relative
-    to the lower one): every row is a breakpoint group of its own."""
-    apart = 1  # a branch-free test: the usual case
-    for r in range(r0, r1):
-        t0 = edges[r]
-        apart &= 1 if edges[r + 1] - t0 > eps * max(1.0, abs(t0)) else 0
-    return apart
-
-
-@njit(cache=True, inline="always")
-def _group_values(edges, values, total, eps, apart=-1):
-    """Breakpoint groups in place: rows of ``edges[1:total + 1]`` closer than eps
-    (relative to the group's first t) are one breakpoint, whose value is that after its
-    last row. Returns the number of groups. ``apart``: whether :func:`_apart` holds for
-    those rows, if known (-1: test it)."""
-    if apart < 0:
-        apart = _apart(edges, 1, total, eps)
-    if apart:
-        return total
-    g = 0
-    i = 0
-    while i < total:  # group g (1-based) is written at g <= i + 1: never over unread rows
-        t0 = edges[1 + i]
+def _group_range(t, v, r0, r1, eps):
+    """Breakpoint groups of rows r0..r1-1 of ``t`` (sorted changes' times) and ``v`` (the
+    values after them), in place from row r0: rows closer than eps (relative to the
+    group's first t) to the row before are one breakpoint, at the group's first t, whose
+    value is that after its last row. Returns the number of groups. Rows are written only
+    from the first group of more than one row on (the usual line has none or few)."""
+    g = r0
+    i = r0
+    while i < r1:  # group g is written at g <= i: never over unread rows
+        t0 = t[i]
         lim = eps * max(1.0, abs(t0))
         j = i + 1
-        while j < total and edges[1 + j] - edges[j] <= lim:
+        while j < r1 and t[j] - t[j - 1] <= lim:
             j += 1
+        if g != i or j != i + 1:
+            t[g] = t0
+            v[g] = v[j - 1]
         g += 1
-        edges[g] = t0
-        values[g] = values[j]
         i = j
-    return g
+    return g - r0
 
 
 @njit(cache=True, inline="always")
@@ -195,110 +183,155 @@ def _binned_values(t, d, n, base, pref, shift):
         d[r] = base + (pref[b] + run)
 
 
+@njit(cache=True, inline="always")
+def _sort_bin(ct, cd, n, ka, kb, tt, td):
+    """Rows 0..n-1 of ``ct``/``cd`` (one bin's changes, in query order) sorted stably by t
+    into ``tt``/``td``: short bins by insertion; longer ones by two 9-bit radix passes
+    over the float32 key's bits below the bin's (``ka``, ``kb``: uint64 scratch), then
+    :func:`gather_sorted`, whose insertion step orders the rows that round alike."""
+    if n <= SHORT_BIN:
+        for r in range(n):
+            _insert(tt, td, 0, r, ct[r], cd[r])
+        return
+    for r in range(n):
+        ka[r] = (_key32(ct[r]) << _SHIFT32) | np.uint64(r)
+    count = _count_digits(ka[:n], 9, 2, 32)
+    gather_sorted(_radix_passes(ka[:n], kb[:n], count, 9, 2, 32)[0], ct, cd, tt, td)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE_ONLY, error_model="numpy")  # no query averaged: NaN
-def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, cut, ka, kb, hz,
-             ct, cd, shift):
+def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_parts, hz, ct,
+             cd, shift):
     """All queries' breakpoints into one profile, after :func:`bin_sums` (its ``C`` and
     ``pref``). Returns ``(edges, values, hazards)``: the mean metric
     ``values[i]`` on ``(edges[i], edges[i + 1])``, edges[0] = -inf and edges[-1] = inf
     (``base`` is the sum of the queries' values at t -> -inf, ``n_eff`` the number of
-    queries averaged), and the sorted hazard times. Scratch: ``cut`` (int64, parts + 1 x
-    queries), ``ka``, ``kb`` (uint64), ``hz``, ``ct`` and ``cd``, as long as ``out_t``.
+    queries averaged), and the sorted hazard times. Scratch: ``hz``, ``ct`` and ``cd``, as
+    long as ``out_t``.
 
-    The threads sort the parts (``cut``'s rows less one, several per thread, taken one at
-    a time: ranges of bins with about as many changes as each other; part w of query q is
-    ``cut[w, q]:cut[w + 1, q]``) stably by t: each part's changes are copied, in query
-    order, next to each other (``ct``, ``cd``), with a sort key each: the float32
-    rounded t (high word) and the copy's place (low word), radix sorted on the high word
-    (see :func:`dfrank._kernels.sort._radix_pairs`); the copies are then read in that
-    order, from a part's few MB rather than from all the sweep's outputs, an insertion
-    step restoring the float64 order where the rounding tied, so equal t stay in query
-    order. (Sequential, this step ran beside OpenMP workers still spinning after the sweep,
-    which on this machine's two hardware threads cost it up to half its speed.) Near-equal
-    t (closer than ``eps`` relative, as in the per-query sweeps) are one breakpoint."""
+    A bucket sort whose buckets are the bins: ``C`` tells where each bin's changes go, so
+    each of ``n_parts`` parts (ranges of bins with about as many changes as each other,
+    taken by the threads one at a time) copies its changes, query after query, into
+    their bins' places in ``ct``/``cd``, then sorts each bin stably by t while it is in
+    cache (:func:`_sort_bin`; bins hold a few thousand changes at most on the lines
+    measured) and writes the values after its rows, as :func:`best_interval` does.
+    Near-equal t (closer than ``eps`` relative, as in the per-query sweeps) are one
+    breakpoint (:func:`_group_range`): each part groups from its first row that is
+    :func:`_clear` of the row before, which every grouping starts a group at, so the
+    parts' groups are those of one pass over all rows; they are then copied next to each
+    other into ``edges``/``values``. Equal t stay in query order, and nothing depends on
+    the number of parts."""
     nq = len(n_out)
-    n_parts = cut.shape[0] - 1
-    n_changes = 0
-    for b in range(len(C)):
-        n_changes += C[b]
-    # part w starts at the bin where w / n_parts of the changes are (len(C): past them all)
-    start = np.full(n_parts + 1, len(C), np.int64)
+    n_bins = len(C)
+    pos = np.empty(n_bins + 1, np.int64)  # bin b's changes: pos[b]:pos[b + 1] of ct/cd
     acc = 0
-    w = 1
-    for b in range(len(C)):
-        while w < n_parts and acc >= n_changes * w // n_parts:
-            start[w] = b
-            w += 1
+    for b in range(n_bins):
+        pos[b] = acc
         acc += C[b]
-    blocks = max(1, min(nq, n_parts))
-    for k in prange(blocks):  # each query's rows of each part: blocks of queries
-        for q in range(k * nq // blocks, (k + 1) * nq // blocks):
-            end = offsets[q] + n_out[q]
-            cut[0, q] = offsets[q]
-            for w in range(1, n_parts + 1):
-                cut[w, q] = _first_bin_at(out_t, cut[w - 1, q], end, start[w], shift)
-    rows = np.empty(n_parts, np.int64)
-    for w in prange(n_parts):
-        c = 0
-        for q in range(nq):
-            c += cut[w + 1, q] - cut[w, q]
-        rows[w] = c
-    room = np.zeros(n_parts + 1, np.int64)  # part w's keys start at room[w]
-    for w in range(n_parts):
-        room[w + 1] = room[w] + rows[w]
-    n_ch = np.zeros(n_parts, np.int64)
+    pos[n_bins] = acc
+    n_ch = acc
+    # part w: bins start[w]..start[w + 1] - 1, from where w / n_parts of the changes are
+    start = np.full(n_parts + 1, n_bins, np.int64)
+    start[0] = 0
+    k = 1
+    for b in range(n_bins):
+        while k < n_parts and pos[b] >= n_ch * k // n_parts:
+            start[k] = b
+            k += 1
+    fill = pos.copy()
+    cap = len(hz) // n_parts  # part w's hazards: hz[w * cap:], unless more than cap
     n_hz = np.zeros(n_parts, np.int64)
-    for w in prange(n_parts):
-        c = room[w]
-        h = room[w]
+    for w in prange(n_parts):  # each part's changes into their bins, query after query
+        b_lo = start[w]
+        b_hi = start[w + 1]
+        h = 0
         for q in range(nq):
-            for i in range(cut[w, q], cut[w + 1, q]):
+            e = offsets[q] + n_out[q]
+            i = offsets[q] if w == 0 else _first_bin_at(out_t, offsets[q], e, b_lo, shift)
+            while i < e:
+                t = out_t[i]
+                b = bin_of(t, shift)
+                if b >= b_hi:
+                    break
                 if out_d[i] != 0.0:
-                    ka[c] = (_key32(out_t[i]) << _SHIFT32) | np.uint64(c)
-                    ct[c] = out_t[i]
-                    cd[c] = out_d[i]
-                    c += 1
+                    r = fill[b]
+                    fill[b] = r + 1
+                    ct[r] = t
+                    cd[r] = out_d[i]
                 if out_h[i]:
-                    hz[h] = out_t[i]
+                    if h < cap:
+                        hz[w * cap + h] = t
                     h += 1
-        n_ch[w] = c - room[w]
-        n_hz[w] = h - room[w]
-    first = np.zeros(n_parts + 1, np.int64)  # part w's changes start at first[w]
-    for w in range(n_parts):
-        first[w + 1] = first[w] + n_ch[w]
-    total = first[n_parts]
-    edges = np.empty(total + 2)
-    values = np.empty(total + 1)
-    apart = np.ones(n_parts, np.int64)
+                i += 1
+        n_hz[w] = h
+    for b in range(n_bins):
+        if fill[b] != pos[b + 1]:
+            raise ValueError("assemble: the bins' counts C do not match the changes given")
+    for w in prange(n_parts):  # each bin sorted in cache, and the values after its rows
+        m = 0
+        for b in range(start[w], start[w + 1]):
+            m = max(m, C[b])
+        ka = np.empty(m, np.uint64)
+        kb = np.empty(m, np.uint64)
+        tt = np.empty(m)
+        td = np.empty(m)
+        for b in range(start[w], start[w + 1]):
+            n = C[b]
+            if n == 0:
+                continue
+            p0 = pos[b]
+            _sort_bin(ct[p0:p0 + n], cd[p0:p0 + n], n, ka, kb, tt, td)
+            _binned_values(tt, td, n, base, pref, shift)
+            for r in range(n):
+                ct[p0 + r] = tt[r]
+                cd[p0 + r] = td[r] / n_eff
+    # groups: part w groups rows s[w]..s[w + 1] - 1; s[w] is the first row from its own
+    # that is clear of the row before (a group starts there however the rows before were
+    # grouped, while n_ch * eps keeps a group's first t within 2x of its last, see
+    # _clear); the first such row from an earlier part's rows is never later
+    s = np.empty(n_parts + 1, np.int64)
+    s[0] = 0
+    s[n_parts] = n_ch
+    for w in prange(1, n_parts):
+        r = pos[start[w]]
+        if n_ch * eps > 0.5:  # one group could span more than CHAIN allows for: one part
+            r = n_ch
+        while 0 < r < n_ch and not _clear(ct[r - 1], ct[r], eps):
+            r += 1
+        s[w] = r
+    g = np.empty(n_parts, np.int64)
     for w in prange(n_parts):
-        a = room[w]
-        t = edges[1 + first[w]:1 + first[w + 1]]
-        d = values[1 + first[w]:1 + first[w + 1]]
-        gather_sorted(_radix_high(ka[a:a + n_ch[w]], kb[a:a + n_ch[w]])[0], ct, cd,
-                      t, d)  # rows whose t round alike: in order
-        _binned_values(t, d, n_ch[w], base, pref, shift)
-        for r in range(n_ch[w]):  # (grouping below moves values: divided alike)
-            d[r] = d[r] / n_eff
-        apart[w] = _apart(edges, 1 + first[w], first[w + 1], eps)
-    together = 1
-    for w in range(n_parts):  # and across parts: a part's first row after the last one
-        together &= apart[w]
-        if n_ch[w] > 0 and first[w] > 0:
-            together &= _apart(edges, first[w], first[w] + 1, eps)
+        g[w] = _group_range(ct, cd, s[w], s[w + 1], eps)
+    at = np.zeros(n_parts + 1, np.int64)  # part w's groups: rows at[w] + 1.. of edges
+    for w in range(n_parts):
+        at[w + 1] = at[w] + g[w]
+    edges = np.empty(at[n_parts] + 2)
+    values = np.empty(at[n_parts] + 1)
+    for w in prange(n_parts):
+        for r in range(g[w]):
+            edges[1 + at[w] + r] = ct[s[w] + r]
+            values[1 + at[w] + r] = cd[s[w] + r]
     edges[0] = -np.inf
     values[0] = base / n_eff
-    g = _group_values(edges, values, total, eps, together)
-    edges[g + 1] = np.inf
+    edges[at[n_parts] + 1] = np.inf
     n_h = 0
     for w in range(n_parts):
         n_h += n_hz[w]
     h = np.empty(n_h)
     c = 0
     for w in range(n_parts):
-        for r in range(room[w], room[w] + n_hz[w]):
-            h[c] = hz[r]
+        if n_hz[w] > cap:  # a part with more hazards than its room: every row read again
+            c = 0
+            for q in range(nq):
+                for i in range(offsets[q], offsets[q] + n_out[q]):
+                    if out_h[i]:
+                        h[c] = out_t[i]
+                        c += 1
+            break
+        for r in range(n_hz[w]):
+            h[c] = hz[w * cap + r]
             c += 1
-    return edges[:g + 2], values[:g + 1], sorted_copy(h)
+    return edges, values, sorted_copy(h)
 
 
 @njit(cache=True, inline="always")
@@ -487,7 +520,7 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
         for r in range(n):
             v[1 + r] = out_d[srt[r]]
         _binned_values(t[1:], v[1:], n, base, pref, shift)
-        g = _group_values(t, v, n, eps)
+        g = _group_range(t[1:], v[1:], 0, n, eps)
         t[g + 1] = after  # the last group's interval reaches the next change
         reg_bin[n_reg] = b_lo
         reg_row[n_reg] = n_r
