@@ -302,11 +302,10 @@ def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff, window=(-np.inf, np.
     ``window`` of the line."""
     from dfrank.linesearch import assemble as A
     from dfrank.linesearch import EPS, MIN_WIDTH, TOL, LineProfile, choose
-    nq = len(sizes)
     offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
     n = len(out_t)
     edges, values, hazards = A.assemble(
-        out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff), C, pref, 2,
+        out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff), C, pref, 2, 3,
         np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
     full = choose(LineProfile(edges[:-1], edges[1:], values, hazards).within(*window))
     found = A.best_interval(out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff),
@@ -386,6 +385,44 @@ def test_best_interval_from_some_bins_answers_right_or_asks_for_more(queries, ba
         assert part[0] != -1
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(_HOT), st.floats(-2, 2)), max_size=12),
+                min_size=1, max_size=20), st.booleans())
+def test_bin_sums_add_the_queries_in_fixed_blocks(queries, fresh):
+    """Each bin's sums are the queries' run sums added in query order within each of
+    SUM_BLOCKS blocks of queries, and the blocks' sums in block order (onto the bins'
+    values when not ``fresh``): the same bits on any number of threads."""
+    from dfrank.linesearch import assemble as A
+    out_t, out_d, _, sizes = _given_rows([[(t, d, False) for t, d in q] for q in queries])
+    offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
+    runs = np.empty(len(out_t), np.int64)
+    run_sp = np.empty((len(out_t), 2))
+    n_runs = np.array([A.bin_runs(out_t[a:b], out_d[a:b], b - a, runs[a:b], run_sp[a:b],
+                                  A.BIN_SHIFT) for a, b in zip(offsets[:-1], offsets[1:])])
+    nq = len(queries)
+    blocks = min(A.SUM_BLOCKS, nq)
+    want = [np.zeros(A.N_BINS) if fresh else x.copy() for x in (S, P)]
+    want_c = np.zeros(A.N_BINS, np.int64) if fresh else C.copy()
+    part = [{} for _ in range(blocks)]
+    for k in range(blocks):
+        for q in range(k * nq // blocks, (k + 1) * nq // blocks):
+            for r in range(offsets[q], offsets[q] + n_runs[q]):
+                b = int(runs[r]) >> 32
+                s0, p0, c0 = part[k].get(b, (0.0, 0.0, 0))
+                part[k][b] = (s0 + run_sp[r, 0], p0 + run_sp[r, 1],
+                              c0 + (int(runs[r]) & 0xFFFFFFFF))
+    for b in range(A.N_BINS):
+        for k in range(blocks):
+            s0, p0, c0 = part[k].get(b, (0.0, 0.0, 0))
+            want[0][b] += s0
+            want[1][b] += p0
+            want_c[b] += c0
+    A.bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=fresh)
+    assert np.array_equal(S, want[0]) and np.array_equal(P, want[1])
+    assert np.array_equal(C, want_c)
+    assert pref[0] == 0.0 and np.array_equal(pref[1:], np.cumsum(S))
+
+
 def _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref):
     """The profile the assembly must return, one row at a time: every change sorted
     stably by t (equal t in query order), each value base + (pref[bin] + the bin's running
@@ -394,7 +431,7 @@ def _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref):
     from dfrank.linesearch import EPS
     from dfrank.linesearch import assemble as A
     rows = sorted([(t, d) for t, d in zip(out_t, out_d) if d != 0.0], key=lambda r: r[0])
-    edges, values, run, prev = [-np.inf], [base / n_eff], 0.0, -1
+    edges, values, run, prev, last = [-np.inf], [base / n_eff], 0.0, -1, -np.inf
     for t, d in rows:
         b = A.bin_of(t, A.BIN_SHIFT)
         run = d if b != prev else run + d
@@ -422,17 +459,17 @@ def test_assembly_is_one_stable_sort_of_every_change_in_any_number_of_parts(quer
     offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
     n, n_eff = len(out_t), float(len(queries))
     want = _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref)
-    for parts in (1, 2, 3, 7, 64):
+    for copies, parts in ((1, 1), (1, 2), (2, 3), (3, 7), (2, 64), (64, 5)):
         got = A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, C, pref,
-                         parts, np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
+                         copies, parts, np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
         for g, w in zip(got, want):
-            assert np.array_equal(g, w), (parts, g, w)
+            assert np.array_equal(g, w), (copies, parts, g, w)
     if C.any():
         wrong = C.copy()
         wrong[np.flatnonzero(C)[0]] += 1
         with pytest.raises(ValueError, match="do not match"):
             A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, wrong, pref, 2,
-                       np.empty(n + 1), np.empty(n + 1), np.empty(n + 1), A.BIN_SHIFT)
+                       2, np.empty(n + 1), np.empty(n + 1), np.empty(n + 1), A.BIN_SHIFT)
 
 
 @settings(max_examples=40, deadline=None)
@@ -457,7 +494,7 @@ def test_assembly_sorts_long_bins_as_short_ones(seed, parts):
     n, n_eff, base = len(out_t), float(len(queries)), 0.5
     want = _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref)
     got = A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, C, pref, parts,
-                     np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
+                     parts, np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
     for g, w in zip(got, want):
         assert np.array_equal(g, w)
 

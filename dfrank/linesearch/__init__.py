@@ -333,9 +333,10 @@ def _assemble_args(bp, ws):
     """The arguments of :func:`_assembled`'s call of the assembly kernel."""
     S, P, C, pref = bp.bins
     total = bp.total
-    parts = BLOCKS_PER_THREAD * numba.get_num_threads()
+    threads = numba.get_num_threads()
     return (bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
-            float(bp.n_eff), C, pref, parts, ws.get("hazards", total),
+            float(bp.n_eff), C, pref, threads, BLOCKS_PER_THREAD * threads,
+            ws.get("hazards", total),
             ws.get("change_t", total), ws.get("change_d", total), BIN_SHIFT)
 
 

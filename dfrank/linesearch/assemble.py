@@ -9,21 +9,21 @@ thousands on OHSUMED MAP). The best interval alone does not:
 rounding as an ordered integer (:func:`bin_of`): sign, exponent and a
 few mantissa bits, so bins are narrow near 0 and wide far away, as crossings are. Each
 query's breakpoints are summed by bin right after its sweep, while in cache
-(:func:`bin_runs`); added up in query order they give each bin's sum of
+(:func:`bin_runs`); added up (:func:`bin_sums`) they give each bin's sum of
 changes ``S`` and ``P``, the sum over queries of each query's highest running sum in the
 bin (at least 0; the profiles change by small steps of either sign). The value just
 before bin b is ``base + pref[b]`` (``pref`` the prefix sums of ``S``); inside b each
 query has added at most its highest running sum, so no interval whose breakpoint group
 ends in b can be higher than ``base + pref[b] + P[b]``. :func:`best_interval` sorts only
 the bins that bound can still put on top (a handful of 16,384 on the lines measured) and
-:func:`assemble` sorts them all. (The sum of each query's rises, the bound first used, is
-looser: on OHSUMED MAP it let best_interval sort 10-14 bins of 1,500 changes on some
-lines, 1-1.8 ms.)
+:func:`assemble` sorts them all, bin by bin (the buckets of a bucket sort). (The sum of
+each query's rises, the bound first used, is looser: on OHSUMED MAP it let best_interval
+sort 10-14 bins of 1,500 changes on some lines, 1-1.8 ms.)
 
 Both compute every value the same way, ``base + (pref[b] + R)`` with R the running sum of
 bin b's changes in t order, so an interval's value is the same bit for bit whichever
 kernel computed it, and does not depend on how many threads ran (per-query sums added in
-query order; the threads of :func:`assemble` split its work at bin boundaries).
+fixed blocks of queries; the threads of :func:`assemble` split its work at bin boundaries).
 """
 
 import numpy as np
@@ -43,6 +43,7 @@ BIN_BITS = 14
 BIN_SHIFT = 32 - BIN_BITS
 N_BINS = 1 << BIN_BITS
 SHORT_BIN = 32  # bins of at most this many changes are sorted by insertion (assemble)
+SUM_BLOCKS = 8  # bin_sums adds the queries' runs in this many blocks of queries
 
 
 @njit(cache=True, inline="always")
@@ -98,31 +99,54 @@ def _first_bin_at(out_t, lo, hi, b, shift):
     return lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=PRANGE_ONLY)
 def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=True):
     """Each bin's sum of changes ``S``, bound on the rise inside it ``P`` (the queries'
-    highest running sums) and its number of changes ``C``
-    from the queries' runs (:func:`bin_runs`), added in query order
-    (so the sums do not depend on how many threads swept); ``pref[b]`` = sum of S over
-    the bins before b. With ``fresh`` False the sums go on from the bins' values, so
-    queries given in consecutive parts add up exactly as given at once."""
-    if fresh:
-        for b in range(len(S)):
-            S[b] = 0.0
-            P[b] = 0.0
-            C[b] = 0
+    highest running sums) and its number of changes ``C`` from the queries' runs
+    (:func:`bin_runs`); ``pref[b]`` = sum of S over the bins before b. The queries are
+    cut into :data:`SUM_BLOCKS` blocks (fewer when there are fewer queries), each summed
+    in query order into its own row, in parallel; the rows are then added in block order,
+    bin ranges in parallel: the sums depend on the queries, never on the threads. With
+    ``fresh`` False the sums go on from the bins' values (a line swept in parts)."""
+    nq = len(n_runs)
+    n_bins = len(S)
+    blocks = max(1, min(SUM_BLOCKS, nq))
+    bS = np.empty((blocks, n_bins))
+    bP = np.empty((blocks, n_bins))
+    bC = np.empty((blocks, n_bins), np.int64)
     ru = runs.view(np.uint64)  # unsigned bins: no negative-index checks
-    for q in range(len(n_runs)):
-        for r in range(offsets[q], offsets[q] + n_runs[q]):
-            b = ru[r] >> _SHIFT32
-            S[b] += run_sp[r, 0]
-            P[b] += run_sp[r, 1]
-            C[b] += runs[r] & 0xFFFFFFFF
+    for k in prange(blocks):
+        rs = bS[k]
+        rp = bP[k]
+        rc = bC[k]
+        for b in range(n_bins):
+            rs[b] = 0.0
+            rp[b] = 0.0
+            rc[b] = 0
+        for q in range(k * nq // blocks, (k + 1) * nq // blocks):
+            for r in range(offsets[q], offsets[q] + n_runs[q]):
+                b = ru[r] >> _SHIFT32
+                rs[b] += run_sp[r, 0]
+                rp[b] += run_sp[r, 1]
+                rc[b] += runs[r] & 0xFFFFFFFF
+    pieces = blocks
+    for k in prange(pieces):
+        for b in range(k * n_bins // pieces, (k + 1) * n_bins // pieces):
+            s = 0.0 if fresh else S[b]
+            p = 0.0 if fresh else P[b]
+            c = 0 if fresh else C[b]
+            for j in range(blocks):
+                s += bS[j, b]
+                p += bP[j, b]
+                c += bC[j, b]
+            S[b] = s
+            P[b] = p
+            C[b] = c
     acc = 0.0
-    for b in range(len(S)):
+    for b in range(n_bins):
         pref[b] = acc
         acc += S[b]
-    pref[len(S)] = acc
+    pref[n_bins] = acc
 
 
 @njit(cache=True, nogil=True)
@@ -184,6 +208,22 @@ def _binned_values(t, d, n, base, pref, shift):
 
 
 @njit(cache=True, inline="always")
+def _ranges(pos, n):
+    """``n`` ranges of bins with about as many changes as each other (``pos``: where each
+    bin's changes start, and their total): range w is bins start[w]..start[w + 1] - 1,
+    from the bin where w / n of the changes are."""
+    n_bins = len(pos) - 1
+    start = np.full(n + 1, n_bins, np.int64)
+    start[0] = 0
+    k = 1
+    for b in range(n_bins):
+        while k < n and pos[b] >= pos[n_bins] * k // n:
+            start[k] = b
+            k += 1
+    return start
+
+
+@njit(cache=True, inline="always")
 def _sort_bin(ct, cd, n, ka, kb, tt, td):
     """Rows 0..n-1 of ``ct``/``cd`` (one bin's changes, in query order) sorted stably by t
     into ``tt``/``td``: short bins by insertion; longer ones by two 9-bit radix passes
@@ -200,8 +240,8 @@ def _sort_bin(ct, cd, n, ka, kb, tt, td):
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE_ONLY, error_model="numpy")  # no query averaged: NaN
-def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_parts, hz, ct,
-             cd, shift):
+def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_copies,
+             n_parts, hz, ct, cd, shift):
     """All queries' breakpoints into one profile, after :func:`bin_sums` (its ``C`` and
     ``pref``). Returns ``(edges, values, hazards)``: the mean metric
     ``values[i]`` on ``(edges[i], edges[i + 1])``, edges[0] = -inf and edges[-1] = inf
@@ -210,11 +250,13 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_p
     long as ``out_t``.
 
     A bucket sort whose buckets are the bins: ``C`` tells where each bin's changes go, so
-    each of ``n_parts`` parts (ranges of bins with about as many changes as each other,
-    taken by the threads one at a time) copies its changes, query after query, into
-    their bins' places in ``ct``/``cd``, then sorts each bin stably by t while it is in
-    cache (:func:`_sort_bin`; bins hold a few thousand changes at most on the lines
-    measured) and writes the values after its rows, as :func:`best_interval` does.
+    each of ``n_copies`` ranges of bins with about as many changes as each other copies
+    its changes, query after query, into their bins' places in ``ct``/``cd`` (each range
+    but the first finds its first row in every query by a binary search: one range per
+    thread); then each of ``n_parts`` such ranges (taken by the threads one at a time)
+    sorts each of its bins stably by t while it is in cache (:func:`_sort_bin`; bins hold
+    a few thousand changes at most on the lines measured) and writes the values after
+    its rows, as :func:`best_interval` does.
     Near-equal t (closer than ``eps`` relative, as in the per-query sweeps) are one
     breakpoint (:func:`_group_range`): each part groups from its first row that is
     :func:`_clear` of the row before, which every grouping starts a group at, so the
@@ -230,20 +272,14 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_p
         acc += C[b]
     pos[n_bins] = acc
     n_ch = acc
-    # part w: bins start[w]..start[w + 1] - 1, from where w / n_parts of the changes are
-    start = np.full(n_parts + 1, n_bins, np.int64)
-    start[0] = 0
-    k = 1
-    for b in range(n_bins):
-        while k < n_parts and pos[b] >= n_ch * k // n_parts:
-            start[k] = b
-            k += 1
+    start = _ranges(pos, n_parts)
+    copy_start = _ranges(pos, n_copies)
     fill = pos.copy()
-    cap = len(hz) // n_parts  # part w's hazards: hz[w * cap:], unless more than cap
-    n_hz = np.zeros(n_parts, np.int64)
-    for w in prange(n_parts):  # each part's changes into their bins, query after query
-        b_lo = start[w]
-        b_hi = start[w + 1]
+    cap = len(hz) // n_copies  # range w's hazards: hz[w * cap:], unless more than cap
+    n_hz = np.zeros(n_copies, np.int64)
+    for w in prange(n_copies):  # each range's changes into their bins, query after query
+        b_lo = copy_start[w]
+        b_hi = copy_start[w + 1]
         h = 0
         for q in range(nq):
             e = offsets[q] + n_out[q]
@@ -315,12 +351,12 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_p
     values[0] = base / n_eff
     edges[at[n_parts] + 1] = np.inf
     n_h = 0
-    for w in range(n_parts):
+    for w in range(n_copies):
         n_h += n_hz[w]
     h = np.empty(n_h)
     c = 0
-    for w in range(n_parts):
-        if n_hz[w] > cap:  # a part with more hazards than its room: every row read again
+    for w in range(n_copies):
+        if n_hz[w] > cap:  # a range with more hazards than its room: every row read again
             c = 0
             for q in range(nq):
                 for i in range(offsets[q], offsets[q] + n_out[q]):
