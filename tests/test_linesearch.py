@@ -390,8 +390,9 @@ def test_best_interval_from_some_bins_answers_right_or_asks_for_more(queries, ba
                 min_size=1, max_size=20), st.booleans())
 def test_bin_sums_add_the_queries_in_fixed_blocks(queries, fresh):
     """Each bin's sums are the queries' run sums added in query order within each of
-    SUM_BLOCKS blocks of queries, and the blocks' sums in block order (onto the bins'
-    values when not ``fresh``): the same bits on any number of threads."""
+    SUM_BLOCKS blocks of queries (fewer for fewer queries), and the blocks' sums in block
+    order (onto the bins' values when not ``fresh``; one block's runs go straight onto
+    them): the same bits on any number of threads."""
     from dfrank.linesearch import assemble as A
     out_t, out_d, _, sizes = _given_rows([[(t, d, False) for t, d in q] for q in queries])
     offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
@@ -400,7 +401,7 @@ def test_bin_sums_add_the_queries_in_fixed_blocks(queries, fresh):
     n_runs = np.array([A.bin_runs(out_t[a:b], out_d[a:b], b - a, runs[a:b], run_sp[a:b],
                                   A.BIN_SHIFT) for a, b in zip(offsets[:-1], offsets[1:])])
     nq = len(queries)
-    blocks = min(A.SUM_BLOCKS, nq)
+    blocks = min(A.SUM_BLOCKS, nq, A.SUM_CELLS // A.N_BINS)
     want = [np.zeros(A.N_BINS) if fresh else x.copy() for x in (S, P)]
     want_c = np.zeros(A.N_BINS, np.int64) if fresh else C.copy()
     part = [{} for _ in range(blocks)]
@@ -411,7 +412,13 @@ def test_bin_sums_add_the_queries_in_fixed_blocks(queries, fresh):
                 s0, p0, c0 = part[k].get(b, (0.0, 0.0, 0))
                 part[k][b] = (s0 + run_sp[r, 0], p0 + run_sp[r, 1],
                               c0 + (int(runs[r]) & 0xFFFFFFFF))
-    for b in range(A.N_BINS):
+    if blocks == 1:   # one block: its runs straight onto the bins
+        for r in (r for q in range(nq) for r in range(offsets[q], offsets[q] + n_runs[q])):
+            b = int(runs[r]) >> 32
+            want[0][b] += run_sp[r, 0]
+            want[1][b] += run_sp[r, 1]
+            want_c[b] += int(runs[r]) & 0xFFFFFFFF
+    for b in range(A.N_BINS if blocks > 1 else 0):
         for k in range(blocks):
             s0, p0, c0 = part[k].get(b, (0.0, 0.0, 0))
             want[0][b] += s0

@@ -43,7 +43,8 @@ BIN_BITS = 14
 BIN_SHIFT = 32 - BIN_BITS
 N_BINS = 1 << BIN_BITS
 SHORT_BIN = 32  # bins of at most this many changes are sorted by insertion (assemble)
-SUM_BLOCKS = 8  # bin_sums adds the queries' runs in this many blocks of queries
+SUM_BLOCKS = 8  # bin_sums adds the queries' runs in this many blocks of queries at most,
+SUM_CELLS = 8 * N_BINS  # whose rows of sums hold this many bins in all at most
 
 
 @njit(cache=True, inline="always")
@@ -99,49 +100,57 @@ def _first_bin_at(out_t, lo, hi, b, shift):
     return lo
 
 
+@njit(cache=True, inline="always")
+def _add_runs(runs, run_sp, offsets, n_runs, q0, q1, S, P, C):
+    """Queries q0..q1-1's runs added onto the bins' sums, in query order."""
+    ru = runs.view(np.uint64)  # unsigned bins: no negative-index checks
+    for q in range(q0, q1):
+        for r in range(offsets[q], offsets[q] + n_runs[q]):
+            b = ru[r] >> _SHIFT32
+            S[b] += run_sp[r, 0]
+            P[b] += run_sp[r, 1]
+            C[b] += runs[r] & 0xFFFFFFFF
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE_ONLY)
 def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=True):
     """Each bin's sum of changes ``S``, bound on the rise inside it ``P`` (the queries'
     highest running sums) and its number of changes ``C`` from the queries' runs
-    (:func:`bin_runs`); ``pref[b]`` = sum of S over the bins before b. The queries are
-    cut into :data:`SUM_BLOCKS` blocks (fewer when there are fewer queries), each summed
-    in query order into its own row, in parallel; the rows are then added in block order,
-    bin ranges in parallel: the sums depend on the queries, never on the threads. With
-    ``fresh`` False the sums go on from the bins' values (a line swept in parts)."""
+    (:func:`bin_runs`); ``pref[b]`` = sum of S over the bins before b. With ``fresh``
+    False the sums go on from the bins' values (a line swept in parts).
+
+    The queries are cut into up to :data:`SUM_BLOCKS` blocks (fewer for fewer queries,
+    and for more bins: a block's row of sums is :data:`SUM_CELLS` bins at most in all),
+    each summed in query order into its own row, in parallel; the rows are then added in
+    block order onto the bins, by ranges of bins in parallel. One block adds its runs
+    straight onto the bins. The sums depend on the queries and bins, never on the
+    threads."""
     nq = len(n_runs)
     n_bins = len(S)
-    blocks = max(1, min(SUM_BLOCKS, nq))
-    bS = np.empty((blocks, n_bins))
-    bP = np.empty((blocks, n_bins))
-    bC = np.empty((blocks, n_bins), np.int64)
-    ru = runs.view(np.uint64)  # unsigned bins: no negative-index checks
-    for k in prange(blocks):
-        rs = bS[k]
-        rp = bP[k]
-        rc = bC[k]
+    if fresh:
         for b in range(n_bins):
-            rs[b] = 0.0
-            rp[b] = 0.0
-            rc[b] = 0
-        for q in range(k * nq // blocks, (k + 1) * nq // blocks):
-            for r in range(offsets[q], offsets[q] + n_runs[q]):
-                b = ru[r] >> _SHIFT32
-                rs[b] += run_sp[r, 0]
-                rp[b] += run_sp[r, 1]
-                rc[b] += runs[r] & 0xFFFFFFFF
-    pieces = blocks
-    for k in prange(pieces):
-        for b in range(k * n_bins // pieces, (k + 1) * n_bins // pieces):
-            s = 0.0 if fresh else S[b]
-            p = 0.0 if fresh else P[b]
-            c = 0 if fresh else C[b]
-            for j in range(blocks):
-                s += bS[j, b]
-                p += bP[j, b]
-                c += bC[j, b]
-            S[b] = s
-            P[b] = p
-            C[b] = c
+            S[b] = 0.0
+            P[b] = 0.0
+            C[b] = 0
+    blocks = max(1, min(SUM_BLOCKS, nq, SUM_CELLS // n_bins))
+    if blocks == 1:
+        _add_runs(runs, run_sp, offsets, n_runs, 0, nq, S, P, C)
+    else:
+        bS = np.empty((blocks, n_bins))
+        bP = np.empty((blocks, n_bins))
+        bC = np.empty((blocks, n_bins), np.int64)
+        for k in prange(blocks):   # each block clears its own row
+            bS[k, :] = 0.0
+            bP[k, :] = 0.0
+            bC[k, :] = 0
+            _add_runs(runs, run_sp, offsets, n_runs, k * nq // blocks,
+                      (k + 1) * nq // blocks, bS[k], bP[k], bC[k])
+        for k in prange(blocks):
+            for b in range(k * n_bins // blocks, (k + 1) * n_bins // blocks):
+                for j in range(blocks):
+                    S[b] += bS[j, b]
+                    P[b] += bP[j, b]
+                    C[b] += bC[j, b]
     acc = 0.0
     for b in range(n_bins):
         pref[b] = acc
