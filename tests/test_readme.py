@@ -39,6 +39,11 @@ def same_output(got, want):
     return a.shape == b.shape and np.allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
+# README's smoothed_es runs on MQ2008 to this much: CMA-ES's steps go through numpy's
+# linear algebra, whose rounding differs between CPU models, and a search amplifies it
+# (README's figures, from one machine, and another's: 0.4873 and 0.4857 test NDCG@10)
+CPU_TOL = 0.01
+
 CRANFIELD = os.path.join(ROOT, "..", "shared", "data", "cranfield")
 SHARED = os.path.join(ROOT, "..", "shared", "data")
 
@@ -61,7 +66,8 @@ def test_readme_python_block(code, expected, tmp_path, monkeypatch):
             pytest.skip("../shared absent: no Cranfield collection")
         pytest.importorskip("pyterrier")
         os.symlink(os.path.abspath(CRANFIELD), tmp_path / "cranfield")
-    if "MQ2008/Fold1" in code:   # the block reads LETOR 4.0's MQ2008 as distributed
+    on_mq2008 = "MQ2008/Fold1" in code
+    if on_mq2008:   # the block reads LETOR 4.0's MQ2008 as distributed
         _mq2008(tmp_path)
     if "Suite(\"data\")" in code:   # the block reads the data sets' folder as "data"
         if not os.path.isdir(SHARED):
@@ -72,6 +78,8 @@ def test_readme_python_block(code, expected, tmp_path, monkeypatch):
         exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
     if expected is not None:
         check = same_values if on_cranfield else same_output
+        if on_mq2008:
+            check = lambda got, want: same_values(got, want, CPU_TOL)   # noqa: E731
         assert check(buf.getvalue().strip(), expected.strip()), buf.getvalue()
 
 
@@ -116,7 +124,7 @@ def _mq2008(folder):
 
 def test_readme_fit_commands_print_what_readme_shows(tmp_path, monkeypatch, capsys):
     """The command lines of "Learn a ranker" on MQ2008 print README's output (its time
-    aside)."""
+    aside; its figures to CPU_TOL)."""
     import shlex
 
     from dfrank import cli
@@ -132,9 +140,9 @@ def test_readme_fit_commands_print_what_readme_shows(tmp_path, monkeypatch, caps
     for line in commands.replace("\\\n", " ").splitlines():
         assert cli.main(shlex.split(line)[1:]) == 0, line
     got = capsys.readouterr().out
-    drop = lambda t: [ln.split() for ln in t.strip().splitlines()    # noqa: E731
-                      if not ln.startswith("time ")]
-    assert drop(got) == drop(shown), got
+    drop = lambda t: "\n".join(ln for ln in t.strip().splitlines()    # noqa: E731
+                               if not ln.startswith("time "))
+    assert same_values(drop(got), drop(shown), CPU_TOL), got
 
 
 def test_readme_tuning_commands_run_as_written(tmp_path, monkeypatch):
