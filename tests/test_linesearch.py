@@ -387,12 +387,13 @@ def test_best_interval_from_some_bins_answers_right_or_asks_for_more(queries, ba
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.sampled_from(_HOT), st.floats(-2, 2)), max_size=12),
-                min_size=1, max_size=20), st.booleans())
-def test_bin_sums_add_the_queries_in_fixed_blocks(queries, fresh):
+                min_size=1, max_size=20), st.booleans(), st.sampled_from([1, 2, 3, 8]))
+def test_bin_sums_add_the_queries_in_fixed_blocks(queries, fresh, blocks):
     """Each bin's sums are the queries' run sums added in query order within each of
-    SUM_BLOCKS blocks of queries (fewer for fewer queries), and the blocks' sums in block
-    order (onto the bins' values when not ``fresh``; one block's runs go straight onto
-    them): the same bits on any number of threads."""
+    the blocks of queries given (at most one a query), and the blocks' sums in block order
+    (onto the bins' values when not ``fresh``; one block's runs go straight onto them):
+    the same bits on any number of threads; and sum_blocks picks blocks by the data
+    alone."""
     from dfrank.linesearch import assemble as A
     out_t, out_d, _, sizes = _given_rows([[(t, d, False) for t, d in q] for q in queries])
     offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
@@ -401,7 +402,7 @@ def test_bin_sums_add_the_queries_in_fixed_blocks(queries, fresh):
     n_runs = np.array([A.bin_runs(out_t[a:b], out_d[a:b], b - a, runs[a:b], run_sp[a:b],
                                   A.BIN_SHIFT) for a, b in zip(offsets[:-1], offsets[1:])])
     nq = len(queries)
-    blocks = min(A.SUM_BLOCKS, nq, A.SUM_CELLS // A.N_BINS)
+    blocks = min(blocks, nq)
     want = [np.zeros(A.N_BINS) if fresh else x.copy() for x in (S, P)]
     want_c = np.zeros(A.N_BINS, np.int64) if fresh else C.copy()
     part = [{} for _ in range(blocks)]
@@ -424,10 +425,14 @@ def test_bin_sums_add_the_queries_in_fixed_blocks(queries, fresh):
             want[0][b] += s0
             want[1][b] += p0
             want_c[b] += c0
-    A.bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=fresh)
+    A.bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=fresh, blocks=blocks)
     assert np.array_equal(S, want[0]) and np.array_equal(P, want[1])
     assert np.array_equal(C, want_c)
     assert pref[0] == 0.0 and np.array_equal(pref[1:], np.cumsum(S))
+    assert A.sum_blocks(n_runs, A.N_BINS) == 1   # too few runs to pay for rows of sums
+    many = np.full(nq, A.SUM_FROM // nq + 1)
+    assert A.sum_blocks(many, A.N_BINS) == min(A.SUM_BLOCKS, nq)
+    assert A.sum_blocks(many, A.SUM_CELLS) == 1
 
 
 def _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref):
@@ -471,9 +476,9 @@ def test_assembly_is_one_stable_sort_of_every_change_in_any_number_of_parts(quer
                          copies, parts, np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
         for g, w in zip(got, want):
             assert np.array_equal(g, w), (copies, parts, g, w)
-    if C.any():
+    for step in (1, -1) if C.any() else ():   # a bin counted one change too many, too few
         wrong = C.copy()
-        wrong[np.flatnonzero(C)[0]] += 1
+        wrong[np.flatnonzero(C)[0]] += step
         with pytest.raises(ValueError, match="do not match"):
             A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, wrong, pref, 2,
                        2, np.empty(n + 1), np.empty(n + 1), np.empty(n + 1), A.BIN_SHIFT)

@@ -28,7 +28,8 @@ from .._kernels.chunks import one_at_a_time
 from .._kernels.scratch import Scratch
 from ..metrics._rank import EXPECTED, STABLE
 from ..metrics.bound import _chunks
-from .assemble import BIN_SHIFT, N_BINS, best_interval, bin_of, bin_sums, kept_rows
+from .assemble import (BIN_SHIFT, N_BINS, best_interval, bin_of, bin_sums, kept_rows,
+                       sum_blocks)
 from .assemble import assemble as assemble_profile   # the module keeps its name
 from .compile_ahead import ahead, wait_for
 from .sweep import BLOCKS_PER_THREAD, SWEEPS, sweep_dcg
@@ -221,7 +222,7 @@ def _sweep(bound, classes, s0, u, u_order, ws, line=None):
     _, _, _, _, offsets, base, n_out, n_runs, qorder, _, _, bins = line.fixed
     out_t, out_d, out_h, runs, run_sp = _sweep_rows(bound, line, s0, u, qorder, offsets,
                                                     line.total, ws)
-    bin_sums(runs, run_sp, offsets, n_runs, *bins)
+    bin_sums(runs, run_sp, offsets, n_runs, *bins, blocks=sum_blocks(n_runs, N_BINS))
     base_sum, n_eff = _averaged(bound, base)
     return _Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, line.total,
                         bins)
@@ -289,7 +290,8 @@ def _best_in_parts(bound, line, s0, u, ws, wlo, whi):
     size = max(int(offsets[q1] - offsets[q0]) for q0, q1 in parts)
     for i, ((q0, q1), (order, offs)) in enumerate(zip(parts, orders)):
         runs, run_sp = _sweep_rows(bound, line, s0, u, order, offs, size, ws, shift)[3:]
-        bin_sums(runs, run_sp, offs[q0:q1 + 1], n_runs[q0:q1], *bins, fresh=i == 0)
+        bin_sums(runs, run_sp, offs[q0:q1 + 1], n_runs[q0:q1], *bins, fresh=i == 0,
+                 blocks=sum_blocks(n_runs[q0:q1], n_bins))
     base_sum, n_eff = _averaged(bound, base)
     if n_eff == 0:
         return None, line.total

@@ -44,7 +44,8 @@ BIN_SHIFT = 32 - BIN_BITS
 N_BINS = 1 << BIN_BITS
 SHORT_BIN = 32  # bins of at most this many changes are sorted by insertion (assemble)
 SUM_BLOCKS = 8  # bin_sums adds the queries' runs in this many blocks of queries at most,
-SUM_CELLS = 8 * N_BINS  # whose rows of sums hold this many bins in all at most
+SUM_CELLS = 8 * N_BINS  # whose rows of sums hold this many bins in all at most,
+SUM_FROM = 1 << 18  # on lines of this many runs or more (sum_blocks)
 
 
 @njit(cache=True, inline="always")
@@ -112,19 +113,27 @@ def _add_runs(runs, run_sp, offsets, n_runs, q0, q1, S, P, C):
             C[b] += runs[r] & 0xFFFFFFFF
 
 
+def sum_blocks(n_runs, n_bins):
+    """The blocks of queries :func:`bin_sums` adds ``n_runs``' runs in: one below
+    :data:`SUM_FROM` runs (a block's row of sums costs more than it saves), else up to
+    :data:`SUM_BLOCKS` (fewer for fewer queries, and for more bins: the rows hold
+    :data:`SUM_CELLS` bins at most in all). The data decide, never the threads."""
+    if int(n_runs.sum()) < SUM_FROM:
+        return 1
+    return max(1, min(SUM_BLOCKS, len(n_runs), SUM_CELLS // n_bins))
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE_ONLY)
-def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=True):
+def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=True, blocks=1):
     """Each bin's sum of changes ``S``, bound on the rise inside it ``P`` (the queries'
     highest running sums) and its number of changes ``C`` from the queries' runs
     (:func:`bin_runs`); ``pref[b]`` = sum of S over the bins before b. With ``fresh``
     False the sums go on from the bins' values (a line swept in parts).
 
-    The queries are cut into up to :data:`SUM_BLOCKS` blocks (fewer for fewer queries,
-    and for more bins: a block's row of sums is :data:`SUM_CELLS` bins at most in all),
-    each summed in query order into its own row, in parallel; the rows are then added in
-    block order onto the bins, by ranges of bins in parallel. One block adds its runs
-    straight onto the bins. The sums depend on the queries and bins, never on the
-    threads."""
+    The queries are cut into ``blocks`` blocks (:func:`sum_blocks`; at most one a
+    query), each summed in query order into its own row, in parallel; the rows are then
+    added in block order onto the bins, by ranges of bins in parallel. One block adds its
+    runs straight onto the bins. The sums depend on the blocks, never on the threads."""
     nq = len(n_runs)
     n_bins = len(S)
     if fresh:
@@ -132,7 +141,7 @@ def bin_sums(runs, run_sp, offsets, n_runs, S, P, C, pref, fresh=True):
             S[b] = 0.0
             P[b] = 0.0
             C[b] = 0
-    blocks = max(1, min(SUM_BLOCKS, nq, SUM_CELLS // n_bins))
+    blocks = max(1, min(blocks, nq))
     if blocks == 1:
         _add_runs(runs, run_sp, offsets, n_runs, 0, nq, S, P, C)
     else:
@@ -217,17 +226,19 @@ def _binned_values(t, d, n, base, pref, shift):
 
 
 @njit(cache=True, inline="always")
-def _ranges(pos, n):
-    """``n`` ranges of bins with about as many changes as each other (``pos``: where each
-    bin's changes start, and their total): range w is bins start[w]..start[w + 1] - 1,
-    from the bin where w / n of the changes are."""
-    n_bins = len(pos) - 1
-    start = np.full(n + 1, n_bins, np.int64)
+def _ranges(pos, nz, n):
+    """``n`` ranges of the bins with changes ``nz`` (then len(pos) - 1), with about as
+    many changes as each other (``pos``: where each bin's changes start, and their total):
+    range w is nz[start[w]]..nz[start[w + 1]] - 1, from the bin where w / n of the
+    changes are."""
+    m = len(nz) - 1
+    total = pos[len(pos) - 1]
+    start = np.full(n + 1, m, np.int64)
     start[0] = 0
     k = 1
-    for b in range(n_bins):
-        while k < n and pos[b] >= pos[n_bins] * k // n:
-            start[k] = b
+    for i in range(m):
+        while k < n and pos[nz[i]] >= total * k // n:
+            start[k] = i
             k += 1
     return start
 
@@ -275,20 +286,28 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_c
     nq = len(n_out)
     n_bins = len(C)
     pos = np.empty(n_bins + 1, np.int64)  # bin b's changes: pos[b]:pos[b + 1] of ct/cd
+    nz = np.empty(n_bins + 1, np.int64)  # the bins with changes, then n_bins
     acc = 0
+    m = 0
     for b in range(n_bins):
         pos[b] = acc
+        if C[b] > 0:
+            nz[m] = b
+            m += 1
         acc += C[b]
     pos[n_bins] = acc
+    nz[m] = n_bins
+    nz = nz[:m + 1]
     n_ch = acc
-    start = _ranges(pos, n_parts)
-    copy_start = _ranges(pos, n_copies)
+    start = _ranges(pos, nz, n_parts)
+    copy_start = _ranges(pos, nz, n_copies)
     fill = pos.copy()
     cap = len(hz) // n_copies  # range w's hazards: hz[w * cap:], unless more than cap
     n_hz = np.zeros(n_copies, np.int64)
+    over = np.zeros(n_copies, np.int64)  # changes past their bin's count
     for w in prange(n_copies):  # each range's changes into their bins, query after query
-        b_lo = copy_start[w]
-        b_hi = copy_start[w + 1]
+        b_lo = nz[copy_start[w]]
+        b_hi = nz[copy_start[w + 1]]
         h = 0
         for q in range(nq):
             e = offsets[q] + n_out[q]
@@ -300,30 +319,34 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_c
                     break
                 if out_d[i] != 0.0:
                     r = fill[b]
-                    fill[b] = r + 1
-                    ct[r] = t
-                    cd[r] = out_d[i]
+                    if r < pos[b + 1]:
+                        fill[b] = r + 1
+                        ct[r] = t
+                        cd[r] = out_d[i]
+                    else:
+                        over[w] += 1
                 if out_h[i]:
                     if h < cap:
                         hz[w * cap + h] = t
                     h += 1
                 i += 1
         n_hz[w] = h
-    for b in range(n_bins):
-        if fill[b] != pos[b + 1]:
-            raise ValueError("assemble: the bins' counts C do not match the changes given")
+    bad = over.sum() > 0
+    for i in range(m):
+        bad |= fill[nz[i]] != pos[nz[i] + 1]
+    if bad:
+        raise ValueError("assemble: the bins' counts C do not match the changes given")
     for w in prange(n_parts):  # each bin sorted in cache, and the values after its rows
-        m = 0
-        for b in range(start[w], start[w + 1]):
-            m = max(m, C[b])
-        ka = np.empty(m, np.uint64)
-        kb = np.empty(m, np.uint64)
-        tt = np.empty(m)
-        td = np.empty(m)
-        for b in range(start[w], start[w + 1]):
+        most = 0
+        for i in range(start[w], start[w + 1]):
+            most = max(most, C[nz[i]])
+        ka = np.empty(most, np.uint64)
+        kb = np.empty(most, np.uint64)
+        tt = np.empty(most)
+        td = np.empty(most)
+        for i in range(start[w], start[w + 1]):
+            b = nz[i]
             n = C[b]
-            if n == 0:
-                continue
             p0 = pos[b]
             _sort_bin(ct[p0:p0 + n], cd[p0:p0 + n], n, ka, kb, tt, td)
             _binned_values(tt, td, n, base, pref, shift)
@@ -338,7 +361,7 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_c
     s[0] = 0
     s[n_parts] = n_ch
     for w in prange(1, n_parts):
-        r = pos[start[w]]
+        r = pos[nz[start[w]]]
         if n_ch * eps > 0.5:  # one group could span more than CHAIN allows for: one part
             r = n_ch
         while 0 < r < n_ch and not _clear(ct[r - 1], ct[r], eps):
