@@ -49,11 +49,13 @@ def child(reps):
 
     data = dfrank.load_svmlight(shared_path(DATA))
     dfrank.maximize(data, "ndcg@10", "ca", restarts=1, max_sweeps=1)  # kernels warm
-    fits = []
+    fits, cpu = [], []
     value = None
     for _ in range(reps):
+        c0 = time.process_time()
         with measure() as m:
             value = dfrank.maximize(data, "ndcg@10", "ca", restarts=5, seed=0).value
+        cpu.append(time.process_time() - c0)
         fits.append(m.timing)
     obj = dfrank.LinearObjective(data, "ndcg@10")
     pts = obj.space.sample(np.random.default_rng(0), 200)
@@ -65,9 +67,39 @@ def child(reps):
             t.append(time.perf_counter() - t0)
     ev = Timing(statistics.median(t), m.timing.others, m.timing.load)
     print(json.dumps({"layer": numba.threading_layer(), "threads": numba.get_num_threads(),
-                      "value": value,
+                      "value": value, "cpu": cpu,
                       "fit": [[float(f), f.others, f.load] for f in fits],
                       "eval": [float(ev), ev.others, ev.load]}))
+
+
+def cores_used(runs):
+    """(median CPU seconds of the fits, median cores they kept busy: CPU time / wall)."""
+    pairs = [(c, c / float(f)) for d in runs for c, f in zip(d["cpu"], d["fit"])]
+    return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+
+
+def fair_share(quiet_runs, loaded_runs, busy):
+    """The loaded/quiet ratio taken apart, and what a fair scheduler allows.
+
+    wall = CPU time / cores used, so the ratio is (CPU loaded / CPU quiet) x (cores used
+    quiet / cores used loaded). A quiet fit that kept u cores busy on average ran its
+    threads two at a time for a share u - floor(u) of its wall time and one fewer for the
+    rest (exact for the default's two restart threads). Beside ``busy`` spinning processes
+    a fair scheduler gives n running threads cores x n / (n + busy) cores, so each part
+    stretches by max(1, (n + busy) / cores): the ratio a fit with its quiet CPU time would
+    show at exactly a fair share."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpu_q, used_q = cores_used(quiet_runs)
+    cpu_l, used_l = cores_used(loaded_runs)
+    lo = max(1, int(used_q))
+    more = min(1.0, max(0.0, used_q - lo))   # the share of the time with lo + 1 running
+    fair = sum(part * max(1.0, (n + busy) / cores)
+               for n, part in ((lo, 1.0 - more), (lo + 1, more)))
+    return (f"taken apart: CPU time {cpu_q:.2f} s quiet, {cpu_l:.2f} s loaded "
+            f"({cpu_l / cpu_q:.2f}x); cores used {used_q:.2f} quiet, {used_l:.2f} loaded "
+            f"({used_q / used_l:.2f}x). With the quiet run's use of the {cores} cores and "
+            f"its CPU time, a fair share beside {busy} busy processes gives "
+            f"{fair:.2f}x its quiet time.")
 
 
 def run_config(env_extra, reps):
@@ -152,6 +184,7 @@ def main():
         print(f"\n{mine}: quiet {quiet[mine]:.2f} s = {quiet[mine] / quiet[fastest]:.2f}x "
               f"the fastest choice ({fastest}, {quiet[fastest]:.2f} s); loaded "
               f"{loaded / quiet[mine]:.2f}x its quiet time")
+        print(fair_share(got[mine, "quiet"], got[mine, "loaded"], args.busy))
     print(f"fit: maximize(OHSUMED Fold1 train, ndcg@10, ca, restarts=5), median of "
           f"{args.rounds} x {args.reps} runs per phase; eval: one evaluation, median of 200 "
           f"points; loaded: {args.busy} busy processes. RankLib/loaded: RankLib's quiet "
