@@ -6,13 +6,14 @@ for each threading choice, side by side in one run.
 Each configuration runs in a fresh process (the threading layer and the OpenMP wait policy
 are fixed when numba starts its pool), in an order rotated from round to round (the first
 process after the busy ones start is scheduled differently): it loads OHSUMED Fold1 train,
-warms the kernels,
-then times ``maximize(train, "ndcg@10", "ca", restarts=5)`` --reps times, as a user calls
-it (its five restarts run side by side in threads, numba's threads shared among them), and
-a single evaluation. Every configuration runs once quiet, then once while --busy processes spin
-(``while True: pass``, in this session, so the scheduler shares per thread), round after
-round, and the medians are reported with the load each figure saw. RankLib 2.18's 11.6 s
-(quiet, same data, 5 restarts; measured on this machine kind) is the reference.
+warms the kernels, then times ``maximize(train, "ndcg@10", "ca", restarts=5)`` --reps
+times, as a user calls it (its five restarts run side by side in threads, numba's threads
+shared among them), and a single evaluation. Every configuration runs once quiet, then
+once while --busy processes spin (``while True: pass``, in this session, so the scheduler
+shares per thread), round after round. The medians are reported with the load each figure
+saw; the default's loaded/quiet ratio is also taken apart into CPU time and cores used,
+beside the ratio a fair share of the cores gives. RankLib 2.18's 11.6 s (quiet, same data,
+5 restarts; measured on this machine kind) is the reference.
 """
 
 import argparse
@@ -82,9 +83,10 @@ def fair_share(quiet_runs, loaded_runs, busy):
     """The loaded/quiet ratio taken apart, and what a fair scheduler allows.
 
     wall = CPU time / cores used, so the ratio is (CPU loaded / CPU quiet) x (cores used
-    quiet / cores used loaded). A quiet fit that kept u cores busy on average ran its
-    threads two at a time for a share u - floor(u) of its wall time and one fewer for the
-    rest (exact for the default's two restart threads). Beside ``busy`` spinning processes
+    quiet / cores used loaded). A quiet fit that kept u cores busy on average is taken to
+    have run floor(u) + 1 threads for a share u - floor(u) of its wall time and floor(u)
+    for the rest (exact for the default's two restart threads). Beside ``busy`` spinning
+    processes
     a fair scheduler gives n running threads cores x n / (n + busy) cores, so each part
     stretches by max(1, (n + busy) / cores): the ratio a fit with its quiet CPU time would
     show at exactly a fair share."""
