@@ -768,6 +768,30 @@ def test_the_parallel_plateau_choice_is_the_serial_one(floor):
     assert {(r.lower, r.upper, r.value) for r in got} == {(lo[want], hi[want], values[want])}
 
 
+def test_one_at_a_time_sets_chunks_of_one_unless_the_loops_run_on_one_thread():
+    """Chunk size 1 inside the block, the caller's restored after (also on an error);
+    with ``threads=1`` nothing is set: one thread takes every piece either way."""
+    import numba
+
+    from dfrank._kernels.chunks import one_at_a_time
+
+    before = numba.set_parallel_chunksize(7)
+    try:
+        for threads in (None, 2):
+            with one_at_a_time(threads):
+                assert numba.get_parallel_chunksize() == 1
+            assert numba.get_parallel_chunksize() == 7
+        with pytest.raises(KeyError):
+            with one_at_a_time(4):
+                raise KeyError
+        assert numba.get_parallel_chunksize() == 7
+        with one_at_a_time(1):
+            assert numba.get_parallel_chunksize() == 7
+        assert numba.get_parallel_chunksize() == 7
+    finally:
+        numba.set_parallel_chunksize(before)
+
+
 def test_the_parallel_median_width_runs_with_numbas_own_chunks(monkeypatch):
     """Inside numba's chunk size 1 (one_at_a_time) the parallel median width ran ~100x
     slower; choose calls it outside, and its value is np.partition's lower median."""

@@ -145,8 +145,8 @@ def _prepare(bound, classes, s0, u, u_order, ws):
     compile_sweep_ahead(bound, classes)  # a caller that did not expect lines
     sweep, classes, ties = _family(bound, classes, s0, u)
     fixed = _buffers(bound, len(s0), ws)
-    _, cand, n_cand, n_events, offsets, *_, qorder, n_chunks, _, _ = fixed
-    with one_at_a_time():
+    _, cand, n_cand, n_events, offsets, *_, qorder, n_chunks, threads, _ = fixed
+    with one_at_a_time(threads):
         total, max_n, max_ev = candidates(
             code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k,
             ties, bound.c0, bound.empty, code in PRUNABLE and m.k > 0,
@@ -170,7 +170,7 @@ def _sweep_rows(bound, line, s0, u, order, offsets, total, ws, shift=BIN_SHIFT):
     as the longest part swept so far; summed in bins of ``shift``)."""
     args, out = _sweep_args(bound, line, s0, u, order, offsets, total, ws, shift)
     wait_for(line.sweep, (assemble_profile, lambda: _assemble_types(line, out, offsets)))
-    with one_at_a_time():
+    with one_at_a_time(line.fixed[-2]):   # (the thread count the buffers were made for)
         line.sweep(*args)
     return out
 
@@ -326,16 +326,16 @@ def _best_in_parts(bound, line, s0, u, ws, wlo, whi):
 
 def _assembled(bp, ws):
     """The whole :class:`LineProfile` of a line's :class:`_Breakpoints`."""
-    with one_at_a_time():
-        edges, values, hazards = assemble_profile(*_assemble_args(bp, ws))
+    threads = numba.get_num_threads()
+    with one_at_a_time(threads):
+        edges, values, hazards = assemble_profile(*_assemble_args(bp, ws, threads))
     return LineProfile(edges[:-1], edges[1:], values, hazards)
 
 
-def _assemble_args(bp, ws):
+def _assemble_args(bp, ws, threads):
     """The arguments of :func:`_assembled`'s call of the assembly kernel."""
     S, P, C, pref = bp.bins
     total = bp.total
-    threads = numba.get_num_threads()
     return (bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
             float(bp.n_eff), C, pref, threads, BLOCKS_PER_THREAD * threads,
             ws.get("hazards", total),
@@ -347,7 +347,7 @@ def _assemble_types(line, out, offsets):
     (compiled while the sweep compiles in the background, :func:`.compile_ahead.wait_for`)."""
     _, _, _, _, _, _, n_out, _, _, _, _, bins = line.fixed
     bp = _Breakpoints(*out[:3], offsets, n_out, 0.0, 1, 1, bins)
-    return tuple(numba.typeof(a) for a in _assemble_args(bp, Scratch()))
+    return tuple(numba.typeof(a) for a in _assemble_args(bp, Scratch(), 1))
 
 
 def _flat_profile(bound, s0):
