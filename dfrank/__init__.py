@@ -13,7 +13,7 @@ from . import callbacks, datasets, metrics  # noqa: E402
 from .api import evaluate, maximize  # noqa: E402
 from .compare import Comparison, compare  # noqa: E402
 from .data import RankingData  # noqa: E402
-from .errors import DataFormatError, TuneError  # noqa: E402
+from .errors import DataFormatError, DataWarning, TuneError  # noqa: E402
 from .fusion import FusionResult, fuse  # noqa: E402
 from .tuning import TuneResult, tune  # noqa: E402
 from .io import load_qrels, load_run, load_svmlight  # noqa: E402
@@ -41,7 +41,7 @@ def __getattr__(name):
 __all__ = ["evaluate", "maximize", "compare", "Comparison", "significance", "fuse",
            "FusionResult", "tune", "TuneResult", "TuneError",
            "metrics", "datasets", "callbacks", "LinearRanker", "Result", "RankingData",
-           "DataFormatError", "load_svmlight", "load_qrels", "load_run", "evaluate_run",
-           "evaluate_letor",
+           "DataFormatError", "DataWarning", "load_svmlight", "load_qrels", "load_run",
+           "evaluate_run", "evaluate_letor",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
            "BudgetExhausted", "DirectRanker", "__version__"]

@@ -3,7 +3,8 @@
 Every error names what the user gave and what would have been right.
 """
 
-__all__ = ["DataFormatError", "NoEvaluationError", "TuneError", "OutputError"]
+__all__ = ["DataFormatError", "DataWarning", "NoEvaluationError", "TuneError",
+           "OutputError"]
 
 
 class DataFormatError(ValueError):
@@ -33,6 +34,10 @@ class DataFormatError(ValueError):
         prefix = ":".join(where[:1]) + (f", {where[1]}" if len(where) > 1 else "")
         text = message if token is None else f"{message} (token {token!r})"
         super().__init__(f"{prefix}: {text}" if prefix else text)
+
+
+class DataWarning(UserWarning):
+    """A data file was read, but perhaps not as its author meant (the message says why)."""
 
 
 class NoEvaluationError(RuntimeError):

@@ -55,6 +55,29 @@ def test_fit_then_evaluate(files, capsys):
     assert code == 0 and out.strip().splitlines()[-1].startswith("all")
 
 
+def test_a_narrower_file_than_the_model_is_read_with_a_warning(files, capsys, tmp_path):
+    """evaluate reads DATA as wide as the model (an SVMlight file leaves zeros out); one
+    that lists its zeros yet stops short of the model's features gets a warning, as does
+    fit's --valid against TRAIN."""
+    model = str(files["dir"] / "model.json")
+    if not (files["dir"] / "model.json").exists():
+        assert run(["fit", files["train"], "--strategy", "ca", "--restarts", "1", "-o",
+                    model, "--quiet"], capsys)[0] == 0
+    narrow = write_letor(tmp_path / "narrow.txt",
+                         testing.planted_data(n_queries=5, seed=2).select_features([1, 2]))
+    code, out, err = run(["evaluate", model, narrow, "--quiet"], capsys)
+    width = dfrank.LinearRanker.load(model).feature_ids.max()
+    assert code == 0 and "ndcg@10" in out
+    assert f"dfrank: warning: {narrow}: every line lists features 1-2 and none above, " \
+        f"but {width} feature columns" in err
+    code, out, err = run(["fit", files["train"], "--valid", narrow, "--strategy", "ca",
+                          "--restarts", "1", "-o", str(tmp_path / "m.json"), "--quiet"],
+                         capsys)
+    assert code == 0 and f"features 3-{width} are read as 0" in err
+    code, out, err = run(["evaluate", model, files["test"], "--quiet"], capsys)
+    assert code == 0 and "warning" not in err
+
+
 def test_evaluate_as_the_letor_tool(files, capsys):
     model = str(files["dir"] / "model_tool.json")
     assert run(["fit", files["train"], "--strategy", "ca", "--restarts", "1", "-o", model,

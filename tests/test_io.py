@@ -51,6 +51,50 @@ def test_n_features_and_float32(tmp_path):
         dfrank.load_svmlight(write(tmp_path, GOOD), n_features=2)
 
 
+DENSE = """\
+2 qid:1 1:0.5 2:0 3:1
+0 qid:1 1:0.25 2:1 3:0
+1 qid:2 1:0 2:3.5 3:0.5
+"""
+
+
+@pytest.mark.parametrize("block_size", [1 << 25, 23])
+def test_a_file_that_lists_its_zeros_read_wider_warns(tmp_path, block_size):
+    """A file whose every line lists ids 1..3 leaves nothing out: read as 5 columns (a
+    model's or the training data's count), it holds another feature set, and says so."""
+    p = write(tmp_path, DENSE)
+    with pytest.warns(dfrank.DataWarning, match=r"features 1-3 and none above, "
+                      r"but 5 .* features 4-5 are read as 0"):
+        d = dfrank.load_svmlight(p, n_features=5, block_size=block_size)
+    assert d.X.shape == (3, 5) and not d.X[:, 3:].any()
+    with pytest.warns(dfrank.DataWarning, match="features 4-6"):
+        dfrank.load_svmlight(p, min_features=6, block_size=block_size)
+
+
+def test_sparse_or_full_width_files_read_without_a_warning(tmp_path, recwarn):
+    dfrank.load_svmlight(write(tmp_path, GOOD), n_features=5)   # leaves zeros out
+    dfrank.load_svmlight(write(tmp_path, DENSE, "d.txt"), n_features=3)
+    dfrank.load_svmlight(write(tmp_path, DENSE, "d.txt"), min_features=2)
+    dfrank.load_svmlight(write(tmp_path, DENSE, "d.txt"))
+    ragged = DENSE + "0 qid:2 1:1 2:1\n"   # one line short of the others: sparse
+    dfrank.load_svmlight(write(tmp_path, ragged, "r.txt"), n_features=5)
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+def test_min_features_widens_where_n_features_refuses(tmp_path):
+    p = write(tmp_path, GOOD)
+    assert dfrank.load_svmlight(p, min_features=5).n_features == 5
+    assert dfrank.load_svmlight(p, min_features=2).n_features == 3   # a larger id widens
+    with pytest.raises(DataFormatError, match="exceeds n_features"):
+        dfrank.load_svmlight(p, n_features=2)
+    with pytest.raises(ValueError, match="min_features must be a positive integer"):
+        dfrank.load_svmlight(p, min_features=0)
+    with pytest.raises(ValueError, match="not both"):
+        dfrank.load_svmlight(p, n_features=3, min_features=3)
+    with pytest.raises(DataFormatError, match="more than the cap"):
+        dfrank.load_svmlight(p, min_features=10, max_features=8)
+
+
 def test_small_blocks_give_same_result(tmp_path):
     rng = np.random.default_rng(0)
     lines = [f"{rng.integers(0, 3)} qid:{i // 7} " +

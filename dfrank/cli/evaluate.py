@@ -45,7 +45,7 @@ def run(args):
         raise DataFormatError(f"the model reads feature id {largest:,}, above max_features="
                               f"{cap:,}: the data would be a dense matrix that wide; pass "
                               "--max-features if the data really is", path=args.model)
-    data = _widened(o.load(args.data, args), largest)
+    data = o.load(args.data, args, min_features=largest)
     names = args.metric or list(DEFAULT_METRICS)
     if args.letor_tool:
         values = _letor_tool_values(model.predict(data), data, names, args)
@@ -71,20 +71,6 @@ def run(args):
                                ["metric", "value"]))
     out.done()
     return 0
-
-
-def _widened(data, width):
-    """``data`` with at least ``width`` feature columns: the model finds its features by
-    id, and an SVMlight file leaves out zero features, so the ids past the file's largest
-    are zero columns."""
-    from ..data import RankingData
-
-    if data.n_features >= width:
-        return data
-    X = np.zeros((data.n_docs, width), dtype=data.X.dtype)
-    X[:, :data.n_features] = data.X
-    return RankingData(X, data.y, data.qptr, data.qids, docids=data.docids,
-                       source=data.source)
 
 
 def _letor_tool_values(scores, data, metrics, args):

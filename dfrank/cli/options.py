@@ -327,13 +327,13 @@ def parse_numbers(pairs, flag):
     return out
 
 
-def load(path, args, n_features=None, grouping=True):
+def load(path, args, n_features=None, grouping=True, min_features=None):
     """A LETOR/SVMlight file, with the command's --max-features and (``grouping``: the
     command's main file) its --query-file / --one-query."""
     from ..io import load_svmlight
     from ..io.svmlight import MAX_FEATURES
 
-    return load_svmlight(path, n_features=n_features,
+    return load_svmlight(path, n_features=n_features, min_features=min_features,
                          query_file=args.query_file if grouping else None,
                          single_query=bool(args.one_query) if grouping else False,
                          max_features=args.max_features or MAX_FEATURES)

@@ -16,7 +16,7 @@ import zlib
 import numpy as np
 
 from ..data import RankingData, group_runs
-from ..errors import DataFormatError
+from ..errors import DataFormatError, DataWarning
 from . import _svmlight_kernel
 from ._write_kernel import format_rows
 
@@ -163,7 +163,7 @@ class _Segments:
 
 def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
                   single_query=False, docids=True, max_features=MAX_FEATURES,
-                  block_size=1 << 25):
+                  min_features=None, block_size=1 << 25):
     """Load a LETOR/SVMlight ranking file into :class:`RankingData`.
 
     Parameters
@@ -193,6 +193,9 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
         The largest feature id read when ``n_features`` is not given: the features become
         a dense matrix, so a stray huge id (``2147483648:1``) would allocate gigabytes; it
         is an error naming the line instead. Raise it for files that really are that wide.
+    min_features : int, optional
+        At least this many feature columns, where ``n_features`` is not given (the file's
+        larger ids widen it): the width a model that reads ids up to it needs.
     block_size : int
         Bytes read per block.
 
@@ -210,15 +213,19 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     dtype = np.dtype(dtype)
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
-    if n_features is not None and (int(n_features) != n_features or n_features < 1):
-        raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    for name, value in (("n_features", n_features), ("min_features", min_features)):
+        if value is not None and (int(value) != value or value < 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if n_features is not None and min_features is not None:
+        raise ValueError("give n_features or min_features, not both")
     if int(max_features) != max_features or max_features < 1:
         raise ValueError(f"max_features must be a positive integer, got {max_features!r}")
-    if n_features is not None and n_features > max_features:
+    asked = n_features if n_features is not None else min_features
+    if asked is not None and asked > max_features:
         raise DataFormatError(
-            f"{int(n_features):,} feature columns asked for (n_features), more than the cap "
+            f"{int(asked):,} feature columns asked for, more than the cap "
             f"max_features={int(max_features):,}: the features become a dense matrix of "
-            f"rows x {int(n_features):,}; raise max_features (--max-features) if the data "
+            f"rows x {int(asked):,}; raise max_features (--max-features) if the data "
             "really is that wide", path=path)
     cap = int(max_features) if n_features is None else int(n_features)
     if single_query and query_file is not None:
@@ -226,7 +233,8 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     expect_qid = -1 if query_file is None and not single_query else 0
     blocks = []
     line_offset = 0
-    width = 0 if n_features is None else int(n_features)
+    width = 0 if asked is None else int(asked)
+    listed = set()   # each block's largest id while every line of it lists ids 1..that one
     segments = None
     with open_maybe_gzip(path) as f:
         compressed = isinstance(f, gzip.GzipFile)
@@ -260,6 +268,10 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
                     vals[slow_idx[j]] = v
             if n_rows:
                 width = max(width, int(max_fid))
+                if listed is not None:   # no id twice on a line, none above max_fid: a
+                    # block of max_fid tokens a line lists every id up to it on each line
+                    full = indptr[n_rows] - indptr[0] == n_rows * int(max_fid)
+                    listed = listed | {int(max_fid)} if full else None
                 if segments is None:   # rows expected in the file, from this block
                     hint = 0 if compressed or not is_regular_file(path) else \
                         int(1.05 * os.path.getsize(path) * n_rows / max(len(buf), 1)) + 16
@@ -276,6 +288,9 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
             del labels, qids, row_line, indptr, cols, vals
     if not blocks:
         raise DataFormatError("the file holds no data line", path=path)
+    if asked is not None and listed is not None and len(listed) == 1 \
+            and 0 < max(listed) < asked:
+        _warn_short(path, max(listed), int(asked))
     width = max(width, 1)
     n = sum(len(b.labels) for b in blocks)
     X = segments.matrix(n, width)
@@ -303,8 +318,18 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     return RankingData(X, y, qptr, qid_out, docids=doc, source=path)
 
 
-class DataWarning(UserWarning):
-    """A data file was read, but perhaps not as its author meant (see the message)."""
+def _warn_short(path, listed, asked):
+    """Every line of ``path`` lists each feature id from 1 to ``listed`` (zeros too, as
+    LETOR's files do), yet ``asked`` columns were asked for: a file written that way leaves
+    no feature out, so it likely holds another feature set than the training data's or the
+    model's it is read for."""
+    import warnings
+
+    warnings.warn(f"{path}: every line lists features 1-{listed} and none above, but {asked} "
+                  f"feature columns were asked for: features {listed + 1}-{asked} are read as "
+                  "0 in every document. A file that lists its zeros leaves no feature out, "
+                  "so it may hold another feature set than the training data's or the "
+                  "model's", DataWarning, stacklevel=3)
 
 
 def sibling_query_file(path):
