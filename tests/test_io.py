@@ -67,8 +67,10 @@ def test_a_file_that_lists_its_zeros_read_wider_warns(tmp_path, block_size):
                       r"but 5 .* features 4-5 are read as 0"):
         d = dfrank.load_svmlight(p, n_features=5, block_size=block_size)
     assert d.X.shape == (3, 5) and not d.X[:, 3:].any()
-    with pytest.warns(dfrank.DataWarning, match="features 4-6"):
+    with pytest.warns(dfrank.DataWarning, match="features 4-6 are"):
         dfrank.load_svmlight(p, min_features=6, block_size=block_size)
+    with pytest.warns(dfrank.DataWarning, match="but 4 feature columns .*: feature 4 is read"):
+        dfrank.load_svmlight(p, n_features=4, block_size=block_size)
 
 
 def test_sparse_or_full_width_files_read_without_a_warning(tmp_path, recwarn):

@@ -325,11 +325,13 @@ def _warn_short(path, listed, asked):
     model's it is read for."""
     import warnings
 
+    rest = f"feature {asked} is" if asked == listed + 1 else \
+        f"features {listed + 1}-{asked} are"
     warnings.warn(f"{path}: every line lists features 1-{listed} and none above, but {asked} "
-                  f"feature columns were asked for: features {listed + 1}-{asked} are read as "
-                  "0 in every document. A file that lists its zeros leaves no feature out, "
-                  "so it may hold another feature set than the training data's or the "
-                  "model's", DataWarning, stacklevel=3)
+                  f"feature columns were asked for: {rest} read as 0 in every document. "
+                  "A file that lists its zeros leaves no feature out, so it may hold another "
+                  "feature set than the training data's or the model's", DataWarning,
+                  stacklevel=3)
 
 
 def sibling_query_file(path):
