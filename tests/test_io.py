@@ -80,6 +80,8 @@ def test_sparse_or_full_width_files_read_without_a_warning(tmp_path, recwarn):
     dfrank.load_svmlight(write(tmp_path, DENSE, "d.txt"))
     ragged = DENSE + "0 qid:2 1:1 2:1\n"   # one line short of the others: sparse
     dfrank.load_svmlight(write(tmp_path, ragged, "r.txt"), n_features=5)
+    bare = "0 qid:1\n1 qid:1\n" + DENSE   # lines with no feature, then full ones
+    dfrank.load_svmlight(write(tmp_path, bare, "b.txt"), n_features=5, block_size=16)
     assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
 
 

@@ -234,7 +234,7 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     blocks = []
     line_offset = 0
     width = 0 if asked is None else int(asked)
-    listed = set()   # each block's largest id while every line of it lists ids 1..that one
+    listed = -1   # the largest id while every line lists each id up to it (None: not so)
     segments = None
     with open_maybe_gzip(path) as f:
         compressed = isinstance(f, gzip.GzipFile)
@@ -268,10 +268,10 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
                     vals[slow_idx[j]] = v
             if n_rows:
                 width = max(width, int(max_fid))
-                if listed is not None:   # no id twice on a line, none above max_fid: a
-                    # block of max_fid tokens a line lists every id up to it on each line
-                    full = indptr[n_rows] - indptr[0] == n_rows * int(max_fid)
-                    listed = listed | {int(max_fid)} if full else None
+                # no id twice on a line and none above max_fid: a block of max_fid tokens
+                # a line lists every id up to it on each line
+                full = indptr[n_rows] - indptr[0] == n_rows * int(max_fid)
+                listed = int(max_fid) if full and listed in (-1, int(max_fid)) else None
                 if segments is None:   # rows expected in the file, from this block
                     hint = 0 if compressed or not is_regular_file(path) else \
                         int(1.05 * os.path.getsize(path) * n_rows / max(len(buf), 1)) + 16
@@ -288,9 +288,8 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
             del labels, qids, row_line, indptr, cols, vals
     if not blocks:
         raise DataFormatError("the file holds no data line", path=path)
-    if asked is not None and listed is not None and len(listed) == 1 \
-            and 0 < max(listed) < asked:
-        _warn_short(path, max(listed), int(asked))
+    if asked is not None and listed is not None and 0 < listed < asked:
+        _warn_short(path, listed, int(asked))
     width = max(width, 1)
     n = sum(len(b.labels) for b in blocks)
     X = segments.matrix(n, width)
