@@ -192,6 +192,8 @@ def test_mismatched_queries_are_counted(case):
     assert plain.n_queries == 24 and full.n_queries == 25
     assert full.value == pytest.approx(plain.value * 24 / 25)
     assert "extra" not in plain.per_query and "lonely" not in plain.per_query
+    assert "1 query of the runs has no judgments: left out" in plain.summary()
+    assert "1 judged query no run retrieved: left out" in plain.summary()
 
 
 def test_bad_inputs_are_clear_errors(case, tmp_path):

@@ -126,9 +126,12 @@ class FusionResult(QueryResult):
                  "row; * = p < 0.05"]
         lo = self.left_out
         if lo.get("run_only"):
-            notes.append(f"{lo['run_only']} queries of the runs have no judgments: left out")
+            n = lo["run_only"]
+            notes.append(f"{n} {'query' if n == 1 else 'queries'} of the runs "
+                         f"{'has' if n == 1 else 'have'} no judgments: left out")
         if lo.get("unretrieved"):
-            notes.append(f"{lo['unretrieved']} judged queries no run retrieved: "
+            n = lo["unretrieved"]
+            notes.append(f"{n} judged {'query' if n == 1 else 'queries'} no run retrieved: "
                          + ("counted as 0 (complete)" if lo.get("complete") else
                             "left out (as trec_eval without -c)"))
         return format_table(rows, ["", self.metric, "p vs learned"]) + "\n" + "\n".join(notes)
