@@ -1,8 +1,13 @@
 """Plain-text tables, the one layout every printed table of dfrank uses (CLI, comparison
 summaries, examples, benchmarks): first column left-aligned, the others right-aligned,
-a dashed rule under the headers."""
+a dashed rule under the headers; and counts of things as printed ("1 query", "2 queries")."""
 
-__all__ = ["format_table"]
+__all__ = ["format_table", "counted"]
+
+
+def counted(n, one, many):
+    """``n`` and the noun in its number: ``counted(1, "query", "queries")`` is "1 query"."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def format_table(rows, headers):

@@ -78,6 +78,15 @@ def test_a_narrower_file_than_the_model_is_read_with_a_warning(files, capsys, tm
     assert code == 0 and "warning" not in err
 
 
+def test_counts_of_one_are_singular(tmp_path, capsys):
+    one = tmp_path / "one.txt"
+    one.write_text("2 qid:1 1:0.5\n0 qid:1 1:0.2\n1 qid:1 1:0.1\n")
+    code, out, err = run(["fit", str(one), "--strategy", "ca", "--restarts", "1", "-o",
+                          str(tmp_path / "m.json")], capsys)
+    assert code == 0, err
+    assert out.startswith("coordinate_ascent on 1 query, 1 feature (seed 0)"), out
+
+
 def test_evaluate_as_the_letor_tool(files, capsys):
     model = str(files["dir"] / "model_tool.json")
     assert run(["fit", files["train"], "--strategy", "ca", "--restarts", "1", "-o", model,

@@ -3,6 +3,7 @@
 import math
 
 from ..registry import DEFAULT_METRIC
+from ..text import counted
 from . import options as o
 
 DESCRIPTION = ("Run every strategy with every seed on TRAIN's --metric, each with the same "
@@ -80,8 +81,10 @@ def run(args):
         allowance = " and ".join(x for x in (
             f"{args.budget} evaluations" if args.budget is not None else "",
             f"{args.max_seconds:g} s" if args.max_seconds is not None else "") if x)
-        print(f"{len(names)} strategies x {args.seeds} seeds on {train.n_queries} queries, "
-              f"{train.n_features} features; {allowance} per run")
+        print(f"{counted(len(names), 'strategy', 'strategies')} x "
+              f"{counted(args.seeds, 'seed', 'seeds')} on "
+              f"{counted(train.n_queries, 'query', 'queries')}, "
+              f"{counted(train.n_features, 'feature', 'features')}; {allowance} per run")
         print(cmp.summary())
         if wrote:
             print(f"comparison written to {args.json}")

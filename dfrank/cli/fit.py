@@ -5,7 +5,7 @@ import os
 import time
 
 from ..registry import DEFAULT_STRATEGY, DEFAULT_METRIC
-from ..text import format_table
+from ..text import counted, format_table
 from . import options as o
 
 DESCRIPTION = ("Learn a linear ranker on TRAIN that maximizes --metric directly, and write "
@@ -122,8 +122,8 @@ def run(args):
     if args.json != "-":
         rows = [[k, f"{v:.4f}"] for k, v in scores.items()]
         rows += [["evaluations", str(result.n_evals)], ["time", f"{secs:.2f} s"]]
-        print(f"{result.strategy} on {train.n_queries} queries, {train.n_features} features "
-              f"(seed {args.seed})")
+        print(f"{result.strategy} on {counted(train.n_queries, 'query', 'queries')}, "
+              f"{counted(train.n_features, 'feature', 'features')} (seed {args.seed})")
         print(format_table(rows, ["", result.metric]))
         if result.status == "interrupted":
             print(f"note: {result.message} (the best point found so far is kept)")

@@ -4,6 +4,7 @@ import argparse
 
 from ..metrics.registry import RUN_METRIC
 from ..registry import BOX_STRATEGY
+from ..text import counted
 from ..tuning import DEFAULT_BUDGET
 from . import options as o
 
@@ -144,8 +145,9 @@ def run(args):
         if args.folds:
             for i, f in enumerate(res.cv.per_fold):
                 ps = ", ".join(f"{k}={v:g}" for k, v in f["params"].items())
+                held = counted(len(f["held_out"]), "query", "queries")
                 print(f"  fold {i + 1}: {ps}  train {f['train_value']:.4f}  held out "
-                      f"{f['held_out_value']:.4f} ({len(f['held_out'])} queries)")
+                      f"{f['held_out_value']:.4f} ({held})")
         if saved:
             print(f"result written to {args.json}")
     out.done()

@@ -114,24 +114,25 @@ class FusionResult(QueryResult):
 
     def summary(self):
         """The table ``dfrank fuse`` prints."""
-        from ..text import format_table
+        from ..text import counted, format_table
 
         rows = [[r["name"], f"{r['value']:.4f}",
                  "" if r["p_value"] is None else f"{r['p_value']:.3g}" +
                  (" *" if r["p_value"] < 0.05 else "")] for r in self.summary_rows()]
         weights = ", ".join(f"{n} {w:+.4f}" if self.signed else f"{n} {w:.4f}"
                             for n, w in self.weights.items())
-        notes = [f"{self.metric} over {self.n_queries} queries; weights: {weights}",
+        notes = [f"{self.metric} over {counted(self.n_queries, 'query', 'queries')}; "
+                 f"weights: {weights}",
                  f"p: paired {self.significance} test of the learned fusion (train) against each "
                  "row; * = p < 0.05"]
         lo = self.left_out
         if lo.get("run_only"):
             n = lo["run_only"]
-            notes.append(f"{n} {'query' if n == 1 else 'queries'} of the runs "
+            notes.append(f"{counted(n, 'query', 'queries')} of the runs "
                          f"{'has' if n == 1 else 'have'} no judgments: left out")
         if lo.get("unretrieved"):
-            n = lo["unretrieved"]
-            notes.append(f"{n} judged {'query' if n == 1 else 'queries'} no run retrieved: "
+            notes.append(f"{counted(lo['unretrieved'], 'judged query', 'judged queries')} "
+                         "no run retrieved: "
                          + ("counted as 0 (complete)" if lo.get("complete") else
                             "left out (as trec_eval without -c)"))
         return format_table(rows, ["", self.metric, "p vs learned"]) + "\n" + "\n".join(notes)
