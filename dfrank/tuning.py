@@ -500,7 +500,8 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
         ``**options`` its
         options.
     budget : int
-        Evaluations (runs) in all, including those the cache answers.
+        Evaluations (runs) the search makes, including those the cache answers; the
+        ``default`` point is one run more where the search did not reach it.
     folds : int, optional
         Cross-validate: queries split in ``folds`` (seeded), each fold's parameters chosen
         on the other folds among the evaluated points, and the held-out values compared

@@ -46,7 +46,10 @@ def add_arguments(p):
                                      "does)")
     o.add_strategy(p, BOX_STRATEGY, f"search strategy (default {BOX_STRATEGY})")
     o.add_options(p, "--option step=0.1")
-    o.add_budget(p, f"runs in all (default {DEFAULT_BUDGET})", default=DEFAULT_BUDGET)
+    o.add_budget(p, f"runs the search makes (default {DEFAULT_BUDGET}); the default "
+                 "point (--default, or a built-in model's own) runs once more where "
+                 "the search did not reach it",
+                 default=DEFAULT_BUDGET)
     p.add_argument("--folds", type=o.positive_int,
                    help="cross-validate over this many query folds")
     o.add_significance(p, "the default point (with --folds)")
