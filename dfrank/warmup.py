@@ -276,9 +276,6 @@ def warm(names=None, jobs=None, progress=None):
     """Compile the kernels of ``names`` (task names, or a group: "demo", "fit", "all")
     in ``jobs`` processes (default: every core). ``progress(name, seconds)`` is called as
     each task ends. Returns the wall time."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    import multiprocessing as mp
-
     names = GROUPS.get(names, names) if isinstance(names, str) or names is None else names
     names = list(GROUPS["all"] if names is None else names)
     unknown = [n for n in names if n not in TASKS]
@@ -293,21 +290,81 @@ def warm(names=None, jobs=None, progress=None):
             if progress:
                 progress(n, s)
         return time.perf_counter() - t
-    # each process compiles its share of a phase; numba's cache files make them everyone's
-    with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
+    # each helper compiles its share of a phase; numba's cache files make them everyone's
+    from ._jit.helpers import end_all, spawn
+
+    pool = [spawn(__name__, "--serve", quiet=False) for _ in range(jobs)]
+    if any(p is None for p in pool):
+        end_all()
+        raise RuntimeError("could not start the warm-up's processes")
+    try:
         for phase in sorted({TASKS[n][0] for n in names}):
-            part = [n for n in names if TASKS[n][0] == phase]
-            futures = {pool.submit(run_task, n): n for n in _longest_first(part)}
-            for f in as_completed(futures):
-                if progress:
-                    progress(futures[f], f.result())
+            _run_phase(pool, _longest_first([n for n in names if TASKS[n][0] == phase]),
+                       progress)
+    finally:
+        for p in pool:
+            p.stdin.close()
+        end_all()
     return time.perf_counter() - t
+
+
+def _run_phase(pool, todo, progress):
+    """Give the tasks ``todo`` (in order) to the helpers of ``pool``, each to the first one
+    free, and wait for all of them."""
+    import queue
+    import threading
+
+    def read(p, done):
+        for line in p.stdout:
+            done.put((p, line.rstrip("\n")))
+        done.put((p, None))
+
+    done = getattr(pool[0], "done", None)
+    if done is None:   # the helpers' lines, read as they come, into one queue
+        done = queue.Queue()
+        for p in pool:
+            p.done = done
+            threading.Thread(target=read, args=(p, done), daemon=True).start()
+    free, busy = list(pool), 0
+    while todo or busy:
+        while todo and free:
+            free.pop(0).stdin.write(todo.pop(0) + "\n")
+            busy += 1
+        for p in pool:
+            p.stdin.flush()
+        p, line = done.get()
+        if line is None:
+            raise RuntimeError(f"a warm-up process ended early (exit {p.wait()})")
+        kind, _, rest = line.partition(" ")
+        if kind == "failed":
+            raise RuntimeError(f"warm-up task failed: {rest}")
+        if kind == "done":
+            name, _, secs = rest.rpartition(" ")
+            free.append(p)
+            busy -= 1
+            if progress:
+                progress(name, float(secs))
+
+
+def _serve():
+    """A warm-up helper: run the task named on each line of standard input, then print
+    ``done NAME SECONDS`` (or ``failed NAME: WHY``)."""
+    for line in sys.stdin:
+        name = line.strip()
+        try:
+            secs = run_task(name)
+        except Exception as e:   # said to the parent, which stops the warm-up
+            print(f"failed {name}: {type(e).__name__}: {e}", flush=True)
+            return
+        print(f"done {name} {secs:.3f}", flush=True)
 
 
 def main(argv=None):
     """``python -m dfrank.warmup [demo|fit|all] [--jobs N]``."""
     import argparse
 
+    if argv is None and sys.argv[1:] == ["--serve"]:
+        return _serve()
     ap = argparse.ArgumentParser(prog="dfrank warmup")
     ap.add_argument("what", nargs="?", default="all", choices=sorted(GROUPS))
     ap.add_argument("--jobs", type=int, default=None)

@@ -113,18 +113,12 @@ def _start(key):
 
 
 def spawn(module, *args):
-    """``python -m module args`` as a background compile: silent, in a session of its
-    own, compiling in its own process only; the process (its ``started`` time set), or
-    None where it cannot start."""
-    env = dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"})
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        return None
-    proc.started = time.monotonic()
-    return proc
+    """``python -m module args`` as a background compile (:func:`dfrank._jit.helpers.spawn`:
+    dfrank's code never from the working directory, ended with this process): silent,
+    compiling in its own process only; the process, or None where it cannot start."""
+    from .._jit.helpers import spawn as start
+
+    return start(module, *args, env=dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"}))
 
 
 def allowed():
