@@ -2,18 +2,18 @@
 
 A first command of a new install would otherwise spend a minute compiling the kernels it
 needs (numba compiles on first use and caches on disk). So building dfrank (``pip install
-.``, ``pip wheel .``) runs the first commands of a new user's tasks on tiny inputs and
-every metric's evaluation (``python -m dfrank.warmup install``; ``pip install -e .`` for a
-source checkout runs every warm-up task, ``all``), which compiles their kernels into
-numba's cache beside the modules, and ships that cache with
-the package, with a manifest of what it was built with (``dfrank/_prebuilt.json``: numba,
-llvmlite, Python, the CPU). numba loads a cached kernel only for the same numba version,
-Python and CPU, and dfrank says in one line when the install's kernels do not fit and it
-compiles instead.
+.``, ``pip wheel .``) runs ``python -m dfrank._jit.build``: the first commands of a new
+user's tasks on tiny inputs and every metric's evaluation (``pip install -e .`` for a source
+checkout: every warm-up task), which compiles their kernels; the build ships them in
+``dfrank/_jit/kernels/`` with a manifest of what they were built with and a digest of each
+file (see dfrank/_jit/). A wheel that carries kernels is tagged for this Python and
+platform (numba loads a kernel only for the numba, Python and CPU it was compiled for, and
+dfrank says in one line when they do not fit and compiles instead).
 
 The build never fails for this: without numba, or when compiling fails or takes longer
 than KERNEL_TIMEOUT seconds, the package is built without compiled kernels (they compile
-on first use, as before). ``DFRANK_BUILD_KERNELS=0`` skips the step.
+on first use) and its manifest says so. ``DFRANK_BUILD_KERNELS=0`` skips the step.
+``pip install -v .`` shows its progress.
 """
 
 import glob
@@ -23,63 +23,93 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:   # setuptools < 70.1
+    from wheel.bdist_wheel import bdist_wheel
+
 ENV = "DFRANK_BUILD_KERNELS"
-KERNEL_TIMEOUT = 600
-MANIFEST = os.path.join("dfrank", "_prebuilt.json")
+KERNEL_TIMEOUT = 900
+KERNELS = os.path.join("dfrank", "_jit", "kernels")
+
+
+def ship_nothing(root, why):
+    """The tree ``root`` ships no kernels: whatever an earlier build left is removed, and
+    the manifest says why (dfrank._jit.manifest.ship_nothing, without importing dfrank)."""
+    shutil.rmtree(os.path.join(root, KERNELS), ignore_errors=True)
+    for path in glob.glob(os.path.join(root, "dfrank", "**", "*.nb[ic]"), recursive=True):
+        os.unlink(path)
+    os.makedirs(os.path.join(root, KERNELS))
+    with open(os.path.join(root, KERNELS, "manifest.json"), "w") as f:
+        json.dump({"format": "dfrank.prebuilt", "version": 2, "built": False,
+                   "reason": why}, f)
+    print(f"dfrank: the build ships no compiled kernels ({why}); they compile on first "
+          "use", file=sys.stderr, flush=True)
 
 
 def compile_kernels(root, group="install"):
-    """Compile the kernels of ``group`` (``python -m dfrank.warmup GROUP``) into numba's
-    cache under ``root`` (a tree of the installed layout) and write the manifest there;
-    never raises."""
+    """Compile the kernels of ``group`` into the tree ``root`` (of the installed layout) and
+    ship them there; never raises. Returns whether it shipped kernels."""
+    if os.environ.get(ENV, "1") == "0":
+        ship_nothing(root, f"{ENV}=0")
+        return False
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(PYTHONPATH=os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p]),
                DFRANK_QUIET_COMPILE="1", DFRANK_BACKGROUND_COMPILE="0")
     t = time.time()
-    print(f"dfrank: compiling numba kernels ({group}: two minutes or more on 2 cores; "
-          "DFRANK_BUILD_KERNELS=0 skips it)", file=sys.stderr, flush=True)
+    print(f"dfrank: compiling numba kernels ({group}; about two minutes on 2 cores, "
+          f"{'five' if group == 'all' else 'ten'} on a busy machine; {ENV}=0 skips it)",
+          file=sys.stderr, flush=True)
+    lines = []
+
+    def forward(stream):   # its progress lines, as they come: pip install -v shows them
+        for line in stream:
+            lines.append(line)
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
     try:
-        done = subprocess.run([sys.executable, "-m", "dfrank.warmup", group,
-                               "--manifest"], env=env, cwd=root, timeout=KERNEL_TIMEOUT,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        why = None if done.returncode == 0 else (done.stdout.strip().splitlines() or
-                                                 ["failed"])[-1]
-    except subprocess.TimeoutExpired:
-        why = f"compiling took longer than {KERNEL_TIMEOUT} s"
+        proc = subprocess.Popen([sys.executable, "-m", "dfrank._jit.build", root, group],
+                                env=env, cwd=root, text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+        reader = threading.Thread(target=forward, args=(proc.stdout,), daemon=True)
+        reader.start()
+        try:
+            code = proc.wait(timeout=KERNEL_TIMEOUT)
+            reader.join(10)
+            why = None if code == 0 else ("".join(lines).strip().splitlines() or
+                                          [f"exit {code}"])[-1]
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            why = f"compiling took longer than {KERNEL_TIMEOUT} s"
     except OSError as e:
         why = str(e)
     if why is not None:
-        print(f"dfrank: the kernels were not compiled at build ({why}); they compile on "
-              "first use", file=sys.stderr, flush=True)
-        for path in glob.glob(os.path.join(root, "**", "*.nb[ic]"), recursive=True):
-            os.unlink(path)
-        with open(os.path.join(root, MANIFEST), "w") as f:
-            json.dump({"format": "dfrank.prebuilt", "version": 1, "built": False,
-                       "reason": why}, f)
-    else:
-        print(f"dfrank: kernels compiled in {time.time() - t:.0f} s", file=sys.stderr,
-              flush=True)
+        ship_nothing(root, why)
+        return False
+    print(f"dfrank: kernels compiled in {time.time() - t:.0f} s", file=sys.stderr,
+          flush=True)
+    return True
 
 
 class BuildPyWithKernels(build_py):
     """``build_py``, then the install's kernels compiled into the built tree (a wheel ships
     them); in an editable install (a contributor's checkout, whose tests use every kernel),
-    all of them, compiled in a copy of the tree, their cache files put beside the source
-    modules (where numba looks for them)."""
+    all of them, compiled in a copy of the tree, their kernels folder put into the source
+    tree."""
 
     def run(self):
         editable = self.editable_mode
         if not editable:
             super().run()
-        if os.environ.get(ENV, "1") == "0":
-            return
-        if not editable:
-            compile_kernels(self.build_lib)
+            self.distribution.kernels = compile_kernels(self.build_lib)
             return
         with tempfile.TemporaryDirectory(prefix="dfrank-build-") as tmp:
             self.editable_mode, self.build_lib = False, tmp
@@ -87,14 +117,23 @@ class BuildPyWithKernels(build_py):
                 super().run()
             finally:
                 self.editable_mode = True
-            compile_kernels(tmp, "all")   # a contributor's checkout: the tests use them all
-            for package in self.packages:
-                built = os.path.join(tmp, *package.split("."))
-                source = self.get_package_dir(package)
-                for path in glob.glob(os.path.join(built, "__pycache__", "*.nb[ic]")):
-                    os.makedirs(os.path.join(source, "__pycache__"), exist_ok=True)
-                    shutil.copy2(path, os.path.join(source, "__pycache__"))
-            shutil.copy2(os.path.join(tmp, MANIFEST), MANIFEST)
+            self.distribution.kernels = compile_kernels(tmp, "all")
+            shutil.rmtree(KERNELS, ignore_errors=True)
+            shutil.copytree(os.path.join(tmp, KERNELS), KERNELS)
 
 
-setup(cmdclass={"build_py": BuildPyWithKernels})
+class WheelTaggedByKernels(bdist_wheel):
+    """A wheel with compiled kernels serves one Python and platform: it is tagged so
+    (``cp311-cp311-linux_x86_64``); one without them is ``py3-none-any``."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.root_is_pure = os.environ.get(ENV, "1") == "0"
+
+    def get_tag(self):
+        if getattr(self.distribution, "kernels", False):
+            return super().get_tag()
+        return "py3", "none", "any"
+
+
+setup(cmdclass={"build_py": BuildPyWithKernels, "bdist_wheel": WheelTaggedByKernels})

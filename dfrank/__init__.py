@@ -4,10 +4,11 @@ Learn linear rankers and tune few-parameter retrieval models by maximizing exact
 metric you report (MAP, NDCG@k, P@k, MRR, ERR@k, ...), over Metzler's multinomial manifold.
 """
 
-from . import _compiling, _threads
+from . import _threads
+from ._jit import progress as _progress
 
 _threads.choose_defaults()   # before any numba pool starts; the user's environment wins
-_compiling.install()         # one line on stderr when a first use compiles for long
+_progress.install()          # one line on stderr when a first use compiles for long
 
 from . import callbacks, datasets, metrics  # noqa: E402
 from .api import evaluate, maximize  # noqa: E402

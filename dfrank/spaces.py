@@ -11,7 +11,8 @@ rank-equivalent lambda, so searching the (bounded) simplex loses no ranker.
 import math
 
 import numpy as np
-from numba import njit
+
+from ._jit.store import njit
 
 __all__ = ["Simplex", "Box"]
 

@@ -368,16 +368,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="dfrank warmup")
     ap.add_argument("what", nargs="?", default="all", choices=sorted(GROUPS))
     ap.add_argument("--jobs", type=int, default=None)
-    ap.add_argument("--manifest", action="store_true",
-                    help="record what was compiled in dfrank/_prebuilt.json (the build)")
     args = ap.parse_args(argv)
     secs = warm(args.what, args.jobs,
                 progress=lambda n, s: print(f"  {n:30s} {s:6.1f} s", file=sys.stderr))
     print(f"kernels ready in {secs:.1f} s", file=sys.stderr)
-    if args.manifest:
-        from ._prebuilt import write
-
-        write(secs, GROUPS[args.what])
 
 
 if __name__ == "__main__":

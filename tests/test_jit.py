@@ -61,7 +61,7 @@ def test_the_warm_up_processes_never_import_from_the_working_directory(hostile_c
     assert not hostile_cwd.exists()
 
 
-def test_helpers_are_ended_with_the_process_that_started_them():
+def test_end_all_ends_every_helper_still_running():
     proc = helpers.spawn("dfrank.cli", "--version")   # any helper: ended if still running
     helpers.end_all(grace=5.0)
     assert proc.poll() is not None and proc not in helpers.running()
@@ -70,3 +70,222 @@ def test_helpers_are_ended_with_the_process_that_started_them():
 def test_a_helper_runs_only_dfranks_own_modules():
     with pytest.raises(ValueError, match="dfrank's own modules"):
         helpers.argv("os", "x")
+
+
+# ------------------------------------------------------------------ the shipped kernels
+import glob  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import sys  # noqa: E402
+
+from dfrank._jit import manifest, store  # noqa: E402
+
+SHIPPED = manifest.manifest()
+needs_shipped = pytest.mark.skipif(
+    not (SHIPPED and SHIPPED.get("built")),
+    reason="this checkout was not built with its kernels (pip install -e . builds them)")
+
+EVALUATE = """
+import dfrank, numpy as np
+from dfrank.datasets import make_letor_like
+data = make_letor_like(n_queries=8, docs_per_query=12, n_features=4, seed=3)
+scores = np.round(np.random.default_rng(0).normal(size=data.n_docs), 1)
+print(repr(dfrank.evaluate(scores, data, "ndcg@10")), repr(dfrank.evaluate(scores, data, "err@10")))
+"""
+
+
+def _run(code, **env):
+    full = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR",
+                                                               "DFRANK_QUIET_COMPILE")}
+    full.update(DFRANK_DEBUG_COMPILE="1", **env)
+    done = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, done.stderr
+
+
+def _compiled(err):
+    return [line for line in err.splitlines() if line.startswith("dfrank: compiling ")]
+
+
+def test_numba_cache_names_the_folder_and_index_numba_writes(tmp_path, monkeypatch):
+    """dfrank reads numba's private attributes in one place: this fails when numba
+    changes them."""
+    (tmp_path / "jit_probe.py").write_text(
+        "from dfrank._jit.store import njit\n\n@njit(cache=True)\ndef twice(x):\n"
+        "    return 2 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import jit_probe
+
+    assert jit_probe.twice(21) == 42
+    folder, index = store.numba_cache(jit_probe.twice)
+    assert os.path.isfile(index) and os.path.dirname(index) == folder
+    assert store.on_disk(jit_probe.twice)
+
+
+@needs_shipped
+def test_with_numba_cache_dir_set_the_shipped_kernels_serve_the_first_call(tmp_path):
+    """NUMBA_CACHE_DIR set (clusters and CI set it): the kernels the install shipped are
+    copied there once, so the first evaluate compiles nothing."""
+    cache = tmp_path / "cache"
+    out, err = _run(EVALUATE, NUMBA_CACHE_DIR=str(cache))
+    assert _compiled(err) == [], err
+    stamps = glob.glob(str(cache / "*" / store.STAMP))
+    assert stamps and all(json.load(open(s))["manifest"] == SHIPPED["id"] for s in stamps)
+    again, err = _run(EVALUATE, NUMBA_CACHE_DIR=str(cache))
+    assert again == out and _compiled(err) == []
+
+
+@needs_shipped
+def test_a_swapped_or_truncated_kernel_file_is_named_and_compiled_again(tmp_path):
+    """An ``.nbc`` of one kernel copied over another's made ``evaluate --metric ndcg@10``
+    print the ERR value; a truncated ``.nbi`` stopped the run with an UnpicklingError that
+    named no file. Both are found when the process starts, removed, named, and their
+    kernels compiled again: the values stay right."""
+    cache = tmp_path / "cache"
+    want, _ = _run(EVALUATE, NUMBA_CACHE_DIR=str(cache))
+    folder = os.path.dirname(glob.glob(str(cache / "metrics_*" / store.STAMP))[0])
+    seeded = json.load(open(os.path.join(folder, store.STAMP)))["files"]
+    data = sorted(n for n in seeded if n.endswith(".nbc"))
+    first = open(os.path.join(folder, data[0]), "rb").read()
+    for a, b in zip(data, data[1:]):      # every data file now holds the next one's code
+        shutil.copyfile(os.path.join(folder, b), os.path.join(folder, a))
+    open(os.path.join(folder, data[-1]), "wb").write(first)
+    index = sorted(n for n in seeded if n.endswith(".nbi"))[0]
+    raw = open(os.path.join(folder, index), "rb").read()
+    open(os.path.join(folder, index), "wb").write(raw[:len(raw) // 2])
+    got, err = _run(EVALUATE, NUMBA_CACHE_DIR=str(cache))
+    assert got == want
+    assert f"{os.path.join(folder, index)} does not match" in err
+    assert f"{os.path.join(folder, data[0])} does not match" in err
+    again, err = _run(EVALUATE, NUMBA_CACHE_DIR=str(cache))   # healed: nothing said
+    assert again == want and "does not match" not in err
+
+
+@needs_shipped
+def test_a_shipped_file_that_does_not_match_its_digest_is_not_copied(tmp_path, monkeypatch,
+                                                                     capsys):
+    package = "dfrank.metrics"
+    names = {k.split("/", 1)[1]: d for k, d in SHIPPED["files"].items()
+             if k.startswith(package + "/")}
+    kernels = tmp_path / "kernels"
+    shutil.copytree(os.path.join(manifest.KERNELS, package), kernels / package)
+    bad = sorted(n for n in names if n.endswith(".nbc"))[0]
+    (kernels / package / bad).write_bytes(b"edited")
+    monkeypatch.setattr(manifest, "KERNELS", str(kernels))
+    monkeypatch.delenv("DFRANK_QUIET_COMPILE", raising=False)
+    live = tmp_path / "live"
+    live.mkdir()
+    stamp = store._seed(package, str(live), names, "some-id")
+    assert bad not in stamp["files"] and not (live / bad).exists()
+    assert len(stamp["files"]) == len(names) - 1
+    assert f"{kernels / package / bad} does not match the digest" in capsys.readouterr().err
+
+
+def _unshare_works():
+    try:
+        return subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def _read_only(folders, code, **env):
+    """Run ``code`` with ``folders`` mounted read-only (a private mount namespace, as a
+    container image presents site-packages)."""
+    mounts = " && ".join(f"mount --bind '{d}' '{d}' && mount -o remount,ro,bind '{d}' '{d}'"
+                         for d in folders)
+    full = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    full.update(DFRANK_DEBUG_COMPILE="1", **env)
+    return subprocess.run(["unshare", "-m", "sh", "-c", f'{mounts} && exec "$@"', "sh",
+                           sys.executable, "-c", code], env=full, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _package_folders():
+    import dfrank
+    import dfrank.strategies
+
+    return sorted({os.path.dirname(dfrank.__file__),
+                   os.path.dirname(dfrank.strategies.__file__)})
+
+
+needs_unshare = pytest.mark.skipif(not _unshare_works(),
+                                   reason="needs unshare -m (root) to mount read-only")
+
+
+@needs_shipped
+@needs_unshare
+def test_a_read_only_install_serves_its_kernels_from_the_users_cache(tmp_path):
+    """site-packages read-only (a container run as another user), HOME writable: the
+    shipped kernels once went unused and everything compiled into ~/.cache."""
+    done = _read_only(_package_folders(), EVALUATE, XDG_CACHE_HOME=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert _compiled(done.stderr) == [], done.stderr
+    assert glob.glob(str(tmp_path / "numba" / "metrics_*" / store.STAMP))
+
+
+@needs_unshare
+def test_with_no_writable_cache_folder_dfrank_compiles_in_memory_and_says_so(tmp_path):
+    """site-packages and HOME read-only: ``import dfrank`` failed with 'cannot cache
+    function ...: no locator available'."""
+    code = ("import numpy as np; from dfrank.spaces import Simplex; "
+            "print(Simplex(2).project(np.array([[0.2, 0.5, 0.3]])).sum())")
+    (tmp_path / "numba").mkdir()
+    done = _read_only(_package_folders() + [str(tmp_path)], code,
+                      XDG_CACHE_HOME=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) == pytest.approx(1.0)
+    assert done.stderr.count("kernels compile in memory") == 1
+
+
+# ------------------------------------------------------------------ interrupts and silence
+import signal  # noqa: E402
+import time  # noqa: E402
+
+
+def _helpers_with(marker):
+    """PIDs of live processes whose environment holds ``marker`` (Linux's /proc)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and marker.encode() in open(f"/proc/{pid}/environ", "rb").read():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_during_a_first_use_compile_stops_the_command_at_once(tmp_path, signum,
+                                                                        code):
+    """Ctrl-C or SIGTERM while ``fit`` compiled its kernels was taken by the warm-up's tiny
+    run for its own interrupt: ``fit --restarts 20 --metric err@10`` ran 45 s more and exited
+    0. Now the command ends within 5 s with 130 / 143, its helper processes with it."""
+    from dfrank.datasets import make_letor_like
+    from dfrank.io import save_svmlight
+
+    path = str(tmp_path / "train.txt")
+    save_svmlight(make_letor_like(n_queries=6, docs_per_query=8, n_features=3, seed=1), path)
+    cache = str(tmp_path / "empty-cache")
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, DFRANK_SHIPPED_KERNELS="0",
+               DFRANK_DEBUG_COMPILE="1")
+    env.pop("DFRANK_QUIET_COMPILE", None)
+    proc = subprocess.Popen([sys.executable, "-m", "dfrank.cli", "fit", path, "--strategy",
+                             "ca", "--metric", "err@10", "--restarts", "20"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = ""
+    while "dfrank: compiling dfrank." not in seen:
+        line = proc.stderr.readline()
+        assert line, f"fit ended before compiling: {seen}"
+        seen += line
+    time.sleep(1.0)    # inside a compile
+    t = time.monotonic()
+    proc.send_signal(signum)
+    assert proc.wait(timeout=30) == code
+    assert time.monotonic() - t <= 5.0
+    deadline = time.monotonic() + 5
+    while _helpers_with(cache) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _helpers_with(cache) == []

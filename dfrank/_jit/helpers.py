@@ -10,10 +10,10 @@ they reach this process (they are later entries of ``sys.path``, or this very fo
 
 Helpers run in sessions of their own (a terminal's Ctrl-C goes to the command, not to
 them); :func:`end_all` ends those still running, which the command line calls when a
-command stops for any reason, and ``atexit`` calls at the end of the process.
+command is interrupted. A background compile otherwise finishes after its process ends,
+filling the cache for the next one.
 """
 
-import atexit
 import os
 import subprocess
 import sys
@@ -80,5 +80,3 @@ def end_all(grace=1.0):
             p.kill()
             p.wait()
 
-
-atexit.register(end_all)

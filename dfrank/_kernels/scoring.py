@@ -19,8 +19,9 @@ time (:func:`dot_block4`), each feature read once for the four.
 import functools
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .._jit.store import njit
 from .chunks import one_at_a_time
 
 BLOCK = 256  # documents per dot_block call (a block of scores stays in L1)

@@ -12,7 +12,8 @@ breakpoints deterministic (equal t stay in query order), and both avoid numba's 
 """
 
 import numpy as np
-from numba import njit
+
+from .._jit.store import njit
 
 _BITS = 11  # digits of the radix sorts of long lists (three passes over the float32 word)
 _SMALL_BITS = 8  # and of short ones (four passes, but 257 counts a pass to clear and sum)

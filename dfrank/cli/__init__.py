@@ -142,19 +142,24 @@ def _run(args, debug):
         print(f"dfrank: error: {e}", file=sys.stderr)
         return code
 
-    terminated = []
+    terminated, interrupted = [], []
     previous = _on_sigterm(terminated)
+    previous_int = _on_sigint(interrupted)
     try:
         with warnings.catch_warnings():
             if not debug:
                 warnings.showwarning = show
-            return args.command_run(args)
+            code = args.command_run(args)
+        if terminated or interrupted:   # the command kept what it had and ended: say so
+            return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+        return code
     except (DataFormatError, FileNotFoundError, IsADirectoryError, PermissionError,
             TuneError, OutputError) as e:
         return say(e, EXIT_DATA)
     except (UsageError, NoEvaluationError, ValueError, TypeError) as e:
         return say(e, EXIT_USAGE)
     except KeyboardInterrupt:
+        interrupted.append(signal.SIGINT)
         print("dfrank: " + ("terminated" if terminated else "interrupted"), file=sys.stderr)
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -169,6 +174,31 @@ def _run(args, debug):
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
+        if terminated or interrupted:   # a compile in a helper process ends with the command
+            from .._jit.helpers import end_all
+
+            end_all()
+
+
+def _on_sigint(received):
+    """While a command runs, Ctrl-C raises KeyboardInterrupt as Python's own handler does,
+    and ``received`` notes that it came (a command that keeps its best point and ends
+    still exits 130). Nothing is set where SIGINT is ignored or handled by someone else,
+    or outside the main thread; returns the handler it replaced, or None."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return None
+
+    def interrupt(signum, frame):
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    return signal.default_int_handler
 
 
 def _on_sigterm(received):

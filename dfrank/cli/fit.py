@@ -93,13 +93,16 @@ def run(args):
         train, valid, test = (normalization.apply(d, norm) if d is not None else None
                               for d in (train, valid, test))
     o.compiling(args.quiet)
+    c0 = o.compile_seconds()
     o.warm_up(metric, args.ties, strategy=strategy, data=train)
+    c1 = o.compile_seconds()
     t0 = time.perf_counter()
     result = maximize(train, metric, strategy, seed=args.seed, n_jobs=args.n_jobs,
                       budget=args.budget, max_seconds=args.max_seconds, valid=valid,
                       progress=o.show_progress(args), ties=args.ties,
                       checkpoint=args.checkpoint, resume=args.resume)
     secs = time.perf_counter() - t0
+    timed = o.time_text(secs, c1 - c0, o.compile_seconds() - c1)
     if norm is not None:
         result.normalization = norm
     ranker = result.ranker
@@ -121,7 +124,7 @@ def run(args):
              "outcome")
     if args.json != "-":
         rows = [[k, f"{v:.4f}"] for k, v in scores.items()]
-        rows += [["evaluations", str(result.n_evals)], ["time", f"{secs:.2f} s"]]
+        rows += [["evaluations", str(result.n_evals)], ["time", timed]]
         print(f"{result.strategy} on {counted(train.n_queries, 'query', 'queries')}, "
               f"{counted(train.n_features, 'feature', 'features')} (seed {args.seed})")
         print(format_table(rows, ["", result.metric]))

@@ -30,6 +30,7 @@ __all__ = ["UsageError", "Outputs", "add_seed", "add_budget", "add_max_seconds",
            "add_ties", "add_quiet", "add_significance", "add_data", "add_reading",
            "positive_int", "positive_float", "parse_options", "load", "load_sets",
            "outputs_writable", "show_progress", "compiling", "warm_up", "prefetch",
+           "compile_seconds", "time_text",
            "SIGNIFICANCE_TESTS"]
 
 
@@ -431,17 +432,44 @@ def show_progress(args):
 
 
 def compiling(quiet):
-    """Let dfrank._compiling say, after a few seconds, that kernels are compiling (once per
-    process), unless --quiet."""
-    from .. import _compiling
+    """Let dfrank._jit.progress say, after a few seconds, that kernels are compiling (once
+    per process), unless --quiet."""
+    from .._jit import progress
 
-    _compiling.quiet(quiet)
+    progress.quiet(quiet)
+
+
+def compile_seconds():
+    """Seconds this process has spent compiling kernels so far (:mod:`dfrank._jit.progress`)."""
+    from .._jit import progress
+
+    return progress.seconds()
+
+
+def time_text(secs, before=0.0, within=0.0):
+    """A run's time as printed: ``secs``, with the seconds of compiling within it and
+    before it (the warm-up), when there were any."""
+    text = f"{secs:.2f} s"
+    if within >= 0.05:
+        text += f", {within:.1f} s of it compiling"
+    if before >= 0.05:
+        text += f" (+{before:.1f} s compiling before)"
+    return text
 
 
 def warm_up(metric, ties="pessimistic", exact=True, strategy="ca", data=None):
     """Load (or compile) the kernels a run of ``strategy`` on ``data`` needs, on a tiny
     problem: the line search's only for a strategy that makes line searches; for one that
-    chooses by the data (``auto``), those of the strategy it chooses for ``data``."""
+    chooses by the data (``auto``), those of the strategy it chooses for ``data``. It runs
+    off the main thread (:func:`dfrank._jit.store.off_main_thread`): Ctrl-C and SIGTERM
+    stop the command at once, even within a compile, and are never taken for the tiny
+    run's own interrupt."""
+    from .._jit.store import off_main_thread
+
+    off_main_thread(_warm_up, metric, ties, exact, strategy, data)
+
+
+def _warm_up(metric, ties, exact, strategy, data):
     from ..api import maximize
     from ..data import RankingData
     from ..objective import LinearObjective

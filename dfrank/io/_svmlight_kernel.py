@@ -8,7 +8,8 @@ layer turns them into :class:`dfrank.DataFormatError`.
 """
 
 import numpy as np
-from numba import njit
+
+from .._jit.store import njit
 
 # error codes (see _MESSAGES in svmlight.py)
 OK = 0

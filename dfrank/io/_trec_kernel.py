@@ -8,8 +8,9 @@ identifiers.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .._jit.store import njit
 from ._svmlight_kernel import F_BAD, F_NONFINITE, F_OK, _parse_float, _parse_int
 
 OK = 0

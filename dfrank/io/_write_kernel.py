@@ -5,7 +5,8 @@ rounded half away from zero; the caller checks that |value| * 10**precision fits
 """
 
 import numpy as np
-from numba import njit
+
+from .._jit.store import njit
 
 
 @njit(cache=True, inline="always")

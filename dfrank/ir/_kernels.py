@@ -2,7 +2,9 @@
 parameter point."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit.store import njit
 
 
 @njit(cache=True, nogil=True)

@@ -27,8 +27,9 @@ fixed blocks of queries; the threads of :func:`assemble` split its work at bin b
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .._jit.store import njit
 from .._kernels.chunks import PRANGE_ONLY
 from .._kernels.sort import (_SHIFT32, _count_digits, _insert, _key32, _radix_passes,
                              gather_sorted, radix_argsort, sort_pairs_into, sorted_copy)

@@ -8,8 +8,9 @@ unchanged by the pruning. Identical lines (equal s0 and u) are ordered by the ti
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .._jit.store import njit
 from .._kernels.sort import sort_pairs
 from ..metrics._kernels import AP, DCG, ERR, NDCG, PREC, RECALL, RPREC, RR, _cutoff
 from ..metrics._rank import tie_above

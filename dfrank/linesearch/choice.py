@@ -5,8 +5,9 @@ the ``"plateau"`` rule (:func:`choose`), kept away from the hazards of tied meet
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .._jit.store import njit
 from .._kernels.chunks import PRANGE_ONLY
 from .._kernels.sort import sorted_copy
 from .profile import MIN_WIDTH, LineResult

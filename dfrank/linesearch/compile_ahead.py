@@ -28,7 +28,9 @@ import numba
 import numpy as np
 from numba.core import types as nbt
 
-from ..metrics._background import on_disk, allowed, spawn
+from .._jit.progress import waiting
+from .._jit.store import on_disk
+from ..metrics._background import allowed, spawn
 
 __all__ = ["ahead", "wait_for", "describe", "numba_type"]
 
@@ -63,10 +65,12 @@ def wait_for(kernel, meanwhile=None):
         other, types = meanwhile
         if not other.signatures and not on_disk(other):
             other.compile(types())
-    try:
-        proc.wait(timeout=WAIT_SECONDS)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    name = f"{kernel.py_func.__module__}.{kernel.py_func.__name__}"
+    with waiting(f"{name}, compiling in a helper process"):
+        try:
+            proc.wait(timeout=WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def describe(t):

@@ -23,8 +23,9 @@ t is unchanged by the pruning.
 """
 
 import numpy as np
-from numba import get_thread_id, njit, prange
+from numba import get_thread_id, prange
 
+from .._jit.store import njit
 from .._kernels.sort import _LOW, _SHIFT32, _insert, sort_pairs_into
 from ..metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .assemble import bin_runs

@@ -30,6 +30,8 @@ import time
 import numba
 import numpy as np
 
+from .._jit.progress import waiting
+from .._jit.store import in_memory, on_disk
 from .._kernels.scoring import read_only
 from . import _drivers
 from .registry import get, tie_code
@@ -71,7 +73,8 @@ def _worth_waiting(proc, code, ties_code):
     if left > SERIAL_SECONDS:
         return False
     try:
-        proc.wait(timeout=2 * SERIAL_SECONDS)
+        with waiting("a metric's parallel entry point, compiling in a helper process"):
+            proc.wait(timeout=2 * SERIAL_SECONDS)
     except subprocess.TimeoutExpired:
         return False
     return True
@@ -98,14 +101,6 @@ def _state(code, ties_code, dtype):
     return state
 
 
-def on_disk(dispatcher):
-    """Whether numba's cache index of ``dispatcher`` exists (its private layout; where it
-    differs, the entry point is taken as cached and compiles on its call if it is not)."""
-    try:
-        return os.path.exists(dispatcher._cache._cache_file._index_path)
-    except AttributeError:
-        return True
-
 
 def _start(key):
     code, ties_code, dtype = key
@@ -123,8 +118,10 @@ def spawn(module, *args):
 
 def allowed():
     """Whether kernels may compile in background processes now (not under
-    ``DFRANK_BACKGROUND_COMPILE=0``, nor inside :func:`in_process`)."""
-    return os.environ.get(ENV, "1") != "0" and not _switch["in_process"]
+    ``DFRANK_BACKGROUND_COMPILE=0``, nor inside :func:`in_process`, nor where kernels
+    compile in memory: a helper could not cache them)."""
+    return (os.environ.get(ENV, "1") != "0" and not _switch["in_process"]
+            and in_memory() is None)
 
 
 @contextlib.contextmanager

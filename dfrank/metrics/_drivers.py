@@ -16,8 +16,9 @@ is compiled once per process.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .._jit.store import njit
 from .._kernels.scoring import BLOCK, dot_block, dot_block4
 from . import _kernels
 from ._rank import EXPECTED, count_top, top_k

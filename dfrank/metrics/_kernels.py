@@ -6,8 +6,8 @@ The parallel drivers that call them live in :mod:`dfrank.metrics._drivers`.
 """
 
 import numpy as np
-from numba import njit
 
+from .._jit.store import njit
 from .._kernels.sort import heapsort, sorted_copy
 from ._rank import (EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows,
                     top_gains, top_k)

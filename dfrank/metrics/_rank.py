@@ -14,7 +14,8 @@ total order and the ranked label sequence is well defined.
 """
 
 import numpy as np
-from numba import njit
+
+from .._jit.store import njit
 
 PESSIMISTIC = 0
 OPTIMISTIC = 1

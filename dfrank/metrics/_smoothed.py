@@ -25,8 +25,9 @@ have value 0 and gradient 0.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .._jit.store import njit
 from .._kernels.sort import radix_argsort
 
 APPROX_NDCG = 0

@@ -29,8 +29,9 @@ Numbers agree with trec_eval as exposed by pytrec_eval (pytrec-eval-terrier) to 
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .._jit.store import njit
 from .._kernels.sort import sort_pairs
 from ..errors import DataFormatError
 from ..io import _trec_kernel as TK

@@ -1,6 +1,6 @@
 """Tell the user when numba compiles for long, and how it goes.
 
-The install compiles the kernels of the first commands (setup.py, :mod:`dfrank.warmup`);
+The install compiles the kernels of the first commands (:mod:`.build`, :mod:`dfrank.warmup`);
 anything else compiles on its first use (cached on disk afterwards), which takes seconds
 to tens of seconds and would otherwise look like a hang. A listener on numba's compile
 events of dfrank's own kernels (not other libraries') starts a timer when a compilation
@@ -11,22 +11,27 @@ every ``EVERY`` seconds while it compiles, a progress line: the time so far, the
 done, the one compiling now with the usual time it takes. Ctrl-C stops a compile as it
 stops a run (KeyboardInterrupt, nothing half-written is cached).
 
+A wait for a helper process compiling a kernel (:func:`waiting`) is said and shown the
+same way, and :func:`seconds` counts both, so that a run can print how much of its time
+was compiling.
+
 ``DFRANK_QUIET_COMPILE=1`` silences it; ``DFRANK_DEBUG_COMPILE=1`` names every kernel
 compiled, with its argument types (a kernel compiled at every run means a signature the
 cache never sees, or a dispatcher rebuilt without its cache).
 """
 
+import contextlib
 import os
 import sys
 import threading
 import time
 
-__all__ = ["install", "quiet", "DELAY", "EVERY"]
+__all__ = ["install", "quiet", "waiting", "seconds", "DELAY", "EVERY"]
 
 DELAY = 2.0
 EVERY = 10.0
 _state = {"installed": False, "depth": 0, "timer": None, "said": False, "done": 0,
-          "now": None, "since": None}
+          "now": None, "since": None, "began": None, "seconds": 0.0}
 _lock = threading.Lock()
 
 # seconds the long kernels take to compile on 2 cores, by the start of their name
@@ -44,24 +49,24 @@ def _uncached():
     how many of them have no cache index on disk yet."""
     from numba.core.dispatcher import Dispatcher
 
+    from .store import on_disk
+
     seen, missing = set(), 0
     for name, module in list(sys.modules.items()):
         if not name.startswith("dfrank") or module is None:
             continue
         for obj in list(vars(module).values()):
-            cache = getattr(obj, "_cache", None) if isinstance(obj, Dispatcher) else None
-            path = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-            if path is None or id(obj) in seen or \
+            if not isinstance(obj, Dispatcher) or id(obj) in seen or \
                     obj.targetoptions.get("inline") == "always":   # compiled into callers
                 continue
             seen.add(id(obj))
-            missing += not os.path.exists(path)
+            missing += not on_disk(obj)
     return missing, len(seen)
 
 
 def _first_line():
     """Why this process compiles, for the first line."""
-    from ._prebuilt import mismatch
+    from .manifest import mismatch
 
     why = mismatch()
     missing, total = _uncached()
@@ -82,7 +87,7 @@ def _say():
         _state["said"] = True
         now, done, since = _state["now"], _state["done"], _state["since"]
     if first:
-        line = _first_line()
+        line = f"{_first_line()}; now {now}"
     else:
         usual = _usual(now.rsplit(".", 1)[-1]) if now else None
         line = (f"dfrank: compiling: {time.monotonic() - since:.0f} s, {done} kernels "
@@ -106,9 +111,56 @@ def quiet(flag=True):
     _state["quiet"] = bool(flag)
 
 
+def _begin(name):
+    """A compile (or a wait for one) of ``name`` begins in this process."""
+    with _lock:
+        _state["depth"] += 1
+        if _state["depth"] == 1:
+            _state["now"] = name
+            _state["began"] = time.monotonic()
+            if _state["since"] is None:
+                _state["since"] = _state["began"]
+            start = _state["timer"] is None and not _state.get("quiet") and \
+                not os.environ.get("DFRANK_QUIET_COMPILE")
+        else:
+            start = False
+    if start:
+        _arm(DELAY if not _state["said"] else EVERY)
+
+
+def _end():
+    with _lock:
+        _state["depth"] -= 1
+        if _state["depth"] == 0:
+            _state["done"] += 1
+            _state["seconds"] += time.monotonic() - _state["began"]
+            if _state["timer"] is not None:
+                _state["timer"].cancel()
+                _state["timer"] = None
+
+
+def seconds():
+    """Seconds this process has spent compiling dfrank's kernels (or waiting for a helper
+    process compiling them) so far; a run prints the part that fell within it."""
+    with _lock:
+        extra = time.monotonic() - _state["began"] if _state["depth"] else 0.0
+        return _state["seconds"] + extra
+
+
+@contextlib.contextmanager
+def waiting(what):
+    """Within the block this process waits for ``what`` (a kernel compiling in a helper
+    process): said and shown as a compile is."""
+    _begin(what)
+    try:
+        yield
+    finally:
+        _end()
+
+
 def install():
-    """Register the listener (idempotent; nothing happens under DFRANK_QUIET_COMPILE)."""
-    if _state["installed"] or os.environ.get("DFRANK_QUIET_COMPILE"):
+    """Register the listener on numba's compile events of dfrank's kernels (idempotent)."""
+    if _state["installed"]:
         return
     from numba.core import event
 
@@ -126,28 +178,12 @@ def install():
             if os.environ.get("DFRANK_DEBUG_COMPILE"):
                 print(f"dfrank: compiling {name}{ev.data.get('args')}", file=sys.stderr,
                       flush=True)
-            with _lock:
-                _state["depth"] += 1
-                if _state["depth"] == 1:
-                    _state["now"] = name
-                    if _state["since"] is None:
-                        _state["since"] = time.monotonic()
-                    start = _state["timer"] is None
-                else:
-                    start = False
-            if start:
-                _arm(DELAY if not _state["said"] else EVERY)
+            _begin(name)
 
         def on_end(self, ev):
-            if ours(ev) is None:
-                return
-            with _lock:
-                _state["depth"] -= 1
-                if _state["depth"] == 0:
-                    _state["done"] += 1
-                    if _state["timer"] is not None:
-                        _state["timer"].cancel()
-                        _state["timer"] = None
+            if ours(ev) is not None:
+                _end()
 
     event.register("numba:compile", _Listener())
     _state["installed"] = True
+
