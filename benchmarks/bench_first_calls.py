@@ -1,14 +1,17 @@
-"""A new user's first calls, in a fresh install (issue #52): first run, warm run, extra.
+"""A new user's first calls, in a fresh install: first run, warm run, extra, in each setup.
 
-    python benchmarks/bench_first_calls.py [--test-command]
+    python benchmarks/bench_first_calls.py [--test-command] [--setups plain,cache-dir,...]
 
 1. A clone of HEAD, a fresh virtualenv, README's user install (``pip install .``, timed:
-   it compiles the first commands' kernels, see setup.py), and no numba cache outside the
-   installed package (``NUMBA_CACHE_DIR`` unset).
-2. Each first command of benchmarks/first_tasks.py, on real data where the tasks use it:
-   run once from the install's state (its kernel cache as the install left it, restored
-   before each command, so no command profits from another's compiling), then again
-   (warm); extra = first - warm.
+   it compiles the first commands' kernels, see setup.py and dfrank/_jit/).
+2. Each first command of benchmarks/first_tasks.py, on real data where the tasks use it,
+   in each setup (a column group each): ``plain`` (no numba cache outside the installed
+   package), ``cache-dir`` (``NUMBA_CACHE_DIR`` set to an empty folder, as clusters and CI
+   set it), ``read-only`` (site-packages mounted read-only, as in a container image run as
+   another user, with a writable, empty user cache folder; needs ``unshare -m``, root).
+   Each command runs once from the install's state (the kernels as the install left them,
+   restored before each command, and the setup's cache folder emptied, so that no command
+   profits from another's compiling), then again (warm); extra = first - warm.
 3. ``dfrank warmup`` from the install's state: the kernels the install did not compile.
 4. With ``--test-command``: README's contributor commands from a fresh clone (``git
    clone``, a fresh venv, ``pip install -e ".[dev]"`` (timed apart), then ``python -m
@@ -19,6 +22,7 @@ Each figure is printed with the tasks other processes had ready to run meanwhile
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,10 +49,12 @@ def timed(argv, env, cwd=None, check=True):
 
 
 def caches(site):
-    """numba's cache files under the installed package."""
+    """numba's cache files under the installed package, and the stamps of the folders
+    the shipped kernels were copied to."""
     out = []
     for folder, _, files in os.walk(os.path.join(site, "dfrank")):
-        out += [os.path.join(folder, f) for f in files if f.endswith((".nbi", ".nbc"))]
+        out += [os.path.join(folder, f) for f in files
+                if f.endswith((".nbi", ".nbc")) or f == "dfrank-kernels.json"]
     return out
 
 
@@ -78,15 +84,34 @@ def fresh_install(tmp):
     return py, env, site, install
 
 
-def first_calls(tmp, py, env, site):
+SETUPS = ("plain", "cache-dir", "read-only")
+
+
+def setup_of(name, tmp, py, env, site):
+    """(command prefix, environment, folder emptied before each first call) of a setup."""
+    cache = os.path.join(tmp, f"cache-{name}")
+    if name == "plain":
+        return [py], env, None
+    if name == "cache-dir":
+        return [py], dict(env, NUMBA_CACHE_DIR=cache), cache
+    ro = os.path.join(site, "dfrank")
+    return (["unshare", "-m", "sh", "-c", f"mount --bind '{ro}' '{ro}' && mount -o "
+             f"remount,ro,bind '{ro}' '{ro}' && exec \"$@\"", "sh", py],
+            dict(env, XDG_CACHE_HOME=cache), cache)
+
+
+def first_calls(tmp, py, env, site, setup="plain"):
     saved = {os.path.relpath(p, site): open(p, "rb").read() for p in caches(site)}
     folder = os.path.join(tmp, "inputs")
     first_tasks.write_inputs(folder)
+    prefix, env, cache = setup_of(setup, tmp, py, env, site)
     rows = []
     for name, argv in first_tasks.tasks(folder):
         restore(site, saved)
-        cmd = [py, "-m", "dfrank.cli", *argv, "--quiet"] if argv[0] != "demo" else \
-            [py, "-m", "dfrank.cli", *argv]
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
+        cmd = [*prefix, "-m", "dfrank.cli", *argv, "--quiet"] if argv[0] != "demo" else \
+            [*prefix, "-m", "dfrank.cli", *argv]
         first = timed(cmd, env, cwd=tmp)
         warm = timed(cmd, env, cwd=tmp)
         extra = first - warm
@@ -94,7 +119,10 @@ def first_calls(tmp, py, env, site):
                      f"{extra:+.1f} s", "yes" if extra <= GOAL else "NO",
                      load_cell(first, warm)])
     restore(site, saved)
-    warmup = timed([py, "-m", "dfrank.cli", "warmup", "--quiet"], env, cwd=tmp)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
+    warmup = timed([*prefix, "-m", "dfrank.cli", "warmup", "--quiet"], env, cwd=tmp)
+    restore(site, saved)
     return rows, warmup
 
 
@@ -123,6 +151,8 @@ def main():
                     help="also time README's contributor install and test command")
     ap.add_argument("--only-test-command", action="store_true",
                     help="time README's contributor install and test command only")
+    ap.add_argument("--setups", default=",".join(SETUPS),
+                    help=f"the setups of the first calls, of {', '.join(SETUPS)}")
     args = ap.parse_args()
     if shared_path() is None:
         sys.exit("needs ../shared/data (OHSUMED, CISI)")
@@ -137,11 +167,13 @@ def main():
         py, env, site, install = fresh_install(tmp)
         print(f"README's user install (pip install .): {install:.0f} s "
               f"({load_cell(install)})")
-        rows, warmup = first_calls(tmp, py, env, site)
-        print(table(rows, ["first call", "first", "warm", "extra", f"<= {GOAL:g} s",
-                           "load"]))
-        print(f"dfrank warmup from the install's state: {warmup:.0f} s "
-              f"({load_cell(warmup)})")
+        for setup in args.setups.split(","):
+            rows, warmup = first_calls(tmp, py, env, site, setup)
+            print(f"\nsetup: {setup}")
+            print(table(rows, ["first call", "first", "warm", "extra", f"<= {GOAL:g} s",
+                               "load"]))
+            print(f"dfrank warmup from the install's state ({setup}): {warmup:.0f} s "
+                  f"({load_cell(warmup)})")
         if args.test_command:
             install, tests = test_command(tmp)
             print(f"contributor install (pip install -e .[dev]): {install:.0f} s "

@@ -442,7 +442,7 @@ class LinearObjective(Objective):
 
     def expect_lines(self):
         """Exact line searches are coming: their sweep kernel starts compiling in the
-        background now, if it is not cached (:mod:`dfrank.linesearch.compile_ahead`)."""
+        background now, if it is not cached (:mod:`dfrank._jit.ahead`)."""
         if self.exact_line:
             compile_sweep_ahead(self.bound, self.classes)
 

@@ -131,7 +131,7 @@ def _evaluations(*metrics):
 def _serial(*metrics):
     """The serial twins, which a process with one numba thread runs (a joblib worker),
     compiled directly: the thread count is the user's and joblib's to set."""
-    from .metrics._background import compile_entry
+    from ._jit.background import compile_entry
     from .metrics.registry import get, tie_code
 
     for name in metrics:
@@ -143,23 +143,25 @@ def _serial(*metrics):
 
 def _commands(*names):
     """The first commands of a new user's tasks (``dfrank demo``, ``fit``, ``fit --strategy
-    ca``, ``evaluate``, ``trec-eval``, ``fuse``, ``tune``, ``compare``), run through the
-    command line in this process on tiny files shaped as the real ones (gzipped LETOR,
-    TREC runs and qrels, a tab-separated collection), so that they compile exactly the
-    kernels and argument types those commands need."""
-    import contextlib
-    import io as _io
+    ca``, ``evaluate``, ``trec-eval``, ``fuse``, ``tune``, ``compare``), each run as a
+    user runs it, in a process of its own (:mod:`dfrank._jit.helpers`), on tiny files
+    shaped as the real ones (gzipped LETOR, TREC runs and qrels, a tab-separated
+    collection), so that they compile exactly the kernels and argument types those
+    commands need; their parallel entry points compile in that process."""
+    import subprocess
 
-    from .cli import main
+    from ._jit.helpers import argv
 
+    env = dict(os.environ, DFRANK_BACKGROUND_COMPILE="0", DFRANK_QUIET_COMPILE="1")
     with tempfile.TemporaryDirectory() as tmp:
         files = _command_inputs(tmp)
         for name in names:
-            out = _io.StringIO()
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                code = main(COMMANDS[name](files) + ["--quiet"])
-            if code != 0:
-                raise RuntimeError(f"warm-up of {name!r} failed ({code}): {out.getvalue()}")
+            done = subprocess.run(argv("dfrank.cli", *COMMANDS[name](files), "--quiet"),
+                                  env=env, cwd=tmp, stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"warm-up of {name!r} failed ({done.returncode}): "
+                                   f"{done.stdout}{done.stderr}")
 
 
 def _command_inputs(tmp):
@@ -197,7 +199,7 @@ def _command_inputs(tmp):
     return f
 
 
-# the first commands of issue #52, as argument lists of the tiny inputs
+# the first commands of a new user's tasks, as argument lists of the tiny inputs
 COMMANDS = {
     "demo": lambda f: ["demo"],
     "fit": lambda f: ["fit", f["train.txt.gz"], "--valid", f["test.txt.gz"], "--test",
@@ -259,7 +261,7 @@ GROUPS = {"demo": ["demo"],
 def run_task(name):
     """Compile (or load) the kernels of one task, the parallel entry points in this
     process (not in the background); returns its wall time."""
-    from .metrics._background import in_process
+    from ._jit.background import in_process
 
     _, _, fn, args = TASKS[name]
     t = time.perf_counter()

@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import pytest
 
-from dfrank.metrics import _background
+from dfrank._jit import background as _background
 
 
 class _Dispatcher:
@@ -113,12 +113,13 @@ def test_prefetch_starts_the_process_before_the_first_call(cold):
 
 @pytest.mark.slow
 def test_the_background_process_fills_the_cache(tmp_path):
-    """``python -m dfrank.metrics._background`` compiles the parallel entry point into an
+    """``python -m dfrank._jit.background`` compiles the parallel entry point into an
     empty cache, where a fresh process finds it on disk and loads it."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    subprocess.run([sys.executable, "-m", "dfrank.metrics._background", "0", "0", "<f8"],
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), DFRANK_SHIPPED_KERNELS="0")
+    subprocess.run([sys.executable, "-m", "dfrank._jit.background", "0", "0", "<f8"],
                    env=env, check=True, timeout=600)
-    code = ("from dfrank.metrics import _background, _drivers; "
+    code = ("from dfrank.metrics import _drivers; "
+            "from dfrank._jit import background as _background; "
             "print(_background.on_disk(_drivers.batch_ndcg), "
             "_background.compile_entry(0, 0, 'float64'), "
             "sum(_drivers.batch_ndcg.stats.cache_hits.values()))")

@@ -23,7 +23,7 @@ def hostile_cwd(tmp_path, monkeypatch):
 def test_a_helper_runs_the_installed_dfrank_not_a_folder_in_the_working_directory(
         hostile_cwd):
     """A folder ``dfrank/`` in the working directory once ran in the background compile
-    helpers (``python -m dfrank.metrics._background`` put it first on ``sys.path``)."""
+    helpers (``python -m dfrank._jit.background`` put it first on ``sys.path``)."""
     done = subprocess.run(helpers.argv("dfrank.cli", "--version"), capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -37,15 +37,15 @@ def test_the_background_compile_helpers_never_import_from_the_working_directory(
     kernel ahead of its call) start through the same bootstrap."""
     import json
 
-    from dfrank.linesearch.compile_ahead import describe
-    from dfrank.metrics import _background
+    from dfrank._jit.ahead import describe
+    from dfrank._jit import background as _background
     from dfrank.metrics.registry import get, tie_code
     from numba.core import types
 
     m = get("ndcg@10")
-    procs = [_background.spawn("dfrank.metrics._background", str(m.code),
+    procs = [_background.spawn("dfrank._jit.background", str(m.code),
                                str(tie_code("pessimistic")), "<f8"),
-             _background.spawn("dfrank.linesearch.compile_ahead", json.dumps(
+             _background.spawn("dfrank._jit.ahead", json.dumps(
                  ["dfrank.spaces", "_project_rows",
                   [describe(types.float64[:, ::1]), describe(types.float64[:, ::1])]]))]
     assert all(p is not None and p.wait(timeout=120) == 0 for p in procs)
@@ -82,9 +82,22 @@ import sys  # noqa: E402
 from dfrank._jit import manifest, store  # noqa: E402
 
 SHIPPED = manifest.manifest()
+
+
+def _locate(rel):
+    """The file of a path of the installed layout, in this install or checkout."""
+    import dfrank
+    import dfrank.strategies
+
+    if rel.startswith("dfrank/strategies/"):
+        return os.path.join(os.path.dirname(dfrank.strategies.__file__), rel.split("/")[-1])
+    return os.path.join(os.path.dirname(os.path.dirname(dfrank.__file__)), rel)
+
+
 needs_shipped = pytest.mark.skipif(
-    not (SHIPPED and SHIPPED.get("built")),
-    reason="this checkout was not built with its kernels (pip install -e . builds them)")
+    not (SHIPPED and SHIPPED.get("built")) or bool(manifest.changed_sources(SHIPPED, _locate)),
+    reason="this checkout was not built with its kernels, or was edited since "
+           "(pip install -e . builds them)")
 
 EVALUATE = """
 import dfrank, numpy as np

@@ -132,7 +132,8 @@ def test_serial_twins_equal_the_parallel_entry_points(case):
     """The serial twin of each family's entry point (run while the parallel one compiles,
     and with one numba thread) gives the parallel one's values bit for bit."""
     from dfrank._kernels.scoring import read_only
-    from dfrank.metrics import _background, _drivers
+    from dfrank.metrics import _drivers
+    from dfrank._jit import background as _background
 
     data, scores = case
     rng = np.random.default_rng(0)

@@ -70,7 +70,7 @@ JIT_VALUES = """
 import hashlib, sys
 import numpy as np
 import dfrank
-from dfrank.metrics._background import in_process
+from dfrank._jit.background import in_process
 from dfrank.objective import LinearObjective
 
 part, path, qrels, run = sys.argv[1:5]

@@ -17,7 +17,7 @@ import platform
 import shutil
 
 __all__ = ["KERNELS", "MANIFEST", "FORMAT", "VERSION", "manifest", "describe", "ship",
-           "ship_nothing", "mismatch", "digest"]
+           "ship_nothing", "mismatch", "digest", "changed_sources"]
 
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
 MANIFEST = os.path.join(KERNELS, "manifest.json")
@@ -84,9 +84,27 @@ def ship(root, seconds, commands):
             os.makedirs(target, exist_ok=True)
             shutil.move(os.path.join(folder, name), os.path.join(target, name))
             files[f"{package}/{name}"] = digest(os.path.join(target, name))
+    sources = {os.path.relpath(os.path.join(folder, n), root).replace(os.sep, "/"):
+               digest(os.path.join(folder, n))
+               for folder, _, names in os.walk(top) for n in names if n.endswith(".py")}
     _write(root, {"format": FORMAT, "version": VERSION, "built": True,
                   "seconds": round(seconds, 1), "commands": list(commands), "files": files,
-                  **describe()})
+                  "sources": sources, **describe()})
+
+
+def changed_sources(m, locate):
+    """The modules whose source differs from the one the manifest ``m``'s kernels were
+    compiled from (numba compiles their kernels again): a checkout edited since it was
+    built. ``locate(path)`` gives the file of a path of the installed layout
+    (``dfrank/metrics/bound.py``)."""
+    changed = []
+    for rel, want in sorted(m.get("sources", {}).items()):
+        try:
+            if digest(locate(rel)) != want:
+                changed.append(rel)
+        except OSError:
+            changed.append(rel)
+    return changed
 
 
 def _read(path):

@@ -490,9 +490,9 @@ def _warm_up(metric, ties, exact, strategy, data):
 
 def prefetch(metric, ties="pessimistic"):
     """Start compiling the metric's parallel kernel in the background if it is not cached
-    (see :mod:`dfrank.metrics._background`); a bad metric name is reported later, where
+    (see :mod:`dfrank._jit.background`); a bad metric name is reported later, where
     it is used."""
-    from ..metrics import _background
+    from .._jit import background as _background
 
     try:
         _background.prefetch(metric, ties)

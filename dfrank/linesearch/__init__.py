@@ -31,7 +31,7 @@ from ..metrics.bound import _chunks
 from .assemble import (BIN_SHIFT, N_BINS, best_interval, bin_of, bin_sums, kept_rows,
                        sum_blocks)
 from .assemble import assemble as assemble_profile   # the module keeps its name
-from .compile_ahead import ahead, wait_for
+from .._jit.ahead import ahead, wait_for
 from .sweep import BLOCKS_PER_THREAD, SWEEPS, sweep_dcg
 from .candidates import (HULL_GAIN, HULL_SAMPLE, HULL_SAMPLE_FROM, PRUNABLE, candidates,
                          direction_kind, flat_within_queries, rows_by_u)
@@ -127,7 +127,7 @@ def _family(bound, classes, s0, u):
 
 def compile_sweep_ahead(bound, classes):
     """Start compiling the sweep of ``bound``'s metric family in the background, if it
-    is not cached (:mod:`.compile_ahead`): for a caller about to search lines, before
+    is not cached (:mod:`dfrank._jit.ahead`): for a caller about to search lines, before
     it compiles the kernels that run first (the scores', the candidates')."""
     def types():
         s0 = u = np.zeros(len(bound.y))  # the types of the lines' scores
@@ -157,7 +157,7 @@ def _prepare(bound, classes, s0, u, u_order, ws):
 
 def _sweep_types(bound, line, s0, u):
     """The argument types of ``line.sweep``'s call by :func:`_sweep_rows` (for its compile
-    ahead, :func:`.compile_ahead.ahead`): the same call's arguments, its buffers in a
+    ahead, :func:`dfrank._jit.ahead.ahead`): the same call's arguments, its buffers in a
     throwaway scratch."""
     _, _, _, _, offsets, *_, qorder, _, _, _ = line.fixed
     args = _sweep_args(bound, line, s0, u, qorder, offsets, 1, Scratch(), BIN_SHIFT)[0]
@@ -344,7 +344,7 @@ def _assemble_args(bp, ws, threads):
 
 def _assemble_types(line, out, offsets):
     """The argument types of the assembly kernel's call on ``line``'s sweep outputs
-    (compiled while the sweep compiles in the background, :func:`.compile_ahead.wait_for`)."""
+    (compiled while the sweep compiles in the background, :func:`dfrank._jit.ahead.wait_for`)."""
     _, _, _, _, _, _, n_out, _, _, _, _, bins = line.fixed
     bp = _Breakpoints(*out[:3], offsets, n_out, 0.0, 1, 1, bins)
     return tuple(numba.typeof(a) for a in _assemble_args(bp, Scratch(), 1))

@@ -214,7 +214,7 @@ def batch_expected(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, no
 # The same skeleton compiled without ``parallel`` (its ``prange`` runs as ``range``): the
 # same values bit for bit, about 2 s less to compile. They serve a process with one numba
 # thread, and any process while the parallel entry point is being compiled in the
-# background (:mod:`._background`).
+# background (:mod:`dfrank._jit.background`).
 
 @njit(cache=True, nogil=True)
 def serial_ndcg(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,

@@ -2,7 +2,7 @@
 
 Binding computes the per-query constants (ideal DCG, relevant counts) once; afterwards
 every call is one parallel kernel over (point, query) pairs (:mod:`._drivers`; its serial
-twin while the parallel one compiles, :mod:`._background`).
+twin while the parallel one compiles, :mod:`dfrank._jit.background`).
 """
 
 import numba
@@ -10,7 +10,8 @@ import numpy as np
 
 from .._kernels.scoring import all_rows, read_only
 from .._kernels.scratch import PerThread
-from . import _background, _drivers, _kernels
+from .._jit import background as _background
+from . import _drivers, _kernels
 from .registry import GAINS, get, tie_code
 
 __all__ = ["BoundMetric"]

@@ -4,7 +4,7 @@ kernels that run before it.
 A new install's first line search compiles, one after the other, the candidates' kernels
 and the metric family's sweep, each for tens of seconds. The sweep's argument types are
 known before the candidates run (the same call's arguments, its buffers in a throwaway
-scratch), so :func:`ahead` starts ``python -m dfrank.linesearch.compile_ahead`` to compile
+scratch), so :func:`ahead` starts ``python -m dfrank._jit.ahead`` to compile
 the sweep into numba's disk cache on the core this process leaves idle while it compiles;
 :func:`wait_for`, just before the sweep's first call, compiles the kernel that runs after
 the sweep (the profile's assembly) here if that process has not ended, then waits for it;
@@ -15,7 +15,7 @@ The types go to the process as JSON on its command line (:func:`describe`; array
 tuples and numeric scalars, which is all the kernels take).
 
 Nothing starts when the kernel is loaded or cached already, with one numba thread, or
-where :func:`dfrank.metrics._background.allowed` says no (``DFRANK_BACKGROUND_COMPILE=0``,
+where :func:`.background.allowed` says no (``DFRANK_BACKGROUND_COMPILE=0``,
 ``dfrank warmup``).
 """
 
@@ -28,9 +28,9 @@ import numba
 import numpy as np
 from numba.core import types as nbt
 
-from .._jit.progress import waiting
-from .._jit.store import on_disk
-from ..metrics._background import allowed, spawn
+from .background import allowed, spawn
+from .progress import waiting
+from .store import on_disk
 
 __all__ = ["ahead", "wait_for", "describe", "numba_type"]
 

@@ -10,7 +10,7 @@ both give the same values bit for bit. So:
 * otherwise the parallel entry point runs when it is loaded in this process or its cache
   index is on disk;
 * otherwise the call runs the serial twin, and the first such call of an entry point
-  starts ``python -m dfrank.metrics._background`` to compile the parallel one into the
+  starts ``python -m dfrank._jit.background`` to compile the parallel one into the
   disk cache, using the core this process leaves idle while it compiles; the calls made
   after that process has ended run the parallel entry point. A command that knows its
   metric starts the process before it loads its data (:func:`prefetch`); a call that comes
@@ -30,11 +30,11 @@ import time
 import numba
 import numpy as np
 
-from .._jit.progress import waiting
-from .._jit.store import in_memory, on_disk
 from .._kernels.scoring import read_only
-from . import _drivers
-from .registry import get, tie_code
+from ..metrics import _drivers
+from ..metrics.registry import get, tie_code
+from .progress import waiting
+from .store import in_memory, on_disk
 
 __all__ = ["entry_point", "prefetch", "in_process", "allowed", "spawn", "on_disk",
            "compile_entry"]
@@ -104,14 +104,14 @@ def _state(code, ties_code, dtype):
 
 def _start(key):
     code, ties_code, dtype = key
-    return spawn("dfrank.metrics._background", str(code), str(ties_code), dtype)
+    return spawn("dfrank._jit.background", str(code), str(ties_code), dtype)
 
 
 def spawn(module, *args):
     """``python -m module args`` as a background compile (:func:`dfrank._jit.helpers.spawn`:
     dfrank's code never from the working directory, ended with this process): silent,
     compiling in its own process only; the process, or None where it cannot start."""
-    from .._jit.helpers import spawn as start
+    from .helpers import spawn as start
 
     return start(module, *args, env=dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"}))
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import dfrank.linesearch as ls
-from dfrank.metrics import _background
+from dfrank._jit import background as _background
 from dfrank.objective import LinearObjective
 from dfrank.warmup import _tiny
 
-ahead_mod = importlib.import_module("dfrank.linesearch.compile_ahead")
+ahead_mod = importlib.import_module("dfrank._jit.ahead")
 
 
 @pytest.mark.parametrize("metric,ties", [("ndcg@3", "pessimistic"), ("map", "optimistic"),
@@ -91,7 +91,7 @@ def test_one_process_a_kernel_and_the_next_kernel_compiles_while_it_runs(cold):
     sweep, after = _Kernel(), _Kernel()
     ahead_mod.ahead(sweep, lambda: (INT, INTS))
     ahead_mod.ahead(sweep, lambda: pytest.fail("asked twice"))
-    assert started == [("dfrank.linesearch.compile_ahead",
+    assert started == [("dfrank._jit.ahead",
                         [__name__, "_sweep", [{"scalar": "int64"},
                                               ahead_mod.describe(INTS)]])]
     ahead_mod.wait_for(sweep, (after, lambda: ("after",)))
@@ -127,10 +127,11 @@ def test_no_process_when_loaded_cached_disabled_or_one_thread(cold, monkeypatch)
 
 
 def test_the_background_process_fills_the_cache(tmp_path, monkeypatch):
-    """``python -m dfrank.linesearch.compile_ahead`` compiles a kernel for the types on
+    """``python -m dfrank._jit.ahead`` compiles a kernel for the types on
     its command line into numba's disk cache."""
     kernel = importlib.import_module("dfrank.linesearch.candidates").flat_within_queries
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("DFRANK_SHIPPED_KERNELS", "0")
     monkeypatch.setattr(ahead_mod, "_procs", {})
     monkeypatch.setattr(ahead_mod, "on_disk", lambda d: False)
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
