@@ -27,12 +27,8 @@ import threading
 import time
 
 from setuptools import setup
+from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_py import build_py
-
-try:
-    from setuptools.command.bdist_wheel import bdist_wheel
-except ImportError:   # setuptools < 70.1
-    from wheel.bdist_wheel import bdist_wheel
 
 ENV = "DFRANK_BUILD_KERNELS"
 KERNEL_TIMEOUT = 900

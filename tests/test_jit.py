@@ -302,3 +302,46 @@ def test_an_interrupt_during_a_first_use_compile_stops_the_command_at_once(tmp_p
     while _helpers_with(cache) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _helpers_with(cache) == []
+
+
+def _tree(root, stale=True):
+    """A tree of the installed layout with two modules' cache files beside them, and what
+    an earlier build left in its kernels folder."""
+    for package, names in (("dfrank", ["a.f-3.py311.nbi", "a.f-3.py311.1.nbc"]),
+                           ("dfrank/metrics", ["k.g-9.py311.nbi"])):
+        (root / package / "__pycache__").mkdir(parents=True)
+        (root / package / "mod.py").write_text("x = 1\n")
+        for n in names:
+            (root / package / "__pycache__" / n).write_bytes(n.encode())
+    if stale:
+        (root / "dfrank" / "_jit" / "kernels" / "dfrank.io").mkdir(parents=True)
+        (root / "dfrank" / "_jit" / "kernels" / "dfrank.io" / "old.nbc").write_bytes(b"old")
+
+
+def test_the_build_ships_every_cache_file_with_its_digest(tmp_path):
+    _tree(tmp_path)
+    manifest.ship(str(tmp_path), 12.5, ["demo"])
+    m = manifest.manifest(str(tmp_path / "dfrank" / "_jit" / "kernels" / "manifest.json"))
+    assert m["built"] and sorted(m["files"]) == [
+        "dfrank.metrics/k.g-9.py311.nbi", "dfrank/a.f-3.py311.1.nbc", "dfrank/a.f-3.py311.nbi"]
+    kernels = tmp_path / "dfrank" / "_jit" / "kernels"
+    assert m["files"]["dfrank.metrics/k.g-9.py311.nbi"] == manifest.digest(
+        str(kernels / "dfrank.metrics" / "k.g-9.py311.nbi"))
+    assert not (kernels / "dfrank.io").exists()                      # the earlier build's
+    assert not list(tmp_path.rglob("__pycache__/*.nb?"))             # moved, not copied
+    assert manifest.changed_sources(m, lambda rel: str(tmp_path / rel)) == []
+    (tmp_path / "dfrank" / "metrics" / "mod.py").write_text("x = 2\n")
+    assert manifest.changed_sources(m, lambda rel: str(tmp_path / rel)) == [
+        "dfrank/metrics/mod.py"]
+
+
+def test_a_build_without_kernels_ships_none_whatever_an_earlier_build_left(tmp_path):
+    """DFRANK_BUILD_KERNELS=0 (or a failed compile) ships no kernels and says so in its
+    manifest, even where an earlier build left some in the tree."""
+    _tree(tmp_path)
+    manifest.ship_nothing(str(tmp_path), "DFRANK_BUILD_KERNELS=0")
+    m = manifest.manifest(str(tmp_path / "dfrank" / "_jit" / "kernels" / "manifest.json"))
+    assert m["built"] is False and m["reason"] == "DFRANK_BUILD_KERNELS=0"
+    assert not list(tmp_path.rglob("*.nb?"))
+    assert "did not compile them (DFRANK_BUILD_KERNELS=0)" in manifest.mismatch(
+        str(tmp_path / "dfrank" / "_jit" / "kernels" / "manifest.json"))
