@@ -52,6 +52,7 @@ def ship_nothing(root, why):
 def compile_kernels(root, group="install"):
     """Compile the kernels of ``group`` into the tree ``root`` (of the installed layout) and
     ship them there; never raises. Returns whether it shipped kernels."""
+    root = os.path.abspath(root)
     if os.environ.get(ENV, "1") == "0":
         ship_nothing(root, f"{ENV}=0")
         return False

@@ -270,14 +270,18 @@ def run_task(name):
     return time.perf_counter() - t
 
 
+EVERY = 10.0   # seconds between the warm-up's progress lines while tasks run
+
+
 def _longest_first(names):
     return sorted(names, key=lambda n: -TASKS[n][1])
 
 
-def warm(names=None, jobs=None, progress=None):
+def warm(names=None, jobs=None, progress=None, still=None):
     """Compile the kernels of ``names`` (task names, or a group: "demo", "fit", "all")
     in ``jobs`` processes (default: every core). ``progress(name, seconds)`` is called as
-    each task ends. Returns the wall time."""
+    each task ends, and ``still(names, seconds)`` every ``EVERY`` seconds without one,
+    with the tasks running and the time so far. Returns the wall time."""
     names = GROUPS.get(names, names) if isinstance(names, str) or names is None else names
     names = list(GROUPS["all"] if names is None else names)
     unknown = [n for n in names if n not in TASKS]
@@ -302,7 +306,7 @@ def warm(names=None, jobs=None, progress=None):
     try:
         for phase in sorted({TASKS[n][0] for n in names}):
             _run_phase(pool, _longest_first([n for n in names if TASKS[n][0] == phase]),
-                       progress)
+                       progress, still, t)
     finally:
         for p in pool:
             p.stdin.close()
@@ -310,9 +314,9 @@ def warm(names=None, jobs=None, progress=None):
     return time.perf_counter() - t
 
 
-def _run_phase(pool, todo, progress):
+def _run_phase(pool, todo, progress, still=None, t0=None):
     """Give the tasks ``todo`` (in order) to the helpers of ``pool``, each to the first one
-    free, and wait for all of them."""
+    free, and wait for all of them (see :func:`warm` for ``progress`` and ``still``)."""
     import queue
     import threading
 
@@ -327,14 +331,20 @@ def _run_phase(pool, todo, progress):
         for p in pool:
             p.done = done
             threading.Thread(target=read, args=(p, done), daemon=True).start()
-    free, busy = list(pool), 0
-    while todo or busy:
+    free, running = list(pool), {}
+    while todo or running:
         while todo and free:
-            free.pop(0).stdin.write(todo.pop(0) + "\n")
-            busy += 1
+            p = free.pop(0)
+            running[p] = todo.pop(0)
+            p.stdin.write(running[p] + "\n")
         for p in pool:
             p.stdin.flush()
-        p, line = done.get()
+        try:
+            p, line = done.get(timeout=EVERY)
+        except queue.Empty:
+            if still:
+                still(sorted(running.values()), time.perf_counter() - (t0 or 0.0))
+            continue
         if line is None:
             raise RuntimeError(f"a warm-up process ended early (exit {p.wait()})")
         kind, _, rest = line.partition(" ")
@@ -343,7 +353,7 @@ def _run_phase(pool, todo, progress):
         if kind == "done":
             name, _, secs = rest.rpartition(" ")
             free.append(p)
-            busy -= 1
+            running.pop(p, None)
             if progress:
                 progress(name, float(secs))
 

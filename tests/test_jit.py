@@ -345,3 +345,25 @@ def test_a_build_without_kernels_ships_none_whatever_an_earlier_build_left(tmp_p
     assert not list(tmp_path.rglob("*.nb?"))
     assert "did not compile them (DFRANK_BUILD_KERNELS=0)" in manifest.mismatch(
         str(tmp_path / "dfrank" / "_jit" / "kernels" / "manifest.json"))
+
+
+def test_a_wait_for_a_helper_says_what_it_waits_for_and_counts_as_compiling(monkeypatch,
+                                                                              capsys):
+    """The first use of the err line search once waited 37 s for its helper in silence,
+    and a run's printed time hid its compiling."""
+    from dfrank._jit import progress
+    from dfrank.cli.options import time_text
+
+    monkeypatch.setattr(progress, "DELAY", 0.05)
+    monkeypatch.setattr(progress, "EVERY", 0.1)
+    monkeypatch.setitem(progress._state, "quiet", False)
+    monkeypatch.delenv("DFRANK_QUIET_COMPILE", raising=False)
+    before = progress.seconds()
+    with progress.waiting("the sweep, compiling in a helper process"):
+        time.sleep(0.3)
+    assert progress.seconds() - before >= 0.3
+    err = capsys.readouterr().err
+    assert "now the sweep, compiling in a helper process" in err
+    assert time_text(3.0) == "3.00 s"
+    assert time_text(3.0, before=81.2, within=0.25) == \
+        "3.00 s, 0.2 s of it compiling (+81.2 s compiling before)"

@@ -18,12 +18,15 @@ from . import manifest
 
 def main(argv=None):
     root, group = (argv if argv is not None else sys.argv[1:])
+    root = os.path.abspath(root)
     manifest.ship_nothing(root, "the build did not finish")
     os.environ["DFRANK_SHIPPED_KERNELS"] = "0"   # inherited by the warm-up's processes
     from ..warmup import GROUPS, warm
 
     secs = warm(group, progress=lambda name, s: print(f"  {name:36s} {s:6.1f} s",
-                                                      file=sys.stderr, flush=True))
+                                                      file=sys.stderr, flush=True),
+                still=lambda names, s: print(f"  ... {s:.0f} s: compiling {', '.join(names)}",
+                                             file=sys.stderr, flush=True))
     manifest.ship(root, secs, GROUPS[group])
     print(f"kernels ready in {secs:.1f} s", file=sys.stderr)
 

@@ -4,12 +4,14 @@ The install compiles the kernels of the first commands (:mod:`.build`, :mod:`dfr
 anything else compiles on its first use (cached on disk afterwards), which takes seconds
 to tens of seconds and would otherwise look like a hang. A listener on numba's compile
 events of dfrank's own kernels (not other libraries') starts a timer when a compilation
-begins; if it is still compiling after ``DELAY`` seconds, one line goes to stderr, once per
-process, saying why (the install's kernels do not fit this numba, Python or CPU, or this
-kernel is not one of them) and how many of dfrank's kernels are not compiled yet; then,
-every ``EVERY`` seconds while it compiles, a progress line: the time so far, the kernels
-done, the one compiling now with the usual time it takes. Ctrl-C stops a compile as it
-stops a run (KeyboardInterrupt, nothing half-written is cached).
+begins; if it is still compiling after ``DELAY`` seconds, a line goes to stderr: the first
+in the process says why it compiles (the install's kernels do not fit this numba, Python or
+CPU, or this kernel is not one of them) and how many of dfrank's kernels are not compiled
+yet, and names the kernel compiling; a later compile names its kernel. Then, every
+``EVERY`` seconds while it compiles, a progress line: the time so far, the kernels done,
+the one compiling now with the usual time it takes. Compiles run off the main thread
+(:func:`dfrank._jit.store.off_main_thread`), so Ctrl-C stops the command at once; nothing
+half-written is cached.
 
 A wait for a helper process compiling a kernel (:func:`waiting`) is said and shown the
 same way, and :func:`seconds` counts both, so that a run can print how much of its time
@@ -85,12 +87,12 @@ def _say():
             return
         first = not _state["said"]
         _state["said"] = True
-        now, done, since = _state["now"], _state["done"], _state["since"]
+        now, done, began = _state["now"], _state["done"], _state["began"]
     if first:
         line = f"{_first_line()}; now {now}"
     else:
         usual = _usual(now.rsplit(".", 1)[-1]) if now else None
-        line = (f"dfrank: compiling: {time.monotonic() - since:.0f} s, {done} kernels "
+        line = (f"dfrank: compiling: {time.monotonic() - began:.0f} s, {done} kernels "
                 f"done, now {now}" + (f" (usually about {usual} s)" if usual else ""))
     print(line, file=sys.stderr, flush=True)
     _arm(EVERY)
@@ -125,7 +127,7 @@ def _begin(name):
         else:
             start = False
     if start:
-        _arm(DELAY if not _state["said"] else EVERY)
+        _arm(DELAY)
 
 
 def _end():

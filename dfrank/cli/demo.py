@@ -23,7 +23,7 @@ def run(args):
     from ..api import maximize
     from ..datasets import load_demo
 
-    t_start = time.perf_counter()
+    t_start, c0 = time.perf_counter(), o.compile_seconds()
     metric = "ndcg@10"
     o.prefetch(metric)
     train, valid, test = load_demo()
@@ -55,6 +55,8 @@ def run(args):
     w = best.weights / np.abs(best.weights).max()
     print("  learned weights (coordinate ascent, scaled):" +
           "".join(f" {x:+.2f}" for x in w))
-    print(f"done in {time.perf_counter() - t_start:.1f} s. Next: dfrank fit --help (your own "
-          "files), or README.md for the Python API.")
+    took = o.time_text(time.perf_counter() - t_start, within=o.compile_seconds() - c0,
+                       digits=1)
+    print(f"done in {took}. Next: dfrank fit --help (your own files), or README.md for the "
+          "Python API.")
     return 0

@@ -446,10 +446,10 @@ def compile_seconds():
     return progress.seconds()
 
 
-def time_text(secs, before=0.0, within=0.0):
+def time_text(secs, before=0.0, within=0.0, digits=2):
     """A run's time as printed: ``secs``, with the seconds of compiling within it and
     before it (the warm-up), when there were any."""
-    text = f"{secs:.2f} s"
+    text = f"{secs:.{digits}f} s"
     if within >= 0.05:
         text += f", {within:.1f} s of it compiling"
     if before >= 0.05:

@@ -32,6 +32,9 @@ def run(args):
           f"{jobs or os.cpu_count()} processes; they are cached on disk for every "
           "later run", file=sys.stderr)
     secs = warm(args.what, jobs, progress=None if args.quiet else
-                lambda name, s: print(f"  {name:28s} {s:6.1f} s", file=sys.stderr))
+                lambda name, s: print(f"  {name:36s} {s:6.1f} s", file=sys.stderr),
+                still=None if args.quiet else
+                lambda names, s: print(f"  ... {s:.0f} s: compiling {', '.join(names)}",
+                                       file=sys.stderr))
     print(f"kernels ready in {secs:.1f} s")
     return 0
