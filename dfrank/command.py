@@ -23,7 +23,7 @@ import tempfile
 import time
 
 from .errors import DataFormatError
-from .files import process_gone
+from .files import OWNER, certainly_dead, owner
 from .io.forms import read_run
 
 __all__ = ["CommandRun", "CommandError", "end_group", "sweep_stale_folders"]
@@ -31,7 +31,7 @@ __all__ = ["CommandRun", "CommandError", "end_group", "sweep_stale_folders"]
 _FIELD = re.compile(r"\{(\w+)\}")
 _RESERVED = ("run", "cwd")
 _PREFIX = "dfrank-tune-"
-_FOLDER = re.compile(re.escape(_PREFIX) + r"(\d+)-")
+_FOLDER = re.compile(re.escape(_PREFIX) + OWNER + "-")
 GRACE = 2.0   # seconds a process group has to end after SIGTERM, before SIGKILL
 
 
@@ -93,7 +93,7 @@ class CommandRun:
         return [_FIELD.sub(lambda m: values[m.group(1)], a) for a in self.argv]
 
     def __call__(self, params):
-        with tempfile.TemporaryDirectory(prefix=f"{_PREFIX}{os.getpid()}-") as folder:
+        with tempfile.TemporaryDirectory(prefix=f"{_PREFIX}{owner()}-") as folder:
             run_path = os.path.join(folder, "run.txt")
             argv = self.arguments(params, run_path)
             returncode, stdout, stderr = self._run(argv, folder)
@@ -160,7 +160,8 @@ def _signal_group(pgid, sig):
 
 
 def sweep_stale_folders(root=None):
-    """Remove the temporary folders of runs whose dfrank process no longer exists."""
+    """Remove the temporary folders of runs whose dfrank process is certainly gone
+    (:func:`dfrank.files.certainly_dead`)."""
     root = root or tempfile.gettempdir()
     try:
         names = os.listdir(root)
@@ -168,7 +169,7 @@ def sweep_stale_folders(root=None):
         return
     for name in names:
         m = _FOLDER.match(name)
-        if m and int(m.group(1)) != os.getpid() and process_gone(m.group(1)):
+        if m and certainly_dead(m, os.path.join(root, name)):
             shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
 

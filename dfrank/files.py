@@ -4,12 +4,21 @@ A file is written to a temporary file in the same folder and then renamed over t
 target (``os.replace``), so an interrupted write never leaves half a file; JSON files carry
 ``{"format": ..., "version": ...}`` and a reader refuses any other format or a newer
 version with a clear error.
+
+Temporary files and folders carry their writer's name, :func:`owner` (a digest of the
+host and its boot, the PID namespace, the process id), so that a folder shared between
+hosts or containers (NFS, a bind mount) never loses another writer's file in progress: a
+leftover is removed only when :func:`certainly_dead` says its writer is gone.
 """
 
+import functools
+import hashlib
 import json
 import os
 import re
+import socket
 import tempfile
+import time
 
 import numpy as np
 
@@ -17,7 +26,7 @@ from .errors import DataFormatError, OutputError
 
 __all__ = ["VERSION", "check_writable", "check_not_input", "write_text_atomic",
            "write_json_atomic", "write_kept", "read_json", "read_json_lines", "jsonable",
-           "process_gone"]
+           "process_gone", "owner", "OWNER", "certainly_dead", "STALE_AFTER"]
 
 VERSION = 1
 
@@ -91,23 +100,73 @@ def write_kept(path, write, what, suffix="", stdout=None):
 
 
 def process_gone(pid):
-    """Whether no process ``pid`` exists (one of another user counts as existing)."""
+    """Whether no process ``pid`` exists here (one of another user counts as existing; a
+    number no process id can be is not known to be gone)."""
     try:
-        os.kill(int(pid), 0)
+        pid = int(pid)
+        if not 0 < pid < 2 ** 31:
+            return False
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except PermissionError:
+    except (PermissionError, OverflowError, ValueError):
         return False
     return False
 
 
-_TEMPORARY = re.compile(r"\.dfrank-(\d+)-[^/]*\.tmp$")
+STALE_AFTER = 3600.0   # seconds a leftover of a dead writer is kept, whatever else holds
+OWNER = r"(?P<host>[0-9a-f]{12})-(?P<ns>\d{1,20})-(?P<pid>\d{1,10})"
+
+
+@functools.lru_cache(maxsize=1)
+def _host():
+    """A digest of this host's name and boot (a PID names a process on one host, in one
+    boot)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except OSError:
+        boot = ""
+    return hashlib.sha256(f"{socket.gethostname()}\0{boot}".encode()).hexdigest()[:12]
+
+
+def _pid_namespace():
+    """The inode of this process's PID namespace (0 where the system has none to show)."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def owner():
+    """This process as its temporaries name it: ``HOST-NAMESPACE-PID``."""
+    return f"{_host()}-{_pid_namespace()}-{os.getpid()}"
+
+
+def certainly_dead(match, path, now=None):
+    """Whether the writer that ``match`` (of :data:`OWNER`) names is certainly gone, so
+    that ``path``, its leftover, may be removed: made on this host, in this PID namespace,
+    by a process id no process has now, and untouched for :data:`STALE_AFTER` seconds.
+    A name made elsewhere, or by a writer that may be alive, is never removed."""
+    try:
+        if match.group("host") != _host() or int(match.group("ns")) != _pid_namespace():
+            return False
+        pid = int(match.group("pid"))
+        if pid == os.getpid() or not process_gone(pid):
+            return False
+        age = (time.time() if now is None else now) - os.lstat(path).st_mtime
+    except (OSError, ValueError, IndexError):
+        return False
+    return age > STALE_AFTER
+
+
+_TEMPORARY = re.compile(r"\.dfrank-" + OWNER + r"-[^/]*\.tmp$")
 _swept = set()
 
 
 def _sweep_temporaries(folder):
     """Remove the temporary files that writers killed mid-write (SIGKILL, a power cut) left
-    in ``folder``: each name carries its writer's process id. Once per folder and process."""
+    in ``folder``, where :func:`certainly_dead`. Once per folder and process."""
     if folder in _swept:
         return
     _swept.add(folder)
@@ -117,9 +176,10 @@ def _sweep_temporaries(folder):
         return
     for name in names:
         m = _TEMPORARY.match(name)
-        if m and int(m.group(1)) != os.getpid() and process_gone(m.group(1)):
+        path = os.path.join(folder, name)
+        if m and certainly_dead(m, path):
             try:
-                os.unlink(os.path.join(folder, name))
+                os.unlink(path)
             except OSError:
                 pass
 
@@ -132,7 +192,7 @@ def write_text_atomic(path, text):
     check_writable(path)
     folder = os.path.dirname(os.path.abspath(path))
     _sweep_temporaries(folder)
-    fd, tmp = tempfile.mkstemp(prefix=f".dfrank-{os.getpid()}-", suffix=".tmp", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=f".dfrank-{owner()}-", suffix=".tmp", dir=folder)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w") as f:

@@ -367,3 +367,43 @@ def test_a_wait_for_a_helper_says_what_it_waits_for_and_counts_as_compiling(monk
     assert time_text(3.0) == "3.00 s"
     assert time_text(3.0, before=81.2, within=0.25) == \
         "3.00 s, 0.2 s of it compiling (+81.2 s compiling before)"
+
+
+def test_a_compile_asked_for_on_the_main_thread_runs_in_a_thread_of_its_own():
+    """store.njit replaces a kernel's ``compile``, which numba's dispatcher calls when a
+    call finds no compiled signature: this fails when numba changes that."""
+    import threading
+
+    from numba.core import event
+
+    threads = []
+
+    class Seen(event.Listener):
+        def on_start(self, ev):
+            threads.append(threading.current_thread().name)
+
+        def on_end(self, ev):
+            pass
+
+    @store.njit
+    def plus_one(x):
+        return x + 1
+
+    listener = Seen()
+    event.register("numba:compile", listener)
+    try:
+        assert plus_one(41) == 42
+    finally:
+        event.unregister("numba:compile", listener)
+    assert threads and set(threads) == {"dfrank-compile"}
+
+
+def test_describe_names_what_numba_keys_its_cache_with():
+    """The manifest's CPU is numba's codegen key, read in one function
+    (manifest.describe): this fails when numba changes it."""
+    d = manifest.describe()
+    assert len(d["cpu"]) == 3 and all(isinstance(x, str) for x in d["cpu"])
+    assert d["cpu"][1]                      # the CPU model numba compiles for
+    import numba
+
+    assert d["numba"] == numba.__version__

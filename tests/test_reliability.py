@@ -276,19 +276,6 @@ def wait_gone(pid, failure, seconds=5.0):
     pytest.fail(failure)
 
 
-def test_12_folders_of_dead_runs_are_swept(tmp_path):
-    from dfrank.command import sweep_stale_folders
-
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    stale = tmp_path / f"dfrank-tune-{dead.pid}-abc"
-    live = tmp_path / f"dfrank-tune-{os.getppid()}-abc"
-    stale.mkdir()
-    live.mkdir()
-    sweep_stale_folders(str(tmp_path))
-    assert not stale.exists() and live.exists()
-
-
 # ------------------------------------------------------------------ usability of errors
 def _big_runs(tmp_path, nq=150, m=400):
     """Two runs of nq x m lines over 2m documents a query, and qrels of 30 of them."""

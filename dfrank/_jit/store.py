@@ -110,8 +110,8 @@ def _say_in_memory():
         if _memory["why"] is not None:
             return
         _memory["why"] = ("no writable folder for numba's cache (dfrank's install folder "
-                          "and the user's cache folder are read-only, NUMBA_CACHE_DIR is "
-                          "not set)")
+                          "and the user's cache folder are read-only, and NUMBA_CACHE_DIR "
+                          "is not set or not writable)")
     _say(f"{_memory['why']}: kernels compile in memory, again in every process (a first "
          "fit or evaluate spends a minute or more compiling); set NUMBA_CACHE_DIR to a "
          "writable folder to keep them")
