@@ -261,24 +261,25 @@ def test_command_line(case, tmp_path, capsys):
     assert ours.all["map"] == pytest.approx(d["value"], abs=1e-12)
     assert cli.main(["fuse", "--qrels", str(qp), paths[0], paths[0]]) == 2
     assert "same name" in capsys.readouterr().err
-    # qrels are --qrels, as in tune; the former positional form works one release more
-    from dfrank.cli.options import OldName
-
-    OldName.told.discard("fuse QRELS")
-    old = tmp_path / "old.json"
-    assert cli.main(["fuse", str(qp), *paths, "--metric", "map", "--json", str(old),
-                     "--quiet"]) == 0
-    assert "is now dfrank fuse --qrels QRELS" in capsys.readouterr().err
-    assert json.loads(old.read_text())["weights"] == \
-        weights_of(tmp_path, ["fuse", "--qrels", str(qp), *paths, "--metric", "map"])
     assert cli.main(["fuse", *paths[:2]]) == 2
     assert "the judgments are missing" in capsys.readouterr().err
 
 
-def weights_of(tmp_path, argv):
-    path = tmp_path / "new.json"
-    assert cli.main([*argv, "--json", str(path), "--quiet"]) == 0
-    return json.loads(path.read_text())["weights"]
+def test_fuse_without_qrels_is_refused_with_the_way_to_write_it(tmp_path, capsys):
+    """``dfrank fuse a.run b.run c.run`` (--qrels forgotten) once read a.run as the
+    judgments, its rank column as grades, and printed a fusion with only a note: the
+    positional form had its release."""
+    paths = []
+    for name in ("a", "b", "c"):
+        p = tmp_path / f"{name}.run"
+        p.write_text("".join(f"1 Q0 d{i} {i + 1} {1.0 / (i + 1)!r} {name}\n"
+                             for i in range(5)))
+        paths.append(str(p))
+    out = tmp_path / "fused.run"
+    assert cli.main(["fuse", *paths, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--qrels {paths[0]} {paths[1]} {paths[2]}" in err and "judgments are missing" in err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("seed", range(6))

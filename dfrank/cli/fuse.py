@@ -70,15 +70,17 @@ def run_names(paths):
 
 
 def qrels_and_runs(args):
-    """The qrels and the runs: --qrels, or (the former form, one release more) the first
-    of the positional files."""
+    """The qrels (--qrels) and the runs. The former form, the qrels as the first positional
+    file, had its release: read as it was, a run would be taken for the judgments (its
+    rank column for grades), so it is refused with the way to write it."""
     if args.qrels is not None:
         return args.qrels, args.runs
-    if len(args.runs) < 3:
-        raise o.UsageError("the judgments are missing: dfrank fuse --qrels QRELS RUN RUN...")
-    o.say_once("fuse QRELS", "dfrank fuse QRELS RUN... is now dfrank fuse --qrels QRELS "
-               "RUN...; the old form works until the next release")
-    return args.runs[0], args.runs[1:]
+    if len(args.runs) >= 3:
+        raise o.UsageError(
+            "the judgments are missing (they are --qrels now, no longer the first file): "
+            f"dfrank fuse --qrels {args.runs[0]} {' '.join(args.runs[1:])} ...  if "
+            f"{args.runs[0]} holds the judgments, or add --qrels QRELS")
+    raise o.UsageError("the judgments are missing: dfrank fuse --qrels QRELS RUN RUN...")
 
 
 def run(args):
