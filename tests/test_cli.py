@@ -248,3 +248,53 @@ def test_warm_up_warms_what_auto_runs_on_the_data(monkeypatch):
         ran.clear()
         options.warm_up("ndcg@10", strategy="auto", data=data)
         assert ran == [want], (n_queries, ran)
+
+
+def _fuse_files(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 d{i} {(i + q) % 3}\n" for q in range(8) for i in range(12)))
+    runs = []
+    for j, name in enumerate(("a", "b", "c")):
+        p = tmp_path / f"{name}.run"
+        p.write_text("".join(f"{q} Q0 d{i} {i + 1} {((i * (j + 3) + q) % 11) / 10!r} {name}\n"
+                             for q in range(8) for i in range(12)))
+        runs.append(str(p))
+    return str(qrels), runs
+
+
+@pytest.mark.parametrize("command", ["fit", "fuse"])
+@pytest.mark.parametrize("signum, code", [(2, 130), (15, 143)])
+def test_a_signal_during_a_run_keeps_the_best_says_so_and_exits_130_or_143(files, tmp_path,
+                                                                           command, signum,
+                                                                           code):
+    """``fit`` and ``fuse`` exited 0 after SIGTERM or Ctrl-C (``tune`` and ``bench`` exit
+    143/130), and ``fuse`` said nothing of it."""
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    if command == "fit":
+        ckpt = tmp_path / "run.ckpt"
+        argv = ["fit", files["train"], "--strategy", "pso", "--option", "iterations=100000000",
+                "--checkpoint", str(ckpt), "-o", str(out)]
+        started = ckpt.exists
+    else:
+        qrels, runs = _fuse_files(tmp_path)
+        argv = ["fuse", "--qrels", qrels, *runs, "--strategy", "pso", "--signed", "--option",
+                "iterations=100000000", "--budget", "1000000000", "-o", str(out)]
+        t0 = time.monotonic()
+        started = lambda: time.monotonic() - t0 > 6   # noqa: E731
+    proc = subprocess.Popen([sys.executable, "-m", "dfrank.cli", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, DFRANK_QUIET_COMPILE="1"),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not started():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    assert "interrupted" in stdout + stderr
+    assert out.exists()                           # the best point so far, kept

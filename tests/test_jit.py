@@ -287,7 +287,10 @@ def test_an_interrupt_during_a_first_use_compile_stops_the_command_at_once(tmp_p
     env.pop("DFRANK_QUIET_COMPILE", None)
     proc = subprocess.Popen([sys.executable, "-m", "dfrank.cli", "fit", path, "--strategy",
                              "ca", "--metric", "err@10", "--restarts", "20"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a background job's SIGINT is ignored, and a child inherits
+                            # that: the command gets the default, as from a terminal
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = ""
     while "dfrank: compiling dfrank." not in seen:
         line = proc.stderr.readline()

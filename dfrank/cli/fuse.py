@@ -2,6 +2,7 @@
 
 import json
 import os
+import sys
 
 from ..fusion import FUSE_STRATEGY, NORMS
 from ..metrics.registry import RUN_METRIC
@@ -115,6 +116,9 @@ def run(args):
         print(f"fusion of {len(names)} runs ({args.normalize} normalization, missing documents "
               f"{args.missing}) in {res.seconds:.2f} s")
         print(res.summary())
+    if res.status == "interrupted":   # to stderr too: standard output may be a file
+        print("dfrank: note: the fusion was interrupted; the best weights found so far are "
+              "kept", file=sys.stderr)
     if out.write(args.output, res.to_trec, "fused run", ".run") and not quiet_stdout:
         print(f"fused run written to {args.output}")
     if out.json(args.json, res.to_dict(), "fusion result"):
