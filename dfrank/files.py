@@ -37,13 +37,17 @@ def _umask():
     return mask
 
 
-def check_writable(path, what="output"):
+def check_writable(path, what="output", folder_ok=False):
     """Raise a clear error now if ``path`` cannot be written (its folder is missing or not
-    writable, or it is a folder), so a long run does not fail only at its end."""
+    writable, or it is a folder where a file is meant), so a long run does not fail only
+    at its end. ``folder_ok``: an output that is a folder (a tune cache) may be one."""
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise IsADirectoryError(f"{path}: the {what} path is a folder, not a file")
+        if not folder_ok:
+            raise IsADirectoryError(f"{path}: the {what} path is a folder, not a file")
+        folder = path
+    else:
+        folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"{path}: cannot write the {what} there: the folder "
                                 f"{folder} does not exist")

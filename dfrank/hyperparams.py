@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Int", "Real", "Choice", "Flag", "Any", "check_int", "check_float",
-           "check_choice"]
+__all__ = ["Int", "Real", "Span", "Name", "Choice", "Flag", "Any", "check_int",
+           "check_float", "check_choice"]
 
 
 def check_int(owner, name, value, low, high=None):
@@ -101,6 +101,49 @@ class Real(_Kind):
 
     def _describe(self):
         return f"a number {_range(self.low, self.high, self.low_open)}"
+
+
+@dataclass(frozen=True)
+class Span(_Kind):
+    """A number in [low, high], or a ``(low, high)`` pair of them with low <= high (a
+    library's range option, such as differential evolution's mutation)."""
+    low: float
+    high: float
+
+    def _check(self, owner, name, value):
+        if isinstance(value, (tuple, list)):
+            ok = len(value) == 2 and all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(v)
+                and self.low <= v <= self.high for v in value) and value[0] <= value[1]
+            if not ok:
+                raise ValueError(f"{owner}: {name} must be {self._describe()}, got {value!r}")
+            return
+        check_float(owner, name, value, self.low, self.high)
+
+    def _parse(self, text):
+        value = ast.literal_eval(text)
+        self._check("", "", value)      # ValueError: the command line names the option
+        return tuple(value) if isinstance(value, list) else value
+
+    def _describe(self):
+        return (f"a number >= {self.low} and <= {self.high}, or a (low, high) pair of them "
+                "with low <= high")
+
+
+@dataclass(frozen=True)
+class Name(_Kind):
+    """A name (text) that a library looks up, such as an optimizer of its registry."""
+    what: str = "a name"
+
+    def _check(self, owner, name, value):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{owner}: {name} must be {self.what}, got {value!r}")
+
+    def _parse(self, text):
+        return text
+
+    def _describe(self):
+        return self.what
 
 
 @dataclass(frozen=True, init=False)

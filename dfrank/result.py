@@ -93,14 +93,28 @@ class LinearRanker:
                              f"load it with n_features={int(self.feature_ids.max())}")
         return data.select_features(self.feature_ids)
 
-    def _array_columns(self, X):
+    def _array_columns(self, X, columns=None):
         """The columns of a bare array that the weights apply to, in the model's order: the
-        array holds the model's features in ``feature_ids`` order (its width is
-        ``n_features``), or every feature id from 1 (its width is the largest id)."""
+        array holds the model's features in ``feature_ids`` order (``columns="model"``, its
+        width is ``n_features``), or every feature id from 1 (``columns="ids"``, its width
+        is the largest id). Where both widths are the same and the ids are not 1..n in
+        order, the two readings differ, and ``columns`` must say which."""
         if X.ndim != 2:
             raise ValueError(f"X must be a 2-D array (n, n_features), got shape {X.shape}")
+        if columns not in (None, "model", "ids"):
+            raise ValueError(f"columns must be 'model' or 'ids', got {columns!r}")
         width, largest = X.shape[1], int(self.feature_ids.max())
-        if width == self.n_features:
+        in_order = np.array_equal(self.feature_ids, np.arange(1, self.n_features + 1))
+        if columns is None and width == self.n_features == largest and not in_order:
+            raise ValueError(
+                f"X has {width} columns, and the model's feature ids "
+                f"{_ids(self.feature_ids)} are 1..{largest} in another order: say whether "
+                "column j holds the model's j-th feature (columns='model') or feature id "
+                "j + 1 (columns='ids'); a RankingData is read by its feature ids")
+        if columns == "model" or (columns is None and width == self.n_features):
+            if width != self.n_features:
+                raise ValueError(f"X has {width} columns; columns='model' reads the model's "
+                                 f"{self.n_features} features in its order")
             return X
         if width == largest:
             return X[:, self.feature_ids - 1]
@@ -108,14 +122,16 @@ class LinearRanker:
                          f"{self.n_features} features in its order (feature ids "
                          f"{_ids(self.feature_ids)}) or every feature id 1..{largest}")
 
-    def predict(self, X):
+    def predict(self, X, columns=None):
         """Scores of the rows of ``X``: a RankingData (its columns found by feature id), or
-        an array holding the model's features in ``feature_ids`` order or every feature
-        id from 1 up to the largest."""
+        an array holding the model's features in ``feature_ids`` order
+        (``columns="model"``) or every feature id from 1 up to the largest
+        (``columns="ids"``); ``columns`` is needed only where both readings fit ``X`` and
+        differ."""
         if isinstance(X, RankingData):
             XT = features_T(self._columns(X))
         else:
-            XT = transpose_features(self._array_columns(np.asarray(X)))
+            XT = transpose_features(self._array_columns(np.asarray(X), columns))
         if self.normalization is None or self.normalization["kind"] == "query":
             return linear_scores(XT, self.weights)
         shift, scale = affine(self.normalization)

@@ -11,8 +11,9 @@ registry searches it, and the runs
 of a batch go through joblib (``joblib.parallel_config(backend="dask")`` sends them to a
 cluster).
 
-Every point evaluated is kept: in the result's history and, with ``cache=``, appended to a
-JSON-lines file, so an interrupted or extended tune never repeats a run. Cross-validation
+Every point evaluated is kept: in the result's history and, with ``cache=``, in a folder
+that several tunes may share (a file per process), so an interrupted or extended tune
+never repeats a run. Cross-validation
 needs no further run: a run covers every query, so each fold's parameters are chosen on
 the other folds' queries among the points already evaluated.
 """
@@ -160,38 +161,50 @@ def _evaluate_point(evaluator, params):
 
 # ---------------------------------------------------------------- the cache
 class _Cache:
-    """Evaluated points, kept in a file of checkpoint's format (:func:`~dfrank.checkpoint.
-    write_record`): its fingerprint names what the points belong to (the space, metric,
-    system and queries), its body holds them (``points``). The file is written again,
+    """Evaluated points, kept in a folder that several processes, hosts and users may share
+    (a user running two seeds at once, a cluster's NFS): each process writes its own file
+    of checkpoint's format (:func:`~dfrank.checkpoint.write_record`), ``PATH/WRITER.json``
+    (WRITER: :func:`dfrank.files.owner` and a random part), and reads them all, so no
+    writer ever rewrites another's points (appends and locks are not reliable on NFS). A
+    file's fingerprint names what its points belong to (the space, metric, system and
+    queries); its body holds them (``points``). This process's file is written again,
     atomically, when ``every`` seconds have passed since it last was, and when the tune
     ends or is interrupted (:meth:`flush`), so an interruption loses no point and a kill at
     most ``every`` seconds of them.
 
     Every point read is checked against this tune (its parameters, one finite value per
     query within the metric's range, a known status): a cache is trusted only for what it
-    can be checked to be. A cache of the former layout (JSON lines after a header of format
-    :data:`CACHE_FORMAT`) is read too, and written in this one from its first flush."""
+    can be checked to be. A cache file of a former layout at ``PATH`` (one checkpoint
+    record, or JSON lines after a header of format :data:`CACHE_FORMAT`) is read and left
+    as it is; this process's points then go to the folder ``PATH.d``."""
 
     def __init__(self, path, fingerprint, names, n_queries, bounds, keep_failed=False,
                  every=5.0):
         self.path, self.fingerprint, self.entries = path, fingerprint, {}
         self.names, self.n_queries, self.bounds = list(names), n_queries, bounds
         self.keep_failed, self.every = keep_failed, every
-        self.points = []      # every point the file holds, in order (failed ones too)
+        self.points = []      # the points this process ran, in order (failed ones too)
         self._last, self._unwritten = time.monotonic(), False
         if path is None:
             return
-        self.path = path = os.fspath(path)
-        if os.path.exists(path) and os.path.getsize(path) > 0:
-            self._read(path)
-        else:
-            from .files import check_writable
+        path = os.fspath(path)
+        self.folder = path + ".d" if os.path.isfile(path) else path
+        if os.path.isfile(path) and os.path.getsize(path) > 0:
+            self._take(path, self._read(path))
+        if os.path.isdir(self.folder):
+            for name in sorted(os.listdir(self.folder)):
+                if name.endswith(".json") and not name.startswith("."):
+                    file = os.path.join(self.folder, name)
+                    self._take(file, self._read_record(file))
+        from .files import check_writable, owner
 
-            check_writable(path, "cache file")
-            self._unwritten = True
-            self.flush(force=True)
+        os.makedirs(self.folder, exist_ok=True)
+        self.path = os.path.join(self.folder, f"{owner()}-{os.urandom(4).hex()}.json")
+        check_writable(self.path, "cache file")
 
     def _read(self, path):
+        """The points of a cache file at ``path``: a former single file of checkpoint's
+        format, or JSON lines after a header."""
         with open(path, "rb") as f:
             first = f.readline()
         try:
@@ -199,25 +212,25 @@ class _Cache:
         except (json.JSONDecodeError, UnicodeDecodeError):
             head = None
         if isinstance(head, dict) and head.get("format") == CACHE_FORMAT:
-            records = self._read_lines(path, head)
-            self._unwritten = True      # converted to the checkpoint layout at its flush
-        else:
-            records = self._read_record(path)
+            return self._read_lines(path, head)
+        return self._read_record(path)
+
+    def _take(self, path, records):
         for i, (line, e) in enumerate(records):
             why = self._invalid(e)
             if why:
                 raise DataFormatError(f"cached point {i + 1} does not belong to this tune: "
-                                      f"{why} (use another cache file)", path=path, line=line)
-            self.points.append(e)
-            if e["status"] == "ok" or self.keep_failed:   # a failed point is run again
-                self.entries[_key(e["params"])] = e
+                                      f"{why} (use another cache)", path=path, line=line)
+            key = _key(e["params"])
+            if e["status"] == "ok" or (self.keep_failed and key not in self.entries):
+                self.entries[key] = e     # a failed point is run again
 
     def _check(self, theirs, path, line=None):
         for k in ("space", "metric", "queries", "system"):
             if theirs.get(k) != self.fingerprint[k]:
                 raise DataFormatError(
                     f"the cache holds runs of another {k} ({theirs.get(k)!r}, this tune has "
-                    f"{self.fingerprint[k]!r}); use another cache file or the same settings",
+                    f"{self.fingerprint[k]!r}); use another cache or the same settings",
                     path=path, line=line)
 
     def _read_record(self, path):
@@ -278,8 +291,9 @@ class _Cache:
         self.flush()
 
     def flush(self, force=False):
-        """Write the points, if there is a file and something new for it, when ``every``
-        seconds have passed since the last write (or at once: ``force``)."""
+        """Write this process's points to its own file, if there is a cache and something
+        new for it, when ``every`` seconds have passed since the last write (or at once:
+        ``force``)."""
         if self.path is None or not self._unwritten or \
                 (not force and time.monotonic() - self._last < self.every):
             return
@@ -509,11 +523,12 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
     n_jobs : int
         Runs of one batch in parallel (joblib).
     cache : path, optional
-        A file of evaluated points in checkpoint's format (JSON, written atomically at
-        least every 5 s while points come, and at the end or on Ctrl-C), read first: a
-        point in it is not run again. A point whose run failed (a timeout, an error) is
-        run again, unless ``keep_failed``. A cache of the former JSON-lines layout is
-        read and rewritten in this one.
+        A folder of evaluated points, read first: a point in it is not run again. Each
+        process writes its own file there (checkpoint's format, written atomically at least
+        every 5 s while points come, and at the end or on Ctrl-C), so tunes running at once
+        on one cache (two seeds, several hosts on NFS) keep every point. A point whose run
+        failed (a timeout, an error) is run again, unless ``keep_failed``. A cache file of
+        a former layout at ``cache`` is read, and the new points go to ``cache + ".d"``.
     keep_failed : bool
         Take the cache's failed points as failed, without running them again.
     default : dict, optional

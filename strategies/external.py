@@ -22,7 +22,7 @@ import numpy as np
 
 from dfrank.registry import Strategy, register, register_family
 
-from dfrank.hyperparams import Any, Choice, Int, Real
+from dfrank.hyperparams import Choice, Int, Name, Real, Span
 
 from ._common import cube_to_space, start_in_cube
 
@@ -122,7 +122,7 @@ class ScipyDifferentialEvolution(_External):
 
     package = "scipy"
 
-    hyperparameters = {"popsize": Int(1), "mutation": Any("a number or a (low, high) pair"),
+    hyperparameters = {"popsize": Int(1), "mutation": Span(0.0, 2.0),
                        "recombination": Real(0.0, 1.0), "tol": Real(0.0),
                        "maxiter": Int(1)}
 
@@ -229,7 +229,7 @@ class Nevergrad(_External):
 
     package = "nevergrad"
 
-    hyperparameters = {"optimizer": Any("an optimizer of nevergrad's registry"),
+    hyperparameters = {"optimizer": Name("an optimizer of nevergrad's registry"),
                        "num_workers": Int(1), "max_evals": Int(1)}
 
     def __init__(self, *, optimizer="NGOpt", restarts=1, num_workers=1,

@@ -293,7 +293,7 @@ def test_cli_export(tmp_path, capsys):
     model("std").save(tmp_path / "m.json")
     names = tmp_path / "names.txt"
     names.write_text("# one per line\ntitle_bm25\nbody_bm25\n\npagerank\n")
-    assert cli.main(["export", str(tmp_path / "m.json"), "--format", "vespa", "--names",
+    assert cli.main(["export", str(tmp_path / "m.json"), "--format", "vespa", "--names-file",
                      str(names)]) == 0
     assert capsys.readouterr().out == expected("std.vespa")
     assert cli.main(["export", str(tmp_path / "m.json"), "--format", "solr-ltr", "--names",
@@ -302,6 +302,35 @@ def test_cli_export(tmp_path, capsys):
         json.loads(expected("std.solr-ltr.json"))
     assert cli.main(["export", str(tmp_path / "m.json"), "--format", "es-ltr"]) == 2
     assert "names its features" in capsys.readouterr().err
+
+
+def test_export_names_are_names_and_a_file_is_names_file(tmp_path, capsys):
+    """``dfrank export m.json --names no_such_file`` on a one-feature model once wrote
+    ``no_such_file`` as the feature's name where the user meant a file: --names takes names,
+    --names-file a file; the former FILE form of --names works one release with a note."""
+    from dfrank.cli.options import OldName
+
+    one = str(tmp_path / "one.json")
+    LinearRanker([0.5]).save(one)
+    export = ["export", one, "--format", "es-ltr"]
+    assert cli.main([*export, "--names-file", str(tmp_path / "no_such_file")]) == 2
+    assert "--names-file" in capsys.readouterr().err
+    assert cli.main([*export, "--names", "no_such_file.txt"]) == 2
+    assert "--names-file no_such_file.txt" in capsys.readouterr().err
+    assert cli.main([*export, "--names", "bm25"]) == 0
+    assert "bm25" in capsys.readouterr().out
+    names = tmp_path / "names.txt"
+    names.write_text("bm25\n")
+    OldName.told.discard("export --names FILE")
+    assert cli.main([*export, "--names", str(names)]) == 0
+    out = capsys.readouterr()
+    assert "bm25" in out.out and f"give it as --names-file {names}" in out.err
+    with pytest.raises(SystemExit):
+        cli.main([*export, "--names", "a", "--names-file", str(names)])
+    LinearRanker([0.5, -0.25, 1.0]).save(tmp_path / "three.json")
+    assert cli.main(["export", str(tmp_path / "three.json"), "--format", "es-ltr", "--names",
+                     "features"]) == 2
+    assert "is one name (a file of names is --names-file)" in capsys.readouterr().err
 
 
 @needs_ohsumed

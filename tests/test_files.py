@@ -88,3 +88,4 @@ def test_the_folders_of_tunes_engine_runs_are_swept_only_when_certainly_dead(tmp
     os.utime(folder, (t, t))
     sweep_stale_folders(str(tmp_path))
     assert folder.exists() == alive and young.exists()
+

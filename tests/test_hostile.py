@@ -34,8 +34,12 @@ def test_47_1_a_model_reads_its_features_by_id(tmp_path, capsys):
     # the whole data set: its columns are found by feature id, in the model's order
     assert model.evaluate(data, "ndcg@10") == want
     np.testing.assert_array_equal(model.predict(data), model.predict(picked))
-    # a bare array: the model's columns in its order, or every feature id from 1
-    np.testing.assert_array_equal(model.predict(picked.X), model.predict(data))
+    # a bare array: the model's columns in its order, or every feature id from 1; where
+    # both fit and differ (ids 3, 1, 2 of a 3-feature array) the caller says which
+    np.testing.assert_array_equal(model.predict(picked.X, columns="model"),
+                                  model.predict(data))
+    np.testing.assert_array_equal(model.predict(data.X[:, :3], columns="ids"),
+                                  model.predict(data))
     two = LinearRanker([1.0, -2.0], feature_ids=[4, 2])
     np.testing.assert_array_equal(two.predict(data.X), two.predict(data.X[:, [3, 1]]))
     with pytest.raises(ValueError, match="X has 4 columns"):
@@ -138,18 +142,6 @@ def _model_file(tmp_path):
     path = tmp_path / "m.json"
     LinearRanker([0.5, 0.25, 0.25]).save(path)
     return str(path)
-
-
-def test_47_6_a_names_file_that_is_missing_is_an_error(tmp_path, capsys):
-    model = _model_file(tmp_path)
-    assert cli.main(["export", model, "--format", "es-ltr", "--names", "names.txt"]) == 2
-    assert "--names names.txt: no such file" in capsys.readouterr().err
-    assert cli.main(["export", model, "--format", "es-ltr", "--names", "features"]) == 2
-    assert "no file of that name exists" in capsys.readouterr().err
-    (tmp_path / "names.txt").write_text("a\nb\nc\n")
-    assert cli.main(["export", model, "--format", "es-ltr", "--names",
-                     str(tmp_path / "names.txt")]) == 0
-    assert '\\"a\\": 0.5' in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("strategy", ["es", "ca", "pso", "random", "cma:es"])

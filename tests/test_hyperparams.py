@@ -60,3 +60,36 @@ def test_the_declaration_feeds_maximize_directranker_and_the_command_line(capsys
     assert cli.main(["strategies", "ca"]) == 0
     out = capsys.readouterr().out
     assert "one of best, plateau" in out and "an integer >= 1 and <= 60" in out
+
+
+def test_a_value_outside_its_options_kind_is_a_usage_error_naming_both(tmp_path, capsys):
+    """``--option KEY=<100,000 characters>`` exited 3 with MemoryError, and
+    ``scipy:differential_evolution --option "mutation=(0.5,'x')"`` printed numpy's
+    ``isfinite`` message."""
+    from dfrank import testing
+    from dfrank.io import save_svmlight
+
+    path = str(tmp_path / "train.txt")
+    save_svmlight(testing.planted_data(n_queries=6, seed=0), path)
+    fit = ["fit", path, "--quiet"]
+    assert cli.main([*fit, "--option", "restarts=" + "(" * 100_000]) == 2
+    assert "at most 10,000" in capsys.readouterr().err
+    for bad in ("(0.5,'x')", "(1.5, 0.5)", "3", "'x'"):
+        assert cli.main([*fit, "--strategy", "scipy:differential_evolution", "--option",
+                         f"mutation={bad}"]) == 2
+        err = capsys.readouterr().err
+        assert "mutation takes a number >= 0.0 and <= 2.0, or a (low, high) pair" in err, bad
+    assert cli.main([*fit, "--strategy", "ca", "--option", "restarts=-1"]) == 2
+    assert "restarts takes an integer >= 1" in capsys.readouterr().err
+
+
+def test_a_span_and_a_name_check_what_a_library_would_take():
+    from dfrank.hyperparams import Name, Span
+
+    span = Span(0.0, 2.0)
+    assert span.parse("(0.5, 1)") == (0.5, 1) and span.parse("0.7") == 0.7
+    for bad in ((1.0, 0.5), (0.5, "x"), 2.5, (0.1, 0.2, 0.3), "x"):
+        with pytest.raises(ValueError, match="mutation must be a number"):
+            span.check("de", "mutation", bad)
+    with pytest.raises(ValueError, match="optimizer must be a name"):
+        Name().check("ng", "optimizer", 3)

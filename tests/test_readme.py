@@ -170,4 +170,4 @@ def test_readme_tuning_commands_run_as_written(tmp_path, monkeypatch):
                 assert cli.main(argv[:1] + ["--quiet"] + argv[1:]) == 0, line
             ran += 1
     assert ran == 2
-    assert os.path.exists("tune.json") and os.path.exists("tune-cache.json")
+    assert os.path.exists("tune.json") and os.listdir("tune-cache")   # a file per process

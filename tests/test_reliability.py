@@ -108,23 +108,6 @@ def _tune(tmp_path, *extra):
             "--param", "k1=0.1:3", "--param", "b=0:1", "--quiet", *extra]
 
 
-def test_3_a_cache_is_written_whole_and_an_old_cut_one_is_rewritten(tmp_path, capsys):
-    _cranfield_like(tmp_path)
-    cache = tmp_path / "c.json"
-    assert cli.main(_tune(tmp_path, "--budget", "6", "--cache", str(cache))) == 0
-    d = json.loads(cache.read_text())       # one JSON document, written atomically
-    # the former layout (JSON lines after a header), its last line cut by a SIGKILL
-    head = {"format": "dfrank.tune_cache", "version": 1,
-            **{k: d["fingerprint"][k] for k in ("space", "metric", "system", "queries")}}
-    text = "".join(json.dumps(x) + "\n" for x in [head, *d["points"]])
-    cache.write_text(text[:-25])
-    assert cli.main(_tune(tmp_path, "--budget", "9", "--cache", str(cache))) == 0
-    assert "cut short" in capsys.readouterr().err
-    assert len(json.loads(cache.read_text())["points"]) == 9   # whole, in the new layout
-    assert cli.main(_tune(tmp_path, "--budget", "9", "--cache", str(cache))) == 0
-    assert "(9 from the cache" in capsys.readouterr().out
-
-
 # ------------------------------------------------------------------ silently wrong
 @pytest.mark.parametrize("score", ["1e400", "-1e400"])
 def test_4_an_overflowing_score_is_an_error(tmp_path, capsys, score):
@@ -146,35 +129,6 @@ def test_4_huge_finite_scores_fuse_to_finite_scores(tmp_path):
         res = dfrank.fuse(qrels, {"a": a, "b": b}, norm=norm)
         scores = [s for docs in res.run().values() for s in docs.values()]
         assert np.all(np.isfinite(scores)) and 0.0 <= res.value <= 1.0, norm
-
-
-def _bm25_cache(tmp_path, capsys, budget="4"):
-    _cranfield_like(tmp_path)
-    cache = tmp_path / "c.json"
-    assert cli.main(_tune(tmp_path, "--budget", budget, "--cache", str(cache))) == 0
-    capsys.readouterr()
-    return cache
-
-
-@pytest.mark.parametrize("edit,why", [
-    (lambda e: e.update(per_query=[1.0] * len(e["per_query"])), None),   # plausible: kept
-    (lambda e: e.update(per_query=[5.0] * len(e["per_query"])), "outside the metric"),
-    (lambda e: e.update(per_query=[0.5] * 3), "per-query values for"),
-    (lambda e: e.pop("params"), "its params are not"),
-    (lambda e: e.update(per_query=[float("nan")] * len(e["per_query"])), "not finite"),
-    (lambda e: e.update(status="weird"), "status 'weird'"),
-])
-def test_5_the_tune_cache_is_checked_on_read(tmp_path, capsys, edit, why):
-    cache = _bm25_cache(tmp_path, capsys)
-    d = json.loads(cache.read_text())
-    edit(d["points"][1])
-    cache.write_text(json.dumps(d))
-    code = cli.main(_tune(tmp_path, "--budget", "4", "--cache", str(cache)))
-    err = capsys.readouterr().err
-    if why is None:
-        assert code == 0
-    else:
-        assert code == 1 and why in err and "cached point 2" in err
 
 
 def test_6_a_command_cache_is_keyed_on_the_expanded_command(tmp_path):

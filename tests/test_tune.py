@@ -175,10 +175,15 @@ class _EngineRun:
         return self.engine.run("bm25", params)
 
 
+def _written(folder):
+    """The files of a cache folder, one per process that ran points, as JSON."""
+    return [json.loads(f.read_text()) for f in sorted(folder.iterdir())]
+
+
 def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
     path = tmp_path / "c.json"
     first = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
-    d = json.loads(path.read_text())   # checkpoint's format: a fingerprint, the points
+    [d] = _written(path)   # checkpoint's format: a fingerprint, the points
     assert d["format"] == "dfrank.checkpoint" and d["fingerprint"]["kind"] == "tune"
     assert len(d["points"]) == first.n_runs
     again = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
@@ -199,20 +204,61 @@ def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
         tune((engine, "bm25"), SPACE, metric="map", budget=5, cache=other)
 
 
-def test_a_cache_of_the_former_layout_is_read_and_rewritten(engine, tmp_path):
-    """JSON lines after a header, as dfrank wrote them before: read (a last line cut short
-    by a crash dropped, with a warning), then written in checkpoint's format."""
+@pytest.mark.parametrize("layout", ["lines", "record"])
+def test_a_cache_file_of_a_former_layout_is_read_and_left_as_it_is(engine, tmp_path, layout):
+    """JSON lines after a header, or one checkpoint record, as dfrank wrote a cache before:
+    read (a last line cut short by a crash dropped, with a warning) and left as it is; the
+    new points go to a folder beside it."""
+    first = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0,
+                 cache=tmp_path / "new")
+    [d] = _written(tmp_path / "new")
     path = tmp_path / "c.json"
-    first = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
-    d = json.loads(path.read_text())
-    head = {"format": "dfrank.tune_cache", "version": 1,
-            **{k: d["fingerprint"][k] for k in ("space", "metric", "system", "queries")}}
-    path.write_text("".join(json.dumps(x) + "\n" for x in [head, *d["points"]]) +
-                    '{"params": {"k1": 1.0, "b"')
-    with pytest.warns(UserWarning, match="cut short"):
+    if layout == "lines":
+        head = {"format": "dfrank.tune_cache", "version": 1,
+                **{k: d["fingerprint"][k] for k in ("space", "metric", "system", "queries")}}
+        path.write_text("".join(json.dumps(x) + "\n" for x in [head, *d["points"]]) +
+                        '{"params": {"k1": 1.0, "b"')
+        with pytest.warns(UserWarning, match="cut short"):
+            again = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0,
+                         cache=path)
+    else:
+        path.write_text(json.dumps(d))
         again = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
     assert again.n_runs == 0 and again.value == first.value
-    assert json.loads(path.read_text())["points"] == d["points"]
+    before = path.read_text()
+    more = tune((engine, "bm25"), SPACE, metric="map", budget=20, seed=0, cache=path)
+    assert path.read_text() == before and more.n_cached == 12
+    assert sum(len(x["points"]) for x in _written(tmp_path / "c.json.d")) == more.n_runs
+
+
+def test_two_tunes_on_one_cache_at_once_keep_every_run(tmp_path):
+    """Two ``dfrank tune`` processes on one ``--cache`` at once (a user running two seeds):
+    the cache was one file rewritten whole, and the last writer won (50 runs made, 25
+    kept). Each process now writes a file of its own in the cache's folder."""
+    import subprocess
+    import sys
+
+    docs = "".join(f"d{i}\t{' '.join(['apple', 'pear', 'fig', 'plum'][: 1 + i % 4])}\n"
+                   for i in range(12))
+    (tmp_path / "docs.tsv").write_text(docs)
+    (tmp_path / "topics.tsv").write_text("1\tapple pear\n2\tfig\n3\tplum apple\n")
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 d{i} {(i + q) % 2}\n"
+                                                for q in (1, 2, 3) for i in range(12)))
+    cache = tmp_path / "cache"
+    argv = [sys.executable, "-m", "dfrank.cli", "tune", "--collection",
+            str(tmp_path / "docs.tsv"), "--topics", str(tmp_path / "topics.tsv"), "--qrels",
+            str(tmp_path / "qrels.txt"), "--model", "bm25", "--strategy", "random",
+            "--budget", "25", "--cache", str(cache), "--quiet"]
+    procs = [subprocess.Popen([*argv, "--seed", str(seed)], stdout=subprocess.DEVNULL)
+             for seed in (1, 2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    written = _written(cache)
+    # 25 points each, and the default point, which the later one may find in the cache
+    points = {json.dumps(p["params"], sort_keys=True) for w in written for p in w["points"]}
+    assert len(written) == 2 and len(points) == 51
+    again = subprocess.run([*argv, "--seed", "2"], capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0 and "(26 from the cache" in again.stdout
 
 
 def test_failed_runs(engine):
@@ -384,3 +430,28 @@ def test_bm25s_tuned_from_python_and_from_its_command_line(tmp_path, capsys):
     assert res.value == pytest.approx(np.mean([per.get(q, {"map": 0})["map"]
                                                for q in qrels if qrels[q]]), abs=1e-12)
     assert dfrank.evaluate_run(qrels, default, ["map"], complete=True).all["map"] > 0.2
+
+
+@pytest.mark.parametrize("edit,why", [
+    (lambda e: e.update(per_query=[1.0] * len(e["per_query"])), None),   # plausible: kept
+    (lambda e: e.update(per_query=[5.0] * len(e["per_query"])), "outside the metric"),
+    (lambda e: e.update(per_query=[0.5] * 3), "per-query values for"),
+    (lambda e: e.pop("params"), "its params are not"),
+    (lambda e: e.update(per_query=[float("nan")] * len(e["per_query"])), "not finite"),
+    (lambda e: e.update(status="weird"), "status 'weird'"),
+])
+def test_every_cached_point_is_checked_on_read(engine, tmp_path, edit, why):
+    """A cache is trusted only for what it can be checked to be: a point off this tune's
+    parameters, queries or the metric's range is an error naming it and its file."""
+    cache = tmp_path / "c"
+    tune((engine, "bm25"), SPACE, metric="map", budget=4, seed=0, cache=cache)
+    [f] = sorted(cache.iterdir())
+    d = json.loads(f.read_text())
+    edit(d["points"][1])
+    f.write_text(json.dumps(d))
+    if why is None:
+        tune((engine, "bm25"), SPACE, metric="map", budget=4, seed=0, cache=cache)
+        return
+    with pytest.raises(DataFormatError, match=f"cached point 2 does not belong.*{why}") as e:
+        tune((engine, "bm25"), SPACE, metric="map", budget=4, seed=0, cache=cache)
+    assert str(f) in str(e.value)

@@ -246,6 +246,15 @@ def add_reading(p, which="the file"):
 
 
 # ---------------------------------------------------------------- reading
+LONGEST_VALUE = 10_000   # characters of one option's value: longer is no option's
+
+
+def _short(item, value, flag):
+    if len(value) > LONGEST_VALUE:
+        raise UsageError(f"{flag} {item[:40]}...: a value of {len(value):,} characters; an "
+                         f"option's value is at most {LONGEST_VALUE:,}")
+
+
 def parse_options(pairs, flag="--option"):
     """``key=value`` strings into a dict; values are Python literals when they parse."""
     out = {}
@@ -253,10 +262,11 @@ def parse_options(pairs, flag="--option"):
         if "=" not in item:
             raise UsageError(f"{flag} expects key=value, got {item!r}")
         k, v = item.split("=", 1)
+        _short(item, v, flag)
         k = k.strip().replace("-", "_")
         try:
             out[k] = ast.literal_eval(v)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
             out[k] = v
     return out
 
@@ -296,12 +306,15 @@ def _option_value(strategy, key, text, item, flag):
         found = None
     cls = found if isinstance(found, type) else type(found)
     kind = cls.declared().get(key) if issubclass(cls, Strategy) else None
+    _short(item, text, flag)
     if kind is None:
         return parse_options([f"{key}={text}"], flag)[key]
     try:
-        return kind.parse(text)
-    except ValueError:
+        value = kind.parse(text)
+        kind.check(cls.__name__, key, value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise UsageError(f"{flag} {item}: {key} takes {kind.describe()}") from None
+    return value
 
 
 def _same_strategy(a, b):
@@ -350,6 +363,9 @@ def load_sets(args):
 
 
 # ---------------------------------------------------------------- writing
+FOLDER_OUTPUTS = ("cache",)   # outputs that are folders: a tune cache (a file per process)
+
+
 def outputs_writable(args, *names, inputs=()):
     """Check now that the output files named by ``args`` can be written (before any work)
     and that none of them is one of the ``inputs``."""
@@ -369,7 +385,7 @@ def outputs_writable(args, *names, inputs=()):
         given[flag] = path
         if path != "-":
             what = f"{flag} file"
-            check_writable(path, what)
+            check_writable(path, what, folder_ok=name in FOLDER_OUTPUTS)
             check_not_input(path, [os.fspath(x) for x in inputs if x and x != "-"], what)
 
 

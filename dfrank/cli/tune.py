@@ -20,7 +20,7 @@ EPILOG = """\
 examples:
   dfrank tune --collection data/cranfield --model bm25 --metric map --folds 5
   dfrank tune --qrels qrels.txt --param k1=0.1:3 --param b=0:1 --default k1=1.2 \\
-      --default b=0.75 --budget 40 --cache tune-cache.json --json tune.json -- \\
+      --default b=0.75 --budget 40 --cache tune-cache --json tune.json -- \\
       python {cwd}/search.py --k1 {k1} --b {b} -o {run}
 
 A run that fails (non-zero exit, no run, a malformed run) is an error naming the point and
@@ -54,10 +54,11 @@ def add_arguments(p):
                    help="cross-validate over this many query folds")
     o.add_significance(p, "the default point (with --folds)")
     o.add_n_jobs(p, "runs of a batch in parallel (-1: every core; default 1)")
-    p.add_argument("--cache", metavar="FILE",
-                   help="keep every run here (a JSON file in checkpoint's format, written "
-                        "atomically) and reuse them; a point whose run failed (a timeout, "
-                        "an error) is run again")
+    p.add_argument("--cache", metavar="FOLDER",
+                   help="keep every run here and reuse them: a folder that several tunes "
+                        "may share at once, each writing its own file (JSON in "
+                        "checkpoint's format, written atomically); a point whose run "
+                        "failed (a timeout, an error) is run again")
     p.add_argument("--keep-failed", action="store_true",
                    help="take the cache's failed points as failed instead of running them "
                         "again")
