@@ -9,6 +9,8 @@ traceback and fails the test.
 import gzip
 import json
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,7 +192,8 @@ def _tune_setup():
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "c.json")
             tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4, cache=path)
-            with open(path, "rb") as f:
+            [name] = os.listdir(path)        # the cache: a folder, a file per writer
+            with open(os.path.join(path, name), "rb") as f:
                 _CACHE.update(engine=engine, cache=f.read())
     return _CACHE["engine"], _CACHE["cache"]
 
@@ -203,10 +206,11 @@ def test_tune_cache_reader(tmp_path, data):
 
     engine, cache = _tune_setup()
     content = data.draw(mutated(cache))
-    path = write(tmp_path, "c.json", content)
+    folder = tempfile.mkdtemp(dir=tmp_path)     # each example its own cache
+    path = write(Path(folder), "w.json", content)
     try:
         res = tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4,
-                   cache=path)
+                   cache=folder)
     except dfrank.DataFormatError as e:
         assert path in str(e)
         return
@@ -364,10 +368,11 @@ def test_tune_cache_values(tmp_path, data):
     from dfrank.tuning import tune
 
     engine, cache = _tune_setup()
-    path = write(tmp_path, "c.json", data.draw(json_edited(cache)))
+    folder = tempfile.mkdtemp(dir=tmp_path)     # each example its own cache
+    path = write(Path(folder), "w.json", data.draw(json_edited(cache)))
     try:
         res = tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4,
-                   cache=path)
+                   cache=folder)
     except dfrank.DataFormatError as e:
         assert path in str(e)
         return

@@ -104,6 +104,7 @@ def run(args):
             raise o.UsageError(f"--missing expects zero, min or a number, got "
                                f"{args.missing!r}") from None
     o.compiling(args.quiet)
+    c0 = o.compile_seconds()
     res = fuse(args.qrels, dict(zip(names, args.runs)), metric, norm=args.normalize,
                missing=missing, signed=args.signed, strategy=args.strategy,
                folds=args.folds, seed=args.seed, budget=args.budget,
@@ -113,8 +114,9 @@ def run(args):
     quiet_stdout = args.json == "-"
     out = o.Outputs()
     if not quiet_stdout:
-        print(f"fusion of {len(names)} runs ({args.normalize} normalization, missing documents "
-              f"{args.missing}) in {res.seconds:.2f} s")
+        took = o.time_text(res.seconds, within=o.compile_seconds() - c0)
+        print(f"fusion of {len(names)} runs ({args.normalize} normalization, missing "
+              f"documents {args.missing}) in {took}")
         print(res.summary())
     if res.status == "interrupted":   # to stderr too: standard output may be a file
         print("dfrank: note: the fusion was interrupted; the best weights found so far are "

@@ -55,7 +55,9 @@ def run(args):
                            f"{size:,} grid points (more than --max-points "
                            f"{args.max_points:,})")
     o.compiling(args.quiet)
+    c0 = o.compile_seconds()
     o.warm_up(metric, args.ties)
+    c1 = o.compile_seconds()
     from tqdm.auto import tqdm
 
     pts, vals = [], []
@@ -72,7 +74,7 @@ def run(args):
     i = int(np.argmax(vals))
     w = Simplex(len(ids)).to_weights(pts[i])
     print(f"grid of {size:,} points (resolution {args.resolution}) over features "
-          f"{ids} in {secs:.2f} s")
+          f"{ids} in {o.time_text(secs, c1 - c0, o.compile_seconds() - c1)}")
     print(f"best {obj.metric.name} = {vals[i]:.4f} at weights "
           + ", ".join(f"f{f}: {x:+.3f}" for f, x in zip(ids, w)))
     face = np.isclose(pts[:, -1], 0.0)  # non-negative weights: Metzler's Figure 1
