@@ -154,7 +154,7 @@ def test_signed_weights_on_the_augmented_simplex(case):
         fuse(qrels, runs, "map", strategy="pso")
 
 
-def test_48_an_alias_of_the_default_search_keeps_its_presets(case, monkeypatch):
+def test_an_alias_of_the_default_search_keeps_its_presets(case, monkeypatch):
     # "coordinate_ascent" and the class are "ca": fuse's 5 restarts, tol and rule apply
     import dfrank.fusion as F
     from dfrank.registry import get

@@ -23,7 +23,7 @@ def _data():
 
 
 # ------------------------------------------------------------------ silently wrong
-def test_47_1_a_model_reads_its_features_by_id(tmp_path, capsys):
+def test_a_model_reads_its_features_by_id(tmp_path, capsys):
     path = str(tmp_path / "test.txt")
     save_svmlight(_data(), path)
     data = dfrank.load_svmlight(path)
@@ -59,7 +59,7 @@ def test_47_1_a_model_reads_its_features_by_id(tmp_path, capsys):
     assert not np.array_equal(other.predict(data), model.predict(data))
 
 
-def test_47_2_a_frame_with_its_columns_reordered_is_refused():
+def test_a_frame_with_its_columns_reordered_is_refused():
     pd = pytest.importorskip("pandas")
     pytest.importorskip("sklearn")
     data = _data()
@@ -85,7 +85,7 @@ def _trec_files(tmp_path, qrels, run):
     return str(q), str(r)
 
 
-def test_47_3_negative_judgments_are_unjudged_as_in_trec_eval(tmp_path, capsys):
+def test_negative_judgments_are_unjudged_as_in_trec_eval(tmp_path, capsys):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels = {"1": {"a": 1, "b": -2, "c": 0, "d": -1, "e": 2},
              "2": {"a": -2, "b": 1, "c": -1, "d": 0}}
@@ -104,7 +104,7 @@ def test_47_3_negative_judgments_are_unjudged_as_in_trec_eval(tmp_path, capsys):
     assert "rel_level must be an integer >= 0" in capsys.readouterr().err
 
 
-def test_47_4_scores_are_compared_as_trec_eval_reads_them(tmp_path):
+def test_scores_are_compared_as_trec_eval_reads_them(tmp_path):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels = {"1": {"a": 0, "b": 1}, "2": {"a": 0, "b": 1}}
     # one C float: the docno b > a ranks b first
@@ -123,7 +123,7 @@ def test_47_4_scores_are_compared_as_trec_eval_reads_them(tmp_path):
     assert res.value == 1.0 and res.baselines["run x"]["value"] == 1.0
 
 
-def test_47_5_a_qid_with_two_query_texts_is_refused():
+def test_a_qid_with_two_query_texts_is_refused():
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyterrier")
     from dfrank.pyterrier import Retriever
@@ -145,7 +145,7 @@ def _model_file(tmp_path):
 
 
 @pytest.mark.parametrize("strategy", ["es", "ca", "pso", "random", "cma:es"])
-def test_47_7_every_strategy_evaluates_its_start_within_no_time(strategy):
+def test_every_strategy_evaluates_its_start_within_no_time(strategy):
     if ":" in strategy:
         pytest.importorskip(strategy.split(":")[0])
     data = _data()
@@ -162,7 +162,7 @@ def _bench_kw(toy_suite, **kw):
                      references=refs, line_cost=3, n_jobs=1, repeat=False), **kw)
 
 
-def test_47_8_a_cut_last_bench_line_is_repaired_before_appending(toy_suite, tmp_path):
+def test_a_cut_last_bench_line_is_repaired_before_appending(toy_suite, tmp_path):
     from dfrank.problems import bench, read_runs
 
     out = tmp_path / "b.jsonl"
@@ -180,7 +180,7 @@ def test_47_8_a_cut_last_bench_line_is_repaired_before_appending(toy_suite, tmp_
     assert len(read_runs(out).runs) == 3
 
 
-def test_47_9_ctrl_c_in_a_run_stops_the_bench_and_the_run_is_redone(toy_suite, tmp_path,
+def test_ctrl_c_in_a_run_stops_the_bench_and_the_run_is_redone(toy_suite, tmp_path,
                                                                      monkeypatch, capsys):
     from dfrank.problems import bench, read_runs
     from dfrank.registry import resolve
@@ -216,7 +216,7 @@ def test_47_9_ctrl_c_in_a_run_stops_the_bench_and_the_run_is_redone(toy_suite, t
     assert all(r["status"] != "interrupted" for r in read_runs(out).runs)
 
 
-def test_47_10_two_outputs_on_one_path_are_refused(tmp_path, capsys, toy_suite):
+def test_two_outputs_on_one_path_are_refused(tmp_path, capsys, toy_suite):
     data = str(tmp_path / "train.txt")
     save_svmlight(_data(), data)
     m = str(tmp_path / "m.json")
@@ -251,7 +251,7 @@ with open(run, "w") as f:
 
 
 @pytest.mark.parametrize("sig, code", [("SIGTERM", 143), ("SIGINT", 130)])
-def test_47_11_a_signal_stops_tune_its_engine_and_keeps_the_best(tmp_path, sig, code):
+def test_a_signal_stops_tune_its_engine_and_keeps_the_best(tmp_path, sig, code):
     import signal
     import subprocess
     import sys
@@ -286,7 +286,7 @@ def test_47_11_a_signal_stops_tune_its_engine_and_keeps_the_best(tmp_path, sig, 
     assert os.listdir(tmp) == []    # no dfrank-tune-* folder left
 
 
-def test_47_12_failed_points_of_the_cache_are_run_again(tmp_path):
+def test_failed_points_of_the_cache_are_run_again(tmp_path):
     qrels = {"1": {"a": 1, "b": 0}, "2": {"a": 0, "b": 1}}
     broken = {"now": True}
     calls = []
@@ -310,7 +310,7 @@ def test_47_12_failed_points_of_the_cache_are_run_again(tmp_path):
 
 
 # ------------------------------------------------------------------ valid input, clear errors
-def test_47_15_reserved_names_are_no_parameters():
+def test_reserved_names_are_no_parameters():
     from dfrank.command import CommandRun
 
     for name in ("run", "cwd"):
@@ -325,7 +325,7 @@ LETOR = (b"2 qid:1 1:0.5 2:1 3:0 #docid = a1\n"
          b"1 qid:2 1:0.5 2:0.5 3:0.5\n")
 
 
-def test_47_13_plain_text_on_standard_input(tmp_path):
+def test_plain_text_on_standard_input(tmp_path):
     import subprocess
     import sys
 
@@ -340,7 +340,7 @@ def test_47_13_plain_text_on_standard_input(tmp_path):
     assert "queries     2" in out.stdout
 
 
-def test_47_14_a_last_line_without_newline_or_comment(tmp_path):
+def test_a_last_line_without_newline_or_comment(tmp_path):
     path = tmp_path / "d.txt"
     path.write_bytes(LETOR.rstrip(b"\n"))
     data = dfrank.load_svmlight(path)
@@ -349,14 +349,14 @@ def test_47_14_a_last_line_without_newline_or_comment(tmp_path):
 
 
 @pytest.mark.parametrize("name", ['bm25("}")', 'query("{")', 'x("a{b}c")'])
-def test_47_16_vespa_names_with_braces_are_refused(name):
+def test_vespa_names_with_braces_are_refused(name):
     from dfrank.export import ExportError
 
     with pytest.raises(ExportError, match="without braces"):
         LinearRanker([1.0, 2.0]).export(format="vespa", names=[name, "bm25(title)"])
 
 
-def test_47_17_pyterrier_stages_name_the_frame_and_column():
+def test_pyterrier_stages_name_the_frame_and_column():
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyterrier")
     from dfrank.pyterrier import Fusion, LearnedStage, Retriever
@@ -388,7 +388,7 @@ def test_47_17_pyterrier_stages_name_the_frame_and_column():
             pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))
 
 
-def test_47_18_a_hand_edited_bench_file(toy_suite, tmp_path, capsys):
+def test_a_hand_edited_bench_file(toy_suite, tmp_path, capsys):
     from dfrank.problems import bench
 
     out = tmp_path / "b.jsonl"
@@ -416,7 +416,7 @@ def test_47_18_a_hand_edited_bench_file(toy_suite, tmp_path, capsys):
         run_bench(toy_suite[0], ["random"], output=edited, **_bench_kw(toy_suite))
 
 
-def test_47_19_data_errors_exit_1(tmp_path, capsys):
+def test_data_errors_exit_1(tmp_path, capsys):
     q, r = _trec_files(tmp_path, {"1": {"a": 1}}, {"2": {"a": 1.0}})
     assert cli.main(["trec-eval", q, r]) == 1
     assert "share no query" in capsys.readouterr().err
@@ -434,7 +434,7 @@ def test_47_19_data_errors_exit_1(tmp_path, capsys):
     assert "scores must be finite" in capsys.readouterr().err
 
 
-def test_47_20_stdout_once_and_typed_model_files(tmp_path, capsys):
+def test_stdout_once_and_typed_model_files(tmp_path, capsys):
     q, r = _trec_files(tmp_path, {"1": {"a": 1, "b": 0}, "2": {"a": 0, "b": 1}},
                        {"1": {"a": 1.0, "b": 0.5}, "2": {"a": 1.0, "b": 0.5}})
     r2 = tmp_path / "run2.txt"

@@ -192,7 +192,7 @@ def test_a_failed_run_counts_as_reaching_nothing():
     assert np.isclose(row["ecdf_end"], alone.summary_rows()[0]["ecdf_end"] * 3 / 4)
 
 
-def test_50_4_a_solver_whose_runs_all_failed_is_counted_with_them():
+def test_a_solver_whose_runs_all_failed_is_counted_with_them():
     ok = [record("s", seed, [0.1, 0.9]) for seed in range(2)]
     bad = [dict(record("t", seed, [0.1]), error="ValueError: 1-D") for seed in range(2)]
     prof = Profiles(ok + bad)
@@ -205,7 +205,7 @@ def test_50_4_a_solver_whose_runs_all_failed_is_counted_with_them():
     assert line.split()[1:4] == ["2", "0.000", "0.000"]
 
 
-def test_50_2_only_budget_columns_a_run_could_reach():
+def test_only_budget_columns_a_run_could_reach():
     prof = Profiles([record("s", seed, [0.1, 0.6], budget=300) for seed in range(2)])
     assert prof.columns() == [100]
     head = prof.summary().splitlines()[0]
@@ -213,7 +213,7 @@ def test_50_2_only_budget_columns_a_run_could_reach():
     assert prof.summary_rows()[0]["ecdf_1000"] is None
 
 
-def test_50_5_early_stops_are_flagged():
+def test_early_stops_are_flagged():
     runs = [record("quits", s, [0.1, 0.5 + s / 10], n_evals=40, budget=100, status=st)
             for s, st in enumerate(["converged", ""])]   # ("": an ask/tell loop that ended)
     runs += [record("full", s, [0.1, 0.2 + s / 10], n_evals=100, budget=100) for s in range(2)]
@@ -223,7 +223,7 @@ def test_50_5_early_stops_are_flagged():
     assert "full" not in flags and "timed" not in flags
 
 
-def test_50_5_solvers_as_module_function_and_pycmas_ipop(toy_suite, tmp_path, monkeypatch):
+def test_solvers_as_module_function_and_pycmas_ipop(toy_suite, tmp_path, monkeypatch):
     root, ref_path = toy_suite
     (tmp_path / "my_solvers.py").write_text(
         "import numpy as np\n"
@@ -267,7 +267,7 @@ def test_50_5_solvers_as_module_function_and_pycmas_ipop(toy_suite, tmp_path, mo
 
 
 @pytest.mark.parametrize("name", ["cma:es", "nevergrad:NGOpt", "optuna:tpe"])
-def test_48_2_one_adapter_the_same_trace_in_maximize_compare_and_bench(toy_suite, name):
+def test_one_adapter_the_same_trace_in_maximize_compare_and_bench(toy_suite, name):
     pytest.importorskip(name.split(":")[0])
     root, ref_path = toy_suite
     seed, budget = 2, 40
@@ -285,7 +285,7 @@ def test_48_2_one_adapter_the_same_trace_in_maximize_compare_and_bench(toy_suite
     assert np.allclose(lam, run["best_point"]) and np.allclose(lam, direct.point)
 
 
-def test_50_1_runs_that_beat_their_reference_are_flagged_and_merged(tmp_path):
+def test_runs_that_beat_their_reference_are_flagged_and_merged(tmp_path):
     from dfrank.problems import references as refs
     from dfrank.problems.experiment import BenchResult
 
@@ -342,7 +342,7 @@ def test_ioh_export_matches_a_hand_written_file(tmp_path):
                                  "best": {"evals": 3, "y": 0.3, "x": [0.2, 0.3, 0.5]}}]}]}
 
 
-def test_50_3_4_the_export_keeps_failed_runs_with_folds_as_instances(tmp_path):
+def test_the_export_keeps_failed_runs_with_folds_as_instances(tmp_path):
     pid = "letor-mq2008-map"
     runs = [record("s", seed, [0.1 * (seed + 1), 0.5], problem=pid, fold=2)
             for seed in range(3)]
@@ -357,7 +357,7 @@ def test_50_3_4_the_export_keeps_failed_runs_with_folds_as_instances(tmp_path):
     assert empty[0]["seed"] == 3
 
 
-def test_50_4_a_run_records_the_cube_point_and_what_a_failure_reached(toy_suite):
+def test_a_run_records_the_cube_point_and_what_a_failure_reached(toy_suite):
     from dfrank.problems.experiment import _run_one
 
     root, ref_path = toy_suite
@@ -654,7 +654,7 @@ def test_shipped_references_fit_the_real_data():
         assert p.line_cost >= (2 if getattr(p.objective, "exact_line", False) else 1)
 
 
-def test_50_5_the_bench_function_is_what_the_package_gives():
+def test_the_bench_function_is_what_the_package_gives():
     import inspect
 
     import dfrank.problems as P
@@ -664,7 +664,7 @@ def test_50_5_the_bench_function_is_what_the_package_gives():
 
 
 # ---------------------------------------------------------------- COCO's aggregates
-def test_50_2_absolute_targets_ert_and_its_bootstrap():
+def test_absolute_targets_ert_and_its_bootstrap():
     from dfrank.problems import coco
 
     assert len(coco.GAPS) == 18 and np.isclose(coco.GAPS[0], 10 ** -0.6) and \
@@ -687,7 +687,7 @@ def test_50_2_absolute_targets_ert_and_its_bootstrap():
     assert coco.ert_interval([np.inf], [5]) == (np.inf, np.inf)
 
 
-def test_50_2_ecdf_per_dimension_group_and_the_virtual_best_solver():
+def test_ecdf_per_dimension_group_and_the_virtual_best_solver():
     from dfrank.problems.coco import VBS, Coco, absolute_targets
 
     rng = np.random.default_rng(3)

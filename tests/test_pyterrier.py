@@ -128,7 +128,7 @@ def test_retriever_reads_a_cranfield_folder():
 
 
 # ------------------------------------------------------------------ issue #49
-def test_49_1_stages_save_and_load_and_pickles_hold_no_collection(coll, tmp_path):
+def test_stages_save_and_load_and_pickles_hold_no_collection(coll, tmp_path):
     import pickle
 
     docs, topics, qrels, topics_df, qrels_df = coll
@@ -159,7 +159,7 @@ def test_49_1_stages_save_and_load_and_pickles_hold_no_collection(coll, tmp_path
     assert len(blob) < 20000 and docs[next(iter(docs))].encode() not in blob
 
 
-def test_49_2_a_collection_is_indexed_once_and_pickles_refer_to_it(coll, tmp_path):
+def test_a_collection_is_indexed_once_and_pickles_refer_to_it(coll, tmp_path):
     import pickle
 
     docs, topics, qrels, topics_df, qrels_df = coll
@@ -185,7 +185,7 @@ def test_49_2_a_collection_is_indexed_once_and_pickles_refer_to_it(coll, tmp_pat
     pd.testing.assert_frame_equal(lost.attach(docs).transform(topics_df.iloc[:5]), first)
 
 
-def test_49_3_gridsearch_terms_and_returns(coll):
+def test_gridsearch_terms_and_returns(coll):
     docs, topics, qrels, topics_df, qrels_df = coll
     bm25 = dpt.Retriever(docs, "bm25", num_results=100)
     grid = {bm25: {"k1": [0.3, 0.6, 1.2, 2.4], "b": [0.0, 0.5, 1.0]}}
@@ -222,7 +222,7 @@ def test_49_3_gridsearch_terms_and_returns(coll):
     assert (bm25.k1, bm25.b) == (1.2, 0.75)
 
 
-def test_49_4_tune_scores_the_topics_given_only(coll):
+def test_tune_scores_the_topics_given_only(coll):
     docs, topics, qrels, topics_df, qrels_df = coll
     bm25 = dpt.Retriever(docs, "bm25", num_results=100)
     grid = {bm25: {"k1": [0.3, 2.4], "b": [0.0, 1.0]}}
@@ -235,7 +235,7 @@ def test_49_4_tune_scores_the_topics_given_only(coll):
                             return_type="best_setting")
 
 
-def test_49_5_a_fusion_keeps_equal_weights_when_learned_ones_lose(coll, monkeypatch):
+def test_a_fusion_keeps_equal_weights_when_learned_ones_lose(coll, monkeypatch):
     docs, topics, qrels, topics_df, qrels_df = coll
     bm25 = dpt.Retriever(docs, "bm25", num_results=40)
     ql = dpt.Retriever(docs, "ql", num_results=40)

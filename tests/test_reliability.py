@@ -44,7 +44,7 @@ RUN_B = run([("1", "a2", 3.0), ("1", "a1", 2.0), ("1", "a3", 1.0),
 
 
 # ------------------------------------------------------------------ data loss
-def test_1_a_failed_model_write_keeps_the_model(tmp_path, capsys, monkeypatch):
+def test_a_failed_model_write_keeps_the_model(tmp_path, capsys, monkeypatch):
     data = write(tmp_path, "train.txt", LETOR)
     real = LinearRanker.save
 
@@ -65,7 +65,7 @@ def test_1_a_failed_model_write_keeps_the_model(tmp_path, capsys, monkeypatch):
         os.unlink(kept)
 
 
-def test_1_nowhere_to_write_prints_the_model(capsys, monkeypatch):
+def test_nowhere_to_write_prints_the_model(capsys, monkeypatch):
     from dfrank.errors import OutputError
     from dfrank.files import write_kept
 
@@ -77,7 +77,7 @@ def test_1_nowhere_to_write_prints_the_model(capsys, monkeypatch):
     assert e.value.kept == "-" and capsys.readouterr().out == '{"w": 1}\n'
 
 
-def test_2_an_output_that_is_an_input_is_refused(tmp_path, capsys):
+def test_an_output_that_is_an_input_is_refused(tmp_path, capsys):
     qrels = write(tmp_path, "qrels.txt", QRELS)
     a = write(tmp_path, "a.run", RUN_A)
     b = write(tmp_path, "b.run", RUN_B)
@@ -110,7 +110,7 @@ def _tune(tmp_path, *extra):
 
 # ------------------------------------------------------------------ silently wrong
 @pytest.mark.parametrize("score", ["1e400", "-1e400"])
-def test_4_an_overflowing_score_is_an_error(tmp_path, capsys, score):
+def test_an_overflowing_score_is_an_error(tmp_path, capsys, score):
     qrels = write(tmp_path, "qrels.txt", QRELS)
     a = write(tmp_path, "a.run", RUN_A.replace("3.0", score, 1))
     b = write(tmp_path, "b.run", RUN_B)
@@ -119,7 +119,7 @@ def test_4_an_overflowing_score_is_an_error(tmp_path, capsys, score):
     assert "NaN or infinite" in err and "line 1" in err and score in err
 
 
-def test_4_huge_finite_scores_fuse_to_finite_scores(tmp_path):
+def test_huge_finite_scores_fuse_to_finite_scores(tmp_path):
     qrels = write(tmp_path, "qrels.txt", QRELS)
     a = write(tmp_path, "a.run", run([("1", "a1", 1e308), ("1", "a3", -1e308),
                                       ("1", "a2", 0.0), ("2", "b2", 1.0),
@@ -131,7 +131,7 @@ def test_4_huge_finite_scores_fuse_to_finite_scores(tmp_path):
         assert np.all(np.isfinite(scores)) and 0.0 <= res.value <= 1.0, norm
 
 
-def test_6_a_command_cache_is_keyed_on_the_expanded_command(tmp_path):
+def test_a_command_cache_is_keyed_on_the_expanded_command(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
@@ -147,13 +147,13 @@ def test_6_a_command_cache_is_keyed_on_the_expanded_command(tmp_path):
     assert in_a != in_b and str(a) in in_a and "{k1}" in in_a and "{run}" in in_a
 
 
-def test_7_a_run_sharing_no_query_with_the_qrels_fails(tmp_path):
+def test_a_run_sharing_no_query_with_the_qrels_fails(tmp_path):
     qrels = write(tmp_path, "qrels.txt", QRELS)
     with pytest.raises(dfrank.TuneError, match="shares no query with the qrels"):
         dfrank.tune(lambda p: {"x9": {"a1": p["k"]}}, {"k": (0.0, 1.0)}, qrels, budget=3)
 
 
-def test_8_a_file_without_qids_needs_its_grouping_declared(tmp_path, capsys):
+def test_a_file_without_qids_needs_its_grouping_declared(tmp_path, capsys):
     bare = write(tmp_path, "rank.train", b"1 1:0.5 2:1\n0 1:0.2 2:0\n2 1:0.1 2:0.3\n")
     with pytest.raises(DataFormatError, match="cannot be told apart"):
         dfrank.load_svmlight(bare)
@@ -165,7 +165,7 @@ def test_8_a_file_without_qids_needs_its_grouping_declared(tmp_path, capsys):
     assert dfrank.load_svmlight(bare).n_queries == 2
 
 
-def test_9_a_byte_order_mark_is_not_part_of_the_first_line(tmp_path):
+def test_a_byte_order_mark_is_not_part_of_the_first_line(tmp_path):
     bom = b"\xef\xbb\xbf"
     qrels = write(tmp_path, "qrels.txt", bom + QRELS.encode())
     r = write(tmp_path, "run.txt", bom + RUN_A.encode())
@@ -178,7 +178,7 @@ def test_9_a_byte_order_mark_is_not_part_of_the_first_line(tmp_path):
     assert list(LinearRanker.load_ranklib(model, raw_features=True).weights) == [0.5, -1.0]
 
 
-def test_10_ranklib_models_say_they_carry_no_normalization(tmp_path):
+def test_ranklib_models_say_they_carry_no_normalization(tmp_path):
     model = tmp_path / "m.txt"
     model.write_text("## Coordinate Ascent\n1:0.5 2:-1\n")
     with pytest.warns(UserWarning, match="does not record whether it was trained with -norm"):
@@ -193,7 +193,7 @@ def test_10_ranklib_models_say_they_carry_no_normalization(tmp_path):
 
 
 # ------------------------------------------------------------------ resources
-def test_11_huge_feature_ids_are_refused_before_allocating(tmp_path, capsys):
+def test_huge_feature_ids_are_refused_before_allocating(tmp_path, capsys):
     LinearRanker(np.ones(1_000_000)).save(tmp_path / "wide.json")
     data = write(tmp_path, "d.txt", LETOR)
     t = time.perf_counter()
@@ -205,7 +205,7 @@ def test_11_huge_feature_ids_are_refused_before_allocating(tmp_path, capsys):
         LinearRanker.load_ranklib(model, raw_features=True)
 
 
-def test_12_a_timeout_ends_the_whole_process_group(tmp_path):
+def test_a_timeout_ends_the_whole_process_group(tmp_path):
     pidfile = tmp_path / "child.pid"
     script = (f"sleep 300 & echo $! > {pidfile}; wait")
     runner = CommandRun(["bash", "-c", script, "{k}", "{run}"], ["k"], timeout=1.0)
@@ -245,7 +245,7 @@ def _big_runs(tmp_path, nq=150, m=400):
     return write(tmp_path, "qrels.txt", qrels), runs, 2 * nq * m
 
 
-def test_13_fuse_memory_per_line_stays_within_the_budget(tmp_path, monkeypatch):
+def test_fuse_memory_per_line_stays_within_the_budget(tmp_path, monkeypatch):
     """Two runs of 2,000,000 lines must fuse in 1 GB, 250 bytes a line with the
     interpreter: here 120,000 lines, with lines of more than 16,384 crossings swept in
     parts as web-sized lines are (PART_CROSSINGS scaled down with the input), peak
@@ -266,7 +266,7 @@ def test_13_fuse_memory_per_line_stays_within_the_budget(tmp_path, monkeypatch):
     assert peak / n_lines < 250
 
 
-def test_14_pipes_and_standard_input(tmp_path):
+def test_pipes_and_standard_input(tmp_path):
     qrels = write(tmp_path, "qrels.txt", QRELS)
     r = write(tmp_path, "run.txt", RUN_A)
     env = dict(os.environ, DFRANK_QUIET_COMPILE="1")
@@ -281,7 +281,7 @@ def test_14_pipes_and_standard_input(tmp_path):
     assert open(r).read() == RUN_A
 
 
-def test_15_raw_exceptions_are_clear_errors(tmp_path):
+def test_raw_exceptions_are_clear_errors(tmp_path):
     data = dfrank.load_svmlight(write(tmp_path, "d.txt", LETOR))
     with pytest.raises(TypeError, match="the metric itself is not an option"):
         LinearRanker([1.0, 0.0, 0.0]).evaluate(data, metric="map")

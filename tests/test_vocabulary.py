@@ -234,7 +234,7 @@ def test_unknown_options_are_errors_everywhere(tmp_path):
         assert e.value.code == 2
 
 
-def test_48_4_option_is_one_type_with_an_optional_strategy_prefix():
+def test_option_is_one_type_with_an_optional_strategy_prefix():
     from dfrank.cli.options import UsageError, strategy_options
 
     assert strategy_options(["restarts=2", "ca:tol=0.1", "cma:es:sigma0=0.3"],
