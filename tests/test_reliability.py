@@ -4,7 +4,6 @@ wrong, resources capped, errors that name what was wrong.
 The command line runs in this process (``cli.main``): exit 1 is a data error, 2 a usage
 error, each with a one-line message on stderr."""
 
-import json
 import os
 import signal
 import subprocess

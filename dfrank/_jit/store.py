@@ -23,6 +23,8 @@ memory, in every process; one line says so and what it costs.
 compiles, as in a source checkout never built).
 """
 
+import hashlib
+import io
 import json
 import os
 import pickletools
@@ -144,7 +146,7 @@ def _prepare(kernel):
             stamp = _read_stamp(folder)
             if shipped and stamp.get("manifest") != m["id"]:
                 stamp = _seed(package, folder, shipped, m["id"])
-            _check(folder, shipped, stamp)
+            _check(folder, stamp)
         except OSError as e:   # a folder numba found writable a moment ago
             _say(f"the compiled kernels of {package} could not be prepared in {folder} "
                  f"({e}); they compile on first use")
@@ -161,7 +163,8 @@ def _read_stamp(folder):
 
 
 def _replace(path, data):
-    tmp = f"{path}.dfrank-{os.getpid()}-{threading.get_ident()}.part"
+    """Write ``data`` to ``path`` atomically (a folder other processes and hosts share)."""
+    tmp = f"{path}.dfrank-{os.urandom(8).hex()}.part"
     try:
         with open(tmp, "wb") as f:
             f.write(data)
@@ -174,8 +177,6 @@ def _replace(path, data):
 def _seed(package, folder, shipped, manifest_id):
     """Copy the shipped files of ``package`` that match their digests into ``folder``;
     returns the new stamp."""
-    import hashlib
-
     copied = {}
     for name, want in sorted(shipped.items()):
         source = os.path.join(_manifest.KERNELS, package, name)
@@ -200,8 +201,6 @@ def _seed(package, folder, shipped, manifest_id):
 def _whole_pickles(data, count):
     """Whether ``data`` holds ``count`` complete pickle streams, one after the other
     (parsed by :mod:`pickletools`; nothing is unpickled)."""
-    import io
-
     f = io.BytesIO(data)
     try:
         for _ in range(count):
@@ -212,10 +211,8 @@ def _whole_pickles(data, count):
     return f.tell() == len(data)
 
 
-def _check(folder, shipped, stamp):
+def _check(folder, stamp):
     """Remove (and name) cache files of ``folder`` that would crash or mislead numba."""
-    import hashlib
-
     bad, seeded = [], stamp.get("files", {})
     try:
         names = [n for n in os.listdir(folder) if n.endswith(_manifest.SUFFIXES)]
