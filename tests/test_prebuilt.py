@@ -96,8 +96,8 @@ print(h.hexdigest())
 
 def _same_values(tmp_path, part):
     """The digest of ``part``'s values in a process that loads the kernels compiled at
-    install (or by the test session's warm-up) and in one with an empty cache, which
-    compiles them anew."""
+    install (or by the test session's warm-up), in one with an empty cache, which compiles
+    them anew, and in one that reads the shipped kernels copied into NUMBA_CACHE_DIR."""
     from dfrank.datasets import make_letor_like
     from dfrank.io import save_svmlight
 
@@ -115,7 +115,10 @@ def _same_values(tmp_path, part):
     jit = subprocess.run(argv, env=dict(env, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
                                         DFRANK_SHIPPED_KERNELS="0"),
                          capture_output=True, text=True, check=True).stdout
-    assert here == jit and len(here.strip()) == 64
+    # the shipped kernels copied where numba reads them (a cluster's NUMBA_CACHE_DIR)
+    copied = subprocess.run(argv, env=dict(env, NUMBA_CACHE_DIR=str(tmp_path / "copied")),
+                            capture_output=True, text=True, check=True).stdout
+    assert here == jit == copied and len(here.strip()) == 64
 
 
 def test_every_metric_family_and_the_readers_give_the_same_values_compiled_anew(tmp_path):
