@@ -301,7 +301,7 @@ def warm(names=None, jobs=None, progress=None, still=None):
 
     pool = [spawn(__name__, "--serve", quiet=False) for _ in range(jobs)]
     if any(p is None for p in pool):
-        end_all()
+        end_all(procs=pool)
         raise RuntimeError("could not start the warm-up's processes")
     try:
         for phase in sorted({TASKS[n][0] for n in names}):
@@ -310,7 +310,7 @@ def warm(names=None, jobs=None, progress=None, still=None):
     finally:
         for p in pool:
             p.stdin.close()
-        end_all()
+        end_all(grace=5.0, procs=pool)
     return time.perf_counter() - t
 
 

@@ -64,9 +64,10 @@ def running():
         return [p for p in _live if p.poll() is None]
 
 
-def end_all(grace=1.0):
-    """End every helper still running: SIGTERM, then SIGKILL after ``grace`` seconds."""
-    procs = running()
+def end_all(grace=1.0, procs=None):
+    """End every helper still running (or those of ``procs``): SIGTERM, then SIGKILL
+    after ``grace`` seconds."""
+    procs = running() if procs is None else [p for p in procs if p and p.poll() is None]
     for p in procs:
         try:
             p.terminate()
