@@ -30,7 +30,6 @@ import time
 import numba
 import numpy as np
 
-from .._kernels.scoring import read_only
 from ..metrics import _drivers
 from ..metrics.registry import get, tie_code
 from .progress import waiting
@@ -137,18 +136,12 @@ def in_process():
 
 
 def compile_entry(code, ties_code, dtype, parallel=True):
-    """Compile (or load) the parallel entry point (or its serial twin) with the argument
-    types :meth:`BoundMetric.per_query_linear` passes, on one query of two documents with
-    the relevant one first; returns the query's value (cut-off 1)."""
-    XT = read_only(np.array([[1.0, 0.0]], dtype=dtype))
-    two = np.array([0, 2], dtype=np.int64)
-    out = np.empty((1, 1))
-    _drivers.driver(code, ties_code, parallel)(
-        XT, np.zeros(1, np.int64), np.ones((1, 1)), two, np.array([0, 1], np.int64),
-        np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([1.0, 1.0 / np.log2(3.0)]),
-        int(code), 1, int(ties_code), 1.0, 2.0, np.ones(1), np.zeros(1, np.bool_), 0.0,
-        np.zeros((1, 6)), np.zeros((1, 5), np.int64), out)
-    return out[0, 0]
+    """Compile (or load) the parallel entry point (or its serial twin) on the example
+    arguments its module declares (:func:`dfrank.metrics._drivers.example_arguments`);
+    returns the example query's value."""
+    args = _drivers.example_arguments(code, ties_code, dtype)
+    _drivers.driver(code, ties_code, parallel)(*args)
+    return args[-1][0, 0]
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import numpy as np
 from numba import prange
 
 from .._jit.store import njit
-from .._kernels.scoring import BLOCK, dot_block, dot_block4
+from .._kernels.scoring import BLOCK, dot_block, dot_block4, read_only
 from . import _kernels
 from ._rank import EXPECTED, count_top, top_k
 
@@ -299,6 +299,19 @@ def driver(code, ties_code, parallel=True):
     if ties_code == EXPECTED and code != _kernels.KTAU:
         return batch_expected if parallel else serial_expected
     return (DRIVERS if parallel else SERIAL)[code]
+
+
+def example_arguments(code, ties_code, dtype):
+    """The arguments the entry points are compiled (warmed) with: the types
+    :meth:`BoundMetric.per_query_linear` passes (read-only features of ``dtype``), on one
+    query of two documents with the relevant one first, cut-off 1; ``out[0, 0]`` (the last
+    argument) receives the query's value."""
+    XT = read_only(np.array([[1.0, 0.0]], dtype=dtype))
+    two = np.array([0, 2], dtype=np.int64)
+    return (XT, np.zeros(1, np.int64), np.ones((1, 1)), two, np.array([0, 1], np.int64),
+            np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([1.0, 1.0 / np.log2(3.0)]),
+            int(code), 1, int(ties_code), 1.0, 2.0, np.ones(1), np.zeros(1, np.bool_), 0.0,
+            np.zeros((1, 6)), np.zeros((1, 5), np.int64), np.empty((1, 1)))
 
 
 # ------------------------------------------------------------------ user metrics
