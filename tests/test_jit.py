@@ -410,3 +410,21 @@ def test_describe_names_what_numba_keys_its_cache_with():
     import numba
 
     assert d["numba"] == numba.__version__
+
+
+def test_a_checkout_edited_since_its_build_copies_no_shipped_kernel(tmp_path, monkeypatch):
+    """numba checks a kernel against its own module only: a shipped kernel that inlines
+    one from an edited module would run the old code, so an edited checkout (a module's
+    digest off the manifest's) compiles instead of copying."""
+    (tmp_path / "jit_probe2.py").write_text(
+        "from dfrank._jit.store import njit\n\n@njit(cache=True)\ndef thrice(x):\n"
+        "    return 3 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fake = {"built": True, "id": "x" * 64, "files": {"jit_probe2/a.nbi": "0" * 64},
+            "sources": {"dfrank/nothing_here.py": "0" * 64}}
+    monkeypatch.setattr(store, "_memory", {"why": None, "manifest": fake})
+    seeded = []
+    monkeypatch.setattr(store, "_seed", lambda *a: seeded.append(a) or {"files": {}})
+    import jit_probe2
+
+    assert jit_probe2.thrice(2) == 6 and seeded == [] and store._memory["edited"] is True

@@ -144,12 +144,33 @@ def _prepare(kernel):
             if key.split("/", 1)[0] == package}
         try:
             stamp = _read_stamp(folder)
-            if shipped and stamp.get("manifest") != m["id"]:
+            if shipped and stamp.get("manifest") != m["id"] and not _edited(m):
                 stamp = _seed(package, folder, shipped, m["id"])
             _check(folder, stamp)
         except OSError as e:   # a folder numba found writable a moment ago
             _say(f"the compiled kernels of {package} could not be prepared in {folder} "
                  f"({e}); they compile on first use")
+
+
+def _edited(m):
+    """Whether a module changed since the build compiled the shipped kernels (a checkout
+    edited after ``pip install -e .``): a kernel that inlines one from another module would
+    keep the old one, since numba checks a kernel against its own module only, so none is
+    copied. Once per process."""
+    if "edited" not in _memory:
+        import importlib.util
+
+        top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        spec = importlib.util.find_spec("dfrank.strategies")
+        strategies = list(spec.submodule_search_locations or [])[:1] if spec else []
+
+        def locate(rel):
+            if rel.startswith("dfrank/strategies/") and strategies:
+                return os.path.join(strategies[0], rel.split("/", 2)[2])
+            return os.path.join(os.path.dirname(top), rel)
+
+        _memory["edited"] = bool(_manifest.changed_sources(m, locate))
+    return _memory["edited"]
 
 
 def _read_stamp(folder):
