@@ -328,4 +328,5 @@ def _against_best(cmp, test_name):
         if np.array_equal(a, b, equal_nan=True):
             continue
         out[s] = paired_test(a, b, test_name)
+        out[s].a, out[s].b = best, s      # the test line names both
     return out

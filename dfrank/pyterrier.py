@@ -17,6 +17,8 @@
 Result frames hold ``qid, docno, score, rank`` (and ``query``); qrels ``qid, docno, label``.
 """
 
+import math
+
 import numpy as np
 
 from ._optional import need
@@ -646,12 +648,26 @@ class Fusion(pt.Estimator):
             raise ValueError(f"the fusion was fitted on pipelines {res.runs}, and these are "
                              f"{sorted(pipelines)}")
         options = settings.pop("options", None) or {}
-        fusion = cls(pipelines, **settings, **options)
+        if not isinstance(options, dict) or set(options) & set(settings):
+            raise DataFormatError(f"a {FUSION_STAGE_FORMAT} file's 'options' must be an object "
+                                  "of strategy options apart from its settings (it names "
+                                  f"{sorted(set(options) & set(settings)) or options!r})",
+                                  path=path)
+        try:
+            fusion = cls(pipelines, **settings, **options)
+        except TypeError as e:
+            raise DataFormatError(f"a corrupt {FUSION_STAGE_FORMAT} file: {e}",
+                                  path=path) from None
         fusion.result = res
         weights = obj.get("weights") or res.weights
         if not isinstance(weights, dict) or sorted(weights) != sorted(res.runs):
             raise DataFormatError(f"a {FUSION_STAGE_FORMAT} file's weights must name the "
                                   f"runs {res.runs}", path=path)
+        bad = {k: v for k, v in weights.items()
+               if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)}
+        if bad:
+            raise DataFormatError(f"a {FUSION_STAGE_FORMAT} file's weights must be finite "
+                                  f"numbers, and these are not: {bad}", path=path)
         fusion.weights = {str(k): float(v) for k, v in weights.items()}
         fusion.choice = obj.get("choice")
         return fusion

@@ -39,6 +39,8 @@ class SignificanceResult:
     n: int                      # pairs
     exact: bool                 # p-value from the exact null distribution
     n_resamples: int
+    a: str = None               # what ``a`` and ``b`` are (two strategies, runs), when named
+    b: str = None
 
     def significant(self, level=0.05):
         return self.p_value < level
@@ -47,7 +49,8 @@ class SignificanceResult:
         return asdict(self)
 
     def __str__(self):
-        return (f"{self.test}: mean difference {self.mean_difference:+.4f} "
+        which = f" of {self.a} against {self.b}" if self.a and self.b else ""
+        return (f"{self.test}{which}: mean difference {self.mean_difference:+.4f} "
                 f"[{self.ci_low:+.4f}, {self.ci_high:+.4f}] ({self.confidence:.0%} bootstrap), "
                 f"p = {self.p_value:.4g}, effect size {self.effect_size:.3f}, n = {self.n}")
 

@@ -2,6 +2,7 @@
 the learned stage, the GridSearch drop-in, the fusion of pipelines, and pt.Experiment
 around them."""
 
+import json
 import os
 
 import numpy as np
@@ -154,6 +155,19 @@ def test_stages_save_and_load_and_pickles_hold_no_collection(coll, tmp_path):
     assert again.apply(runs).to_dict() == fusion.result.apply(runs).to_dict()
     with pytest.raises(ValueError, match="keeps the weights but not the fused run"):
         again.run()
+    # a fusion file's weights and options are checked on load: NaN, inf and true as
+    # weights once loaded (NaN scores), strings gave a bare ValueError, an option that is a
+    # setting a bare TypeError
+    saved = json.loads((tmp_path / "fusion.json").read_text())
+    for weight in (float("nan"), float("inf"), True, "x"):
+        bad = dict(saved, weights={"bm25": weight, "ql": 1.0})
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(dfrank.DataFormatError, match="finite numbers"):
+            dpt.Fusion.load(tmp_path / "bad.json", {"bm25": bm25, "ql": ql})
+    bad = dict(saved, settings=dict(saved["settings"], options={"metric": "map"}))
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(dfrank.DataFormatError, match="'options' must be"):
+        dpt.Fusion.load(tmp_path / "bad.json", {"bm25": bm25, "ql": ql})
     # a pickled pipeline holds no collection (1 kB, not the collection's size)
     blob = pickle.dumps(features >> stage)
     assert len(blob) < 20000 and docs[next(iter(docs))].encode() not in blob
