@@ -148,6 +148,14 @@ class ScipyDifferentialEvolution(_External):
         return {"iterations": int(res.nit), "converged": bool(res.success)}
 
 
+def _at_least_2d(z0):
+    """pycma's start in two dimensions at least: pycma refuses one ("not yet initialized
+    (dimension needed)"), so a one-dimensional problem gets a second coordinate that the
+    objective never reads (only the first column of each point is evaluated)."""
+    z0 = np.asarray(z0, dtype=np.float64)
+    return np.append(z0, 0.5) if len(z0) == 1 else z0
+
+
 class CMAES(_External):
     """pycma's CMA-ES in the unit cube (bounded), each generation one batch.
 
@@ -175,11 +183,12 @@ class CMAES(_External):
         if self.popsize is not None:
             opts["popsize"] = self.popsize
         z0 = self.start(objective, rng, restart)
-        es = cma.CMAEvolutionStrategy(z0, self.sigma0, opts)
+        es = cma.CMAEvolutionStrategy(_at_least_2d(z0), self.sigma0, opts)
         self.loss(objective, z0)   # the start first: a run out of time still returns it
+        d = objective.space.dim
         while not es.stop():
             Z = np.array(es.ask())
-            es.tell(list(Z), list(self.losses(objective, Z)))
+            es.tell(list(Z), list(self.losses(objective, Z[:, :d])))
         return {"iterations": int(es.countiter), "converged": True}
 
 
@@ -211,11 +220,13 @@ class CMAIPOP(_External):
             more = 100 if objective.max_evals is not None else 9
         z0 = self.start(objective, rng, restart)
         self.loss(objective, z0)   # the start first: a run out of time still returns it
-        _, es = cma.fmin2(None, z0, self.sigma0,
+        d = objective.space.dim
+        _, es = cma.fmin2(None, _at_least_2d(z0), self.sigma0,
                           {"bounds": [0.0, 1.0], "seed": self._seed(rng) + 1,
                            "verbose": -9},
                           restarts=more, incpopsize=2,
-                          parallel_objective=lambda Z: list(self.losses(objective, Z)))
+                          parallel_objective=lambda Z: list(
+                              self.losses(objective, np.asarray(Z)[:, :d])))
         return {"iterations": int(es.countiter), "converged": True}
 
 

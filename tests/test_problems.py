@@ -733,3 +733,55 @@ def test_ecdf_per_dimension_group_and_the_virtual_best_solver():
     rep = c.report()
     assert [g["dimensions"] for g in rep] == [[1, 3], [46, 47]]
     assert set(rep[0]["solvers"]) == {"a", "b", VBS}
+
+
+def test_a_solver_module_is_found_in_the_working_directory_and_its_errors_said(tmp_path,
+                                                                             monkeypatch):
+    """``--strategies mysol:solve`` with ``mysol.py`` in the working directory said
+    "unknown strategy" (it needed PYTHONPATH=.), an import error inside the module was
+    hidden the same way, ``../x:y`` gave a relative-import message, and a broken entry
+    point exited 3 as a bug in dfrank."""
+    from dfrank.problems.solvers import ENTRY_POINTS, solver_of
+
+    (tmp_path / "mysol_here.py").write_text("def solve(problem, seed):\n    return None\n")
+    (tmp_path / "mysol_broken.py").write_text("import numpy\nraise RuntimeError('oops')\n")
+    (tmp_path / "mysol_needs.py").write_text("import not_a_module_anywhere\n")
+    monkeypatch.chdir(tmp_path)
+    assert solver_of("mysol_here:solve").name == "mysol_here:solve"
+    with pytest.raises(ValueError, match=r"RuntimeError: oops at .*mysol_broken.py:2"):
+        solver_of("mysol_broken:solve")
+    with pytest.raises(ValueError, match="No module named 'not_a_module_anywhere'"):
+        solver_of("mysol_needs:solve")
+    with pytest.raises(ValueError, match="is not one"):
+        solver_of("../x:y")
+    import importlib.metadata
+
+    class Broken:
+        name, value = "broken-solver", "brokenpkg.solvers:solve"
+
+        def load(self):
+            raise ImportError("brokenpkg needs libfoo")
+
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group=None, **kw: [Broken()] if group == ENTRY_POINTS
+                        else real(group=group, **kw))
+    with pytest.raises(ValueError, match="the plugin 'brokenpkg.solvers:solve'.*fix or "
+                                         "uninstall"):
+        solver_of("broken-solver")
+
+
+@pytest.mark.parametrize("name", ["cma:es", "cma:ipop"])
+def test_pycma_runs_a_one_dimensional_problem_in_two(name):
+    """pycma needs two dimensions ("not yet initialized (dimension needed)" on 3 of 9
+    one-dimensional runs): its adapters add a coordinate the objective never reads."""
+    pytest.importorskip("cma")
+    from dfrank.objective import FunctionObjective
+    from dfrank.spaces import Box
+
+    for f in (lambda x: -(x[0] - 0.3) ** 2, lambda x: float(x[0] > 0.7)):
+        for seed in range(9):      # plateaus drove pycma's one-dimensional runs to fail
+            res = dfrank.maximize(FunctionObjective(f, Box([0.0], [1.0])), None, name,
+                                  seed=seed, budget=300)
+            assert 0 < res.n_evals <= 300 and 0.0 <= res.point[0] <= 1.0
+            assert res.value == f(res.point)

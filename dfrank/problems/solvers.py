@@ -100,21 +100,72 @@ def solver_of(spec):
 
 def _function_of(spec):
     """The solver function an installed package registers under ``spec`` (entry points
-    :data:`ENTRY_POINTS`), or ``module:function`` imported; None when it is neither."""
+    :data:`ENTRY_POINTS`), or ``module:function`` imported; None when it is neither.
+
+    ``module`` is found as Python finds a script's modules: on ``sys.path``, then in the
+    working directory (the user named it; dfrank's own modules never come from there). An
+    error inside the module, or inside a plugin's, is said with its own last line."""
     import importlib
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINTS):
         if ep.name == spec:
-            return ep.load()
+            try:
+                return ep.load()
+            except Exception as e:   # the plugin's code: its fault, said as such
+                dist = getattr(getattr(ep, "dist", None), "name", None) or "a package"
+                raise ValueError(f"solver {spec!r}: the plugin {ep.value!r} that {dist} "
+                                 f"registers could not be loaded ({_where(e)}); fix or "
+                                 "uninstall that package") from None
     module, sep, name = spec.partition(":")
     if not (sep and module and name):
         return None
+    if not all(part.isidentifier() for part in module.split(".")) or \
+            not name.isidentifier():
+        raise ValueError(f"solver {spec!r}: module:function names a Python module (dotted "
+                         "names, found on sys.path or in the working directory) and a "
+                         f"function in it; {module!r}:{name!r} is not one")
     try:
-        mod = importlib.import_module(module)
-    except ImportError:
-        return None
+        mod = _import_user_module(importlib, module)
+    except ModuleNotFoundError as e:
+        if e.name and module.split(".")[0] == e.name.split(".")[0]:
+            return None          # no such module: an unknown solver
+        raise ValueError(f"solver {spec!r}: importing {module!r} failed ({_where(e)})") \
+            from None
+    except Exception as e:
+        raise ValueError(f"solver {spec!r}: importing {module!r} failed ({_where(e)})") \
+            from None
     fn = getattr(mod, name, None)
     if not callable(fn):
         raise ValueError(f"solver {spec!r}: module {module!r} has no function {name!r}")
     return fn
+
+
+def _import_user_module(importlib, module):
+    """``module`` from ``sys.path``, else from the working directory (never dfrank's)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        top = module.split(".")[0]
+        if top == "dfrank" or e.name is None or e.name.split(".")[0] != top:
+            raise
+    import os
+    import sys
+
+    here = os.getcwd()
+    sys.path.insert(0, here)
+    try:
+        return importlib.import_module(module)
+    finally:
+        if here in sys.path:
+            sys.path.remove(here)
+
+
+def _where(e):
+    """An exception as its type, message and the last line of the traceback that raised
+    it (the user's or the plugin's file and line)."""
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    at = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"{type(e).__name__}: {e}{at}"
