@@ -785,3 +785,41 @@ def test_pycma_runs_a_one_dimensional_problem_in_two(name):
                                   seed=seed, budget=300)
             assert 0 < res.n_evals <= 300 and 0.0 <= res.point[0] <= 1.0
             assert res.value == f(res.point)
+
+
+def test_a_bench_keeps_its_references_and_line_cost_and_checks_every_field(toy_suite,
+                                                                          tmp_path):
+    """Resuming a bench with other references gave the new runs other targets under the
+    first file's name, ``--line-cost 9`` on resume was ignored, and a references file with
+    ``values: []``, ``runs: "x"`` or ``line_cost: -5`` stopped the bench with an
+    AttributeError or produced a bench file dfrank then refused."""
+    from dfrank.problems import bench as run_bench
+
+    root, ref_path = toy_suite
+    out = str(tmp_path / "b.jsonl")
+    kw = dict(problems=["letor-mq2008-map"], folds=[1], seeds=[0], budget=5, n_jobs=1,
+              repeat=False)
+    run_bench(root, ["random"], output=out, references=ref_path, line_cost=3, **kw)
+    with pytest.raises(ValueError, match="was run with line_cost = 3, not 9"):
+        run_bench(root, ["random"], output=out, references=ref_path, line_cost=9, **kw)
+    refs = json.loads(open(ref_path).read())
+    other = tmp_path / "other.json"
+    edited = json.loads(json.dumps(refs))
+    first = next(iter(edited["values"]))
+    edited["values"][first]["1"]["value"] *= 0.9
+    other.write_text(json.dumps(edited))
+    with pytest.raises(ValueError, match="was run with references"):
+        run_bench(root, ["random"], output=out, references=str(other), line_cost=3, **kw)
+    for field, value, why in (("values", [], "'values' must be an object"),
+                              ("runs", "x", "'runs' must be a list"),
+                              ("line_cost", -5, "'line_cost'\\] must be an integer >= 1")):
+        bad = json.loads(json.dumps(refs))
+        if field == "line_cost":
+            bad["values"][first]["1"]["line_cost"] = value
+        else:
+            bad[field] = value
+        path = tmp_path / f"refs-{field}.json"
+        path.write_text(json.dumps(bad))
+        with pytest.raises(dfrank.DataFormatError, match=why):
+            run_bench(root, ["random"], output=str(tmp_path / f"{field}.jsonl"),
+                      references=str(path), **kw)

@@ -32,7 +32,9 @@ from .suite import SPECS, Suite
 __all__ = ["bench", "BenchResult", "read_runs", "BENCH_FORMAT"]
 
 BENCH_FORMAT = "dfrank.bench"
-SETTINGS = ("budget", "max_seconds", "budgets")   # must agree when a bench is continued
+# must agree when a bench is continued: its allowance, and what its targets and line
+# searches are counted against
+SETTINGS = ("budget", "max_seconds", "budgets", "line_cost", "references")
 
 
 @dataclass
@@ -155,8 +157,18 @@ _SUITES = {}
 
 
 def _suite(root, references):
-    """The suite of this process (built once per worker)."""
-    key = (root, references)
+    """The suite of this process (built once per worker and references file, keyed by the
+    file's content: an edited file is read again)."""
+    import hashlib
+
+    digest = None
+    if references is not None:
+        try:
+            with open(references, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            pass        # the suite says what is wrong with the path when it reads it
+    key = (root, references, digest)
     if key not in _SUITES:
         _SUITES[key] = Suite(root, references)
     return _SUITES[key]
@@ -292,10 +304,13 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
     if output is not None and os.path.exists(output) and os.path.getsize(output):
         old = read_runs(output, repair=True)
         for k in SETTINGS:
-            if old.header.get(k) != header[k]:
-                raise ValueError(f"{output} was run with {k} = {old.header.get(k)!r}, not "
-                                 f"{header[k]!r}: continue it with the same settings or "
-                                 "write to another file")
+            theirs, ours = old.header.get(k), header[k]
+            if k == "references" and isinstance(theirs, dict) and "digest" not in theirs:
+                ours = {f: v for f, v in ours.items() if f != "digest"}   # a former file
+            if theirs != ours:
+                raise ValueError(f"{output} was run with {k} = {theirs!r}, not {ours!r}: "
+                                 "continue it with the same settings or write to another "
+                                 "file")
         done = {_key_of(r): r for r in old.runs
                 if r.get("error") is None and r.get("status") != "interrupted"}
         costs = {k: v["line_cost"] for k, v in old.header["line_costs"].items()}

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..files import VERSION, read_json, write_json_atomic
 
-__all__ = ["load", "lookup", "line_cost_of", "measure_line_costs", "compute",
+__all__ = ["load", "check", "lookup", "line_cost_of", "measure_line_costs", "compute",
            "add_line_costs", "merge", "from_runs", "describe", "save", "REFERENCES_FORMAT",
            "SHIPPED"]
 
@@ -36,8 +36,51 @@ LONG_RUN = {"simplex": [("ca", {"restarts": 20}, None), ("es", {}, 20000)],
 
 
 def load(path=None):
-    """The references file as a dict (the shipped one by default)."""
-    return read_json(SHIPPED if path is None else path, REFERENCES_FORMAT)
+    """The references file as a dict (the shipped one by default), every field checked
+    against its domain (:func:`check`)."""
+    path = SHIPPED if path is None else path
+    return check(read_json(path, REFERENCES_FORMAT), path)
+
+
+def _number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def check(refs, path=None):
+    """``refs`` itself, or a DataFormatError naming the first field of it that is not what
+    a references file holds: ``runs`` a list of records, ``values`` problem -> fold ->
+    an entry with a finite ``value``, a ``fingerprint`` of three numbers, and where present
+    a ``line_cost`` (an integer >= 1) and a non-negative ``run``."""
+    from ..errors import DataFormatError
+
+    def bad(where, what):
+        raise DataFormatError(f"references: {where} must be {what}", path=path)
+
+    runs = refs.get("runs", [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        bad("'runs'", "a list of run records")
+    values = refs.get("values")
+    if not isinstance(values, dict) or not values:
+        bad("'values'", "an object of problems (none is empty)")
+    for problem, folds in values.items():
+        if not isinstance(folds, dict) or not folds:
+            bad(f"values[{problem!r}]", "an object of folds")
+        for fold, e in folds.items():
+            where = f"values[{problem!r}][{fold!r}]"
+            if not str(fold).isdigit():
+                bad(f"{where}'s fold", "a fold number")
+            if not isinstance(e, dict) or not _number(e.get("value")):
+                bad(f"{where}['value']", "a finite number")
+            fp = e.get("fingerprint")
+            if not (isinstance(fp, list) and len(fp) == 3 and all(map(_number, fp))):
+                bad(f"{where}['fingerprint']", "three numbers")
+            cost = e.get("line_cost", 1)
+            if isinstance(cost, bool) or not isinstance(cost, int) or cost < 1:
+                bad(f"{where}['line_cost']", "an integer >= 1")
+            run = e.get("run", 0)
+            if isinstance(run, bool) or not isinstance(run, int) or run < 0:
+                bad(f"{where}['run']", "a run number >= 0")
+    return refs
 
 
 def lookup(refs, spec, root, fold):
@@ -192,10 +235,16 @@ def from_runs(refs, benches, *, command=""):
 
 def describe(refs, path=None):
     """Which references a bench used (for its file and report): the file (``shipped``
-    for dfrank's own), its number of runs and the date of the last."""
+    for dfrank's own), its number of runs, the date of the last, and a digest of its
+    values (the same file edited is other references)."""
+    import hashlib
+    import json
+
     runs = refs.get("runs", [])
+    digest = hashlib.sha256(json.dumps(refs.get("values"), sort_keys=True).encode())
     return {"file": "shipped" if path is None else os.path.abspath(path),
-            "runs": len(runs), "date": runs[-1].get("date") if runs else None}
+            "runs": len(runs), "date": runs[-1].get("date") if runs else None,
+            "digest": digest.hexdigest()[:16]}
 
 
 def save(refs, path):
