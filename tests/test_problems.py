@@ -823,3 +823,34 @@ def test_a_bench_keeps_its_references_and_line_cost_and_checks_every_field(toy_s
         with pytest.raises(dfrank.DataFormatError, match=why):
             run_bench(root, ["random"], output=str(tmp_path / f"{field}.jsonl"),
                       references=str(path), **kw)
+
+
+def test_bench_report_retargets_a_finished_bench_in_the_report_only(toy_suite, tmp_path,
+                                                                   capsys):
+    """``bench report`` had no ``--references``: a finished bench could not be measured
+    against other references without running it again."""
+    root, ref_path = toy_suite
+    out = str(tmp_path / "b.jsonl")
+    bench(root, ["random"], problems=["letor-mq2008-map"], folds=[1], seeds=[0, 1],
+          budget=20, n_jobs=1, repeat=False, references=ref_path, line_cost=3, output=out)
+    before = open(out).read()
+    higher = json.loads(open(ref_path).read())
+    for folds in higher["values"].values():
+        for e in folds.values():
+            e["value"] = 1.0            # a target no run reaches
+    path = tmp_path / "higher.json"
+    path.write_text(json.dumps(higher))
+    assert cli.main(["bench", "report", out, "--json", "-"]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    assert cli.main(["bench", "report", out, "--references", str(path), "--json", "-"]) == 0
+    theirs = json.loads(capsys.readouterr().out)
+    assert theirs["references"]["retargeted"] is True
+    assert theirs["references"]["file"] == str(path)
+    assert ours["summary"] != theirs["summary"]
+    assert open(out).read() == before                    # the bench file is left as it is
+    res = read_runs(out).retargeted(higher, str(path))
+    assert all(r["reference"] == 1.0 and
+               r["targets"] == targets_of(1.0, r["start_value"]).tolist()
+               for r in res.runs if r.get("error") is None)
+    assert cli.main(["bench", "report", out, "--references", str(path)]) == 0
+    assert "re-targeted in this report only" in capsys.readouterr().out

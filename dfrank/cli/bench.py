@@ -76,6 +76,9 @@ def add_arguments(p):
     _add_report(run)
     o.add_quiet(run)
     rep = sub.add_parser("report", help="the report of a bench file", allow_abbrev=False)
+    rep.add_argument("--references", metavar="FILE",
+                     help="measure the runs against these reference values in this report "
+                          "only (the bench file keeps its own)")
     rep.add_argument("bench", help="a file written by 'dfrank bench run'")
     _add_report(rep)
     ex = sub.add_parser("export", help="IOHprofiler's format", allow_abbrev=False)
@@ -198,9 +201,13 @@ def _run(args):
 
 def _report(args):
     from ..problems import read_runs
+    from ..problems import references as refs
 
     o.outputs_writable(args, "json", "plot", inputs=[args.bench])
-    return _show(read_runs(args.bench), args)
+    res = read_runs(args.bench)
+    if args.references:
+        res = res.retargeted(refs.load(args.references), args.references)
+    return _show(res, args)
 
 
 def _beside(path, tag):
@@ -218,7 +225,9 @@ def _references_line(refs):
     if not isinstance(refs, dict) or not isinstance(refs.get("file"), str):
         return f"references: unreadable in the bench file's header ({refs!r})"
     where = "dfrank's shipped file" if refs["file"] == "shipped" else refs["file"]
-    return f"references: {where} ({refs.get('runs')} runs, the last of {refs.get('date')})"
+    again = ", re-targeted in this report only" if refs.get("retargeted") else ""
+    return (f"references: {where} ({refs.get('runs')} runs, the last of {refs.get('date')}"
+            f"{again})")
 
 
 def _show(res, args):

@@ -52,6 +52,28 @@ class BenchResult:
     def summary(self):
         return self.profiles().summary()
 
+    def retargeted(self, refs, path=None):
+        """The same runs measured against the references ``refs`` (a references file's
+        contents, read from ``path``): each finished run's reference and targets anew from
+        its start value, the header naming those references. The bench file is left as
+        it is; the runs' data are not read, so their fingerprints are not checked."""
+        from .problem import targets_of
+
+        runs = []
+        for r in self.runs:
+            if r.get("error") is not None:
+                runs.append(r)
+                continue
+            entry = refs["values"].get(r["problem"], {}).get(str(r["fold"]))
+            if entry is None:
+                raise ValueError(f"the references {path or '(shipped)'} have no value for "
+                                 f"{r['problem']} fold {r['fold']}, which the bench ran")
+            ref = float(entry["value"])
+            runs.append(dict(r, reference=ref,
+                             targets=targets_of(ref, r["start_value"]).tolist()))
+        header = dict(self.header, references=dict(describe(refs, path), retargeted=True))
+        return BenchResult(header, runs, self.path)
+
     def to_ioh(self, folder):
         """Write the runs in IOHprofiler's format (see :mod:`dfrank.problems.ioh`): the
         files written, and the runs that made no evaluation (left out)."""
