@@ -314,7 +314,7 @@ def warm(names=None, jobs=None, progress=None, still=None):
     return time.perf_counter() - t
 
 
-def _run_phase(pool, todo, progress, still=None, t0=None):
+def _run_phase(pool, todo, progress, still, t0):
     """Give the tasks ``todo`` (in order) to the helpers of ``pool``, each to the first one
     free, and wait for all of them (see :func:`warm` for ``progress`` and ``still``)."""
     import queue
@@ -343,7 +343,7 @@ def _run_phase(pool, todo, progress, still=None, t0=None):
             p, line = done.get(timeout=EVERY)
         except queue.Empty:
             if still:
-                still(sorted(running.values()), time.perf_counter() - (t0 or 0.0))
+                still(sorted(running.values()), time.perf_counter() - t0)
             continue
         if line is None:
             raise RuntimeError(f"a warm-up process ended early (exit {p.wait()})")

@@ -1,11 +1,19 @@
 """The compile lifecycle (:mod:`dfrank._jit`): helper processes that never take dfrank's code
-from the working directory."""
+from the working directory; the shipped kernels copied where numba reads them, checked, or
+compiled in memory; compiles that Ctrl-C and SIGTERM stop; the build's manifest."""
 
+import glob
+import json
+import os
+import shutil
+import signal
 import subprocess
+import sys
+import time
 
 import pytest
 
-from dfrank._jit import helpers
+from dfrank._jit import helpers, manifest, store
 
 
 @pytest.fixture
@@ -73,13 +81,7 @@ def test_a_helper_runs_only_dfranks_own_modules():
 
 
 # ------------------------------------------------------------------ the shipped kernels
-import glob  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import shutil  # noqa: E402
-import sys  # noqa: E402
 
-from dfrank._jit import manifest, store  # noqa: E402
 
 SHIPPED = manifest.manifest()
 
@@ -253,8 +255,6 @@ def test_with_no_writable_cache_folder_dfrank_compiles_in_memory_and_says_so(tmp
 
 
 # ------------------------------------------------------------------ interrupts and silence
-import signal  # noqa: E402
-import time  # noqa: E402
 
 
 def _helpers_with(marker):

@@ -1,5 +1,5 @@
 """Helper processes of the compile lifecycle: started so that none of dfrank's code comes
-from the working directory, and ended with the process that started them.
+from the working directory, and ended when the command that started them is interrupted.
 
 ``python -m M`` puts the working directory first on ``sys.path``: a folder ``dfrank/``
 there would run in place of the installed package. A helper starts instead as
