@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ._jit.examples import arr, f8, first, i8, later
 from ._jit.store import njit
 
 __all__ = ["Simplex", "Box"]
@@ -438,3 +439,11 @@ class Box:
                 digits[:, j] = rest % n
                 rest //= n
             yield self.from_unit(axis[digits])
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    later(_compositions, arr(i8), i8, arr(f8, 2)),
+    first(_project_rows, arr(f8, 2), arr(f8, 2)),
+    first(_rows_on_simplex, arr(f8, 2), f8, f8),
+)

@@ -10,9 +10,18 @@ import pytest
 import dfrank.linesearch as ls
 from dfrank._jit import background as _background
 from dfrank.objective import LinearObjective
-from dfrank.warmup import _tiny
 
 ahead_mod = importlib.import_module("dfrank._jit.ahead")
+
+
+def _tiny():
+    """Three queries of six documents, three features, grades 0-2."""
+    from dfrank.data import RankingData
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(18, 3)), 1)
+    return RankingData.from_arrays(X, rng.integers(0, 3, 18).astype(float),
+                                   np.repeat(np.arange(3), 6))
 
 
 @pytest.mark.parametrize("metric,ties", [("ndcg@3", "pessimistic"), ("map", "optimistic"),

@@ -6,7 +6,7 @@ import os
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 DRIVER_USERS = ("dfrank.api", "dfrank.cli", "dfrank.fusion", "dfrank.tuning",
-                "dfrank.estimator", "dfrank.compare", "dfrank.warmup", "dfrank.testing",
+                "dfrank.estimator", "dfrank.compare", "dfrank.testing",
                 "dfrank.observers", "dfrank.pyterrier", "dfrank.problems", "dfrank")
 
 

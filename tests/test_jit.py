@@ -61,11 +61,12 @@ def test_the_background_compile_helpers_never_import_from_the_working_directory(
 
 
 def test_the_warm_up_processes_never_import_from_the_working_directory(hostile_cwd):
-    from dfrank.warmup import warm
+    from dfrank._jit.warm import warm
 
     seen = []
-    warm(["demo", "files"], jobs=2, progress=lambda name, s: seen.append(name))
-    assert sorted(seen) == ["demo", "files"]
+    warm(jobs=2, progress=lambda name, s: seen.append(name),
+         names=["retrieval, spaces, smoothed", "files"])
+    assert sorted(seen) == ["files", "retrieval, spaces, smoothed"]
     assert not hostile_cwd.exists()
 
 
@@ -323,7 +324,7 @@ def _tree(root, stale=True):
 
 def test_the_build_ships_every_cache_file_with_its_digest(tmp_path):
     _tree(tmp_path)
-    manifest.ship(str(tmp_path), 12.5, ["demo"])
+    manifest.ship(str(tmp_path), 12.5, "install")
     m = manifest.manifest(str(tmp_path / "dfrank" / "_jit" / "kernels" / "manifest.json"))
     assert m["built"] and sorted(m["files"]) == [
         "dfrank.metrics/k.g-9.py311.nbi", "dfrank/a.f-3.py311.1.nbc", "dfrank/a.f-3.py311.nbi"]
@@ -428,3 +429,142 @@ def test_a_checkout_edited_since_its_build_copies_no_shipped_kernel(tmp_path, mo
     import jit_probe2
 
     assert jit_probe2.thrice(2) == 6 and seeded == [] and store._memory["edited"] is True
+
+
+# ---------------------------------------------------------------- the declared versions
+def _kernel_modules():
+    """dfrank's modules that define kernels with :func:`dfrank._jit.store.njit`."""
+    root = os.path.join(os.path.dirname(__file__), "..", "dfrank")
+    found = set()
+    for folder, _, names in os.walk(root):
+        for n in names:
+            path = os.path.join(folder, n)
+            if n.endswith(".py") and "_jit.store import njit" in open(path).read():
+                rel = os.path.relpath(path, os.path.join(root, ".."))[:-3]
+                found.add(rel.replace(os.sep, "."))
+    return found
+
+
+def test_every_module_of_kernels_declares_its_examples_and_is_warmed():
+    import importlib
+    import inspect
+
+    from dfrank._jit import warm
+
+    assert set(warm.MODULES) == _kernel_modules()
+    for name in warm.MODULES:
+        module = importlib.import_module(name)
+        for ex in module.EXAMPLES:
+            assert ex.when in ("first", "later")
+            assert getattr(module, ex.kernel.py_func.__name__) is ex.kernel, (name, ex)
+            n_params = len(inspect.signature(ex.kernel.py_func).parameters)
+            assert len(ex.types) == n_params, (name, ex.kernel.py_func.__name__)
+    # every declared version belongs to exactly one task
+    tasked = [(ex.kernel, ex.types) for n in warm.TASKS
+              for ex in warm.examples(warm.TASKS[n][2])]
+    declared = [(ex.kernel, ex.types) for name in warm.MODULES
+                for ex in importlib.import_module(name).EXAMPLES]
+    assert len(tasked) == len(set(tasked)) and set(tasked) == set(declared)
+
+
+def _command_inputs(tmp):
+    """Tiny inputs of a new user's first commands, shaped as the real ones (gzipped LETOR
+    with docids, TREC runs and qrels, a tab-separated collection)."""
+    import numpy as np
+
+    from dfrank import io
+    from dfrank.datasets import make_letor_like
+    from dfrank.result import LinearRanker
+
+    f = {k: os.path.join(tmp, k) for k in ("train.txt.gz", "test.txt.gz", "model.json",
+                                           "qrels.txt", "a.run", "b.run", "docs.tsv",
+                                           "topics.tsv", "out")}
+    for name, seed in (("train.txt.gz", 0), ("test.txt.gz", 1)):
+        data = make_letor_like(n_queries=6, docs_per_query=8, n_features=4, seed=seed)
+        data.docids = np.array([f"doc{i}" for i in range(data.n_docs)])
+        io.save_svmlight(data, f[name])
+    LinearRanker([0.5, -0.25, 1.0, 0.125]).save(f["model.json"])
+    rng = np.random.default_rng(0)
+    with open(f["qrels.txt"], "w") as q, open(f["a.run"], "w") as a, \
+            open(f["b.run"], "w") as b:
+        for qid in range(4):
+            for d in range(6):
+                q.write(f"{qid} 0 d{d} {int(rng.integers(0, 3))}\n")
+                a.write(f"{qid} Q0 d{d} {d + 1} {rng.random()!r} a\n")
+                b.write(f"{qid} Q0 d{d} {d + 1} {rng.random()!r} b\n")
+    words = ["apple", "pear", "fig", "plum", "kiwi"]
+    with open(f["docs.tsv"], "w") as d:
+        d.writelines(f"d{i}\t{' '.join(words[(i + j) % 5] for j in range(1 + i % 4))}\n"
+                     for i in range(6))
+    with open(f["topics.tsv"], "w") as t:
+        t.writelines(f"{q}\t{words[q]} {words[q + 1]}\n" for q in range(4))
+    return f
+
+
+_FIRST_COMMANDS = """
+import contextlib, importlib, io, json, sys
+from dfrank.cli import main
+from dfrank._jit import store, warm
+
+for name in warm.MODULES:
+    importlib.import_module(name)
+called, depth = set(), [0]
+
+def recording(kernel):
+    compile_before = kernel.compile
+
+    def compile(sig):   # a call from Python asks at depth 0, a caller's typing deeper
+        if depth[0] == 0:
+            fn = kernel.py_func
+            called.add((f"{fn.__module__}:{fn.__name__}", repr(tuple(sig))))
+        depth[0] += 1
+        try:
+            return compile_before(sig)
+        finally:
+            depth[0] -= 1
+    kernel.compile = compile
+
+for kernel in store.KERNELS:
+    recording(kernel)
+for argv in json.loads(sys.argv[1]):
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            main(argv + ["--quiet"])
+        except SystemExit as e:
+            assert not e.code, (argv, e.code)
+print(json.dumps(sorted(called)))
+"""
+
+
+def test_the_first_commands_call_only_the_versions_the_install_compiles(tmp_path):
+    """The install compiles the declared ``first`` versions without running a command: a
+    caller passing other types (a dtype, a read-only flag, a layout), or a kernel called
+    from Python and not declared, would compile on a user's first call, and this fails
+    naming it (whatever the cache holds: the calls from Python are recorded)."""
+    import importlib
+
+    from dfrank._jit import warm
+
+    f = _command_inputs(str(tmp_path))
+    commands = [["demo"],
+                ["fit", f["train.txt.gz"], "--valid", f["test.txt.gz"], "--test",
+                 f["test.txt.gz"], "-o", f["model.json"]],
+                ["fit", f["train.txt.gz"], "--strategy", "ca", "--restarts", "1"],
+                ["evaluate", f["model.json"], f["test.txt.gz"]],
+                ["trec-eval", f["qrels.txt"], f["a.run"]],
+                ["fuse", "--qrels", f["qrels.txt"], f["a.run"], f["b.run"], "--metric", "map",
+                 "-o", f["out"]],
+                ["tune", "--collection", f["docs.tsv"], "--topics", f["topics.tsv"],
+                 "--qrels", f["qrels.txt"], "--model", "bm25", "--budget", "6", "--folds",
+                 "2"],
+                ["compare", f["train.txt.gz"], "--strategies", "ca,pso,random", "--budget",
+                 "60", "--seeds", "1"]]
+    env = dict(os.environ, DFRANK_BACKGROUND_COMPILE="0", DFRANK_QUIET_COMPILE="1")
+    done = subprocess.run([sys.executable, "-c", _FIRST_COMMANDS, json.dumps(commands)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    called = {tuple(x) for x in json.loads(done.stdout.splitlines()[-1])}
+    first = {(f"{name}:{ex.kernel.py_func.__name__}", repr(ex.types))
+             for name in warm.MODULES for ex in importlib.import_module(name).EXAMPLES
+             if ex.when == "first"}
+    assert len(called) > 20 and called <= first, sorted(called - first)

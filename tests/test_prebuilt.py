@@ -16,7 +16,7 @@ from dfrank._jit import progress as _compiling
 
 def _manifest(tmp_path, **change):
     m = {"format": _prebuilt.FORMAT, "version": _prebuilt.VERSION, "built": True,
-         "seconds": 1.0, "commands": [], "files": {}, **_prebuilt.describe()}
+         "seconds": 1.0, "group": "install", "files": {}, **_prebuilt.describe()}
     m.update(change)
     path = tmp_path / "_prebuilt.json"
     path.write_text(json.dumps(m))

@@ -2,7 +2,7 @@
 ship them (``python -m dfrank._jit.build ROOT GROUP``, run by setup.py).
 
 ROOT is the tree being built (this process imports dfrank from it); GROUP a warm-up group
-(:data:`dfrank.warmup.GROUPS`: ``install`` for a wheel, ``all`` for a contributor's
+(:data:`.warm.GROUPS`: ``install`` for a wheel, ``all`` for a contributor's
 editable checkout). Whatever an earlier build left in the tree is removed first; the
 kernels compile into numba's cache beside the tree's modules, split over one process per
 core, and :func:`.manifest.ship` moves them into the kernels folder with their digests.
@@ -21,13 +21,13 @@ def main(argv=None):
     root = os.path.abspath(root)
     manifest.ship_nothing(root, "the build did not finish")
     os.environ["DFRANK_SHIPPED_KERNELS"] = "0"   # inherited by the warm-up's processes
-    from ..warmup import GROUPS, warm
+    from .warm import warm
 
     secs = warm(group, progress=lambda name, s: print(f"  {name:36s} {s:6.1f} s",
                                                       file=sys.stderr, flush=True),
                 still=lambda names, s: print(f"  ... {s:.0f} s: compiling {', '.join(names)}",
                                              file=sys.stderr, flush=True))
-    manifest.ship(root, secs, GROUPS[group])
+    manifest.ship(root, secs, group)
     print(f"kernels ready in {secs:.1f} s", file=sys.stderr)
 
 

@@ -68,9 +68,10 @@ def ship_nothing(root, reason):
     _write(root, {"format": FORMAT, "version": VERSION, "built": False, "reason": reason})
 
 
-def ship(root, seconds, commands):
+def ship(root, seconds, group):
     """Move the cache files numba wrote beside the modules of the tree ``root`` into its
-    kernels folder, one folder per package, and write the manifest with their digests."""
+    kernels folder, one folder per package, and write the manifest with their digests and
+    the warm-up ``group`` they were compiled for (:data:`.warm.GROUPS`)."""
     shutil.rmtree(_kernels_of(root), ignore_errors=True)
     files = {}
     top = os.path.join(root, "dfrank")
@@ -88,7 +89,7 @@ def ship(root, seconds, commands):
                digest(os.path.join(folder, n))
                for folder, _, names in os.walk(top) for n in names if n.endswith(".py")}
     _write(root, {"format": FORMAT, "version": VERSION, "built": True,
-                  "seconds": round(seconds, 1), "commands": list(commands), "files": files,
+                  "seconds": round(seconds, 1), "group": group, "files": files,
                   "sources": sources, **describe()})
 
 

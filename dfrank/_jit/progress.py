@@ -1,6 +1,6 @@
 """Tell the user when numba compiles for long, and how it goes.
 
-The install compiles the kernels of the first commands (:mod:`.build`, :mod:`dfrank.warmup`);
+The install compiles the kernels of the first commands (:mod:`.build`, :mod:`.warm`);
 anything else compiles on its first use (cached on disk afterwards), which takes seconds
 to tens of seconds and would otherwise look like a hang. A listener on numba's compile
 events of dfrank's own kernels (not other libraries') starts a timer when a compilation

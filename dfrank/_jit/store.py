@@ -42,6 +42,7 @@ ENV = "DFRANK_SHIPPED_KERNELS"
 _seeded = {}          # package -> the folder numba caches it in, once prepared
 _memory = {"why": None}
 _lock = threading.Lock()
+KERNELS = []          # every kernel made by njit in this process, in order
 
 
 def njit(fn=None, **options):
@@ -64,6 +65,11 @@ def njit(fn=None, **options):
 
 
 def _interruptible(kernel):
+    KERNELS.append(kernel)
+    return _off_main(kernel)
+
+
+def _off_main(kernel):
     """The kernel's compiles (and cache loads), asked for on the main thread, run in a
     thread of their own while the main thread waits (:func:`off_main_thread`):
     Ctrl-C and SIGTERM reach the command within a compile, which is one C call that no

@@ -21,6 +21,7 @@ import functools
 import numpy as np
 from numba import prange
 
+from .._jit.examples import arr, f8, first, i8, ro
 from .._jit.store import njit
 from .chunks import one_at_a_time
 
@@ -216,3 +217,11 @@ def linear_scores(XT, W, rows=None):
     with one_at_a_time():   # blocks of documents
         scores_into(XT, all_rows(XT.shape[0]) if rows is None else rows, W2, out)
     return out[0] if single else out
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    first(moved_scores_into, arr(f8), arr(f8), f8, f8, arr(f8)),
+    first(scores_into, ro(f8, 2), arr(i8), arr(f8, 2), arr(f8, 2)),
+    first(widened_into, ro(f8), arr(f8)),
+)

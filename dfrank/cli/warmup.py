@@ -12,26 +12,26 @@ DESCRIPTION = ("Compile dfrank's numba kernels now, split over processes (one pe
 EPILOG = """\
 examples:
   dfrank warmup
-  dfrank warmup demo --n-jobs 1"""
+  dfrank warmup first --n-jobs 1"""
 
 
 def add_arguments(p):
-    p.add_argument("what", nargs="?", default="all", choices=["all", "demo", "fit"],
-                   help="which kernels: all (default), those of 'dfrank demo', or of a "
-                        "first 'dfrank fit'")
+    p.add_argument("what", nargs="?", default="all", choices=["all", "first"],
+                   help="which kernels: all (default), or those of a new user's first "
+                        "commands and every metric's evaluation (what the install compiles)")
     o.add_n_jobs(p, "processes (-1 or default: one per core)")
     p.set_defaults(n_jobs=None)
     o.add_quiet(p)
 
 
 def run(args):
-    from ..warmup import warm
+    from .._jit.warm import warm
 
     jobs = None if args.n_jobs in (None, -1) else args.n_jobs
     print(f"compiling dfrank's numba kernels ({args.what}) on "
           f"{jobs or os.cpu_count()} processes; they are cached on disk for every "
           "later run", file=sys.stderr)
-    secs = warm(args.what, jobs, progress=None if args.quiet else
+    secs = warm("install" if args.what == "first" else "all", jobs, progress=None if args.quiet else
                 lambda name, s: print(f"  {name:36s} {s:6.1f} s", file=sys.stderr),
                 still=None if args.quiet else
                 lambda names, s: print(f"  ... {s:.0f} s: compiling {', '.join(names)}",

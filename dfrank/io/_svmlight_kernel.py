@@ -9,6 +9,7 @@ layer turns them into :class:`dfrank.DataFormatError`.
 
 import numpy as np
 
+from .._jit.examples import arr, f8, first, i4, i8, ro, u1
 from .._jit.store import njit
 
 # error codes (see _MESSAGES in svmlight.py)
@@ -421,3 +422,11 @@ def gather_docids(buf, doc_start, doc_end, n_rows, width, out, row0):
         m = doc_end[r] - a
         for j in range(m):
             out[row0 + r, j] = buf[a + j]
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    first(fill_dense, arr(f8, 2), i8, arr(i8), arr(i4), arr(f8), i8),
+    first(gather_docids, ro(u1), arr(i8), arr(i8), i8, i8, arr(u1, 2), i8),
+    first(parse_block, ro(u1), i8, i8),
+)

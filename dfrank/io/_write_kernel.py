@@ -6,6 +6,7 @@ rounded half away from zero; the caller checks that |value| * 10**precision fits
 
 import numpy as np
 
+from .._jit.examples import arr, b1, f8, first, i8, u1
 from .._jit.store import njit
 
 
@@ -93,3 +94,9 @@ def format_rows(X, y, qid_of_row, feature_ids, docids, has_docids, precision, ou
         out[pos] = 10
         pos += 1
     return pos
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    first(format_rows, arr(f8, 2), arr(f8), arr(i8), arr(i8), arr(u1, 2), b1, i8, arr(u1)),
+)

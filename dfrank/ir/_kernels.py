@@ -4,6 +4,7 @@ parameter point."""
 import numpy as np
 from numba import prange
 
+from .._jit.examples import arr, f8, first, i8
 from .._jit.store import njit
 
 
@@ -81,3 +82,10 @@ def window_counts(tokens, doc_ptr, docs, a, b, window, ordered, unordered):
                     w += 1.0
         ordered[k] = o
         unordered[k] = w
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    first(bm25, arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(f8), arr(f8), f8, f8, f8, arr(f8)),
+    first(postings, arr(i8), arr(i8), i8),
+)

@@ -29,6 +29,7 @@ fixed blocks of queries; the threads of :func:`assemble` split its work at bin b
 import numpy as np
 from numba import prange
 
+from .._jit.examples import arr, b1, f8, first, i8, omitted, u1
 from .._jit.store import njit
 from .._kernels.chunks import PRANGE_ONLY
 from .._kernels.sort import (_SHIFT32, _count_digits, _insert, _key32, _radix_passes,
@@ -646,3 +647,14 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
             if out_h[i]:
                 h.append(out_t[i])
     return 1, values[ci], lo, hi, sorted_copy(np.array(h, np.float64))
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    first(assemble, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), f8, f8, f8, arr(i8), arr(f8), i8,
+          i8, arr(f8), arr(f8), arr(f8), i8),
+    first(best_interval, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), f8, f8, f8, arr(f8), arr(f8),
+          arr(i8), arr(f8), f8, f8, i8, f8, f8, arr(u1)),
+    first(bin_sums, arr(i8), arr(f8, 2), arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(f8),
+          omitted(True), i8),
+)

@@ -10,6 +10,7 @@ unchanged by the pruning. Identical lines (equal s0 and u) are ordered by the ti
 import numpy as np
 from numba import prange
 
+from .._jit.examples import arr, b1, f8, first, i8
 from .._jit.store import njit
 from .._kernels.sort import sort_pairs
 from ..metrics._kernels import AP, DCG, ERR, NDCG, PREC, RECALL, RPREC, RR, _cutoff
@@ -395,3 +396,13 @@ def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, p
         max_n = max(max_n, n_cand[q])
         max_ev = max(max_ev, n_events[q])
     return offsets[nq], max_n, max_ev
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    first(candidates, i8, arr(f8), arr(f8), arr(f8), arr(i8), i8, arr(i8), arr(i8), i8, i8, arr(f8),
+          arr(b1), b1, arr(i8), i8, arr(i8), arr(i8), arr(i8), arr(i8), i8, i8),
+    first(direction_kind, arr(f8)),
+    first(flat_within_queries, arr(f8), arr(i8)),
+    first(rows_by_u, arr(f8), arr(i8), arr(i8)),
+)

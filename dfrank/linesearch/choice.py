@@ -7,6 +7,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from .._jit.examples import arr, b1, f8, first, i8, later
 from .._jit.store import njit
 from .._kernels.chunks import PRANGE_ONLY
 from .._kernels.sort import sorted_copy
@@ -413,3 +414,13 @@ def pick(lower, upper, values, score, min_width, tol, by_value):
             dbest = d
             chosen = i
     return chosen
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    later(median_width_of, arr(f8), arr(f8), i8),
+    first(middles, arr(f8), arr(f8), f8),
+    later(pick, arr(f8), arr(f8), arr(f8), arr(f8), f8, f8, b1),
+    first(plateau_pick, arr(f8), arr(f8), arr(f8), f8, f8, f8, f8, f8),
+    later(plateau_pick_parts, arr(f8), arr(f8), arr(f8), f8, f8, f8, f8, f8, i8),
+)

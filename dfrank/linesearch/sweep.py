@@ -25,6 +25,7 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import get_thread_id, prange
 
+from .._jit.examples import arr, b1, f8, first, i8, later, tup, u8
 from .._jit.store import njit
 from .._kernels.sort import _LOW, _SHIFT32, _insert, sort_pairs_into
 from ..metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
@@ -531,3 +532,12 @@ def sweep_ktau(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties,
 # time.
 SWEEPS = {NDCG: sweep_dcg, DCG: sweep_dcg, PREC: sweep_count, RECALL: sweep_count,
           RPREC: sweep_count, RR: sweep_rr, AP: sweep_ap, ERR: sweep_err, KTAU: sweep_ktau}
+
+# the argument types of the sweeps, compiled by the warm-up (dfrank._jit.examples); a new
+# user's first commands search lines of NDCG and AP
+_ARGS = (i8, arr(f8), arr(f8), arr(f8), arr(i8), arr(i8), arr(i8), arr(i8), arr(i8), arr(i8), i8,
+         i8, arr(f8), arr(f8), arr(i8), arr(f8), arr(f8), arr(b1), f8, i8, f8,
+         tup(arr(i8, 3), arr(i8, 3), arr(f8, 3), arr(f8, 3), arr(i8, 3), arr(u8, 3)), arr(f8),
+         arr(i8), arr(f8), arr(f8), arr(b1), arr(i8), arr(f8, 2), arr(i8), i8)
+EXAMPLES = tuple((first if fn in (sweep_dcg, sweep_ap) else later)(fn, *_ARGS) for fn in
+                 (sweep_dcg, sweep_count, sweep_rr, sweep_ap, sweep_err, sweep_ktau))

@@ -18,6 +18,7 @@ is compiled once per process.
 import numpy as np
 from numba import prange
 
+from .._jit.examples import arr, b1, f8, first, i8, later, ro
 from .._jit.store import njit
 from .._kernels.scoring import BLOCK, dot_block, dot_block4, read_only
 from . import _kernels
@@ -292,6 +293,15 @@ DRIVERS = {_kernels.NDCG: batch_ndcg, _kernels.DCG: batch_dcg, _kernels.PREC: ba
 SERIAL = {_kernels.NDCG: serial_ndcg, _kernels.DCG: serial_dcg, _kernels.PREC: serial_prec,
           _kernels.RECALL: serial_recall, _kernels.RPREC: serial_rprec, _kernels.RR: serial_rr,
           _kernels.AP: serial_ap, _kernels.ERR: serial_err, _kernels.KTAU: serial_ktau}
+
+# the argument types of the entry points, compiled by the warm-up (dfrank._jit.examples):
+# those BoundMetric.per_query_linear passes (read-only float64 features); the install compiles
+# every family's evaluation, and the serial twin joblib's workers run for a first fit
+_ARGS = (ro(f8, 2), arr(i8), arr(f8, 2), arr(i8), arr(i8), arr(f8), arr(f8), arr(f8), i8, i8, i8,
+         f8, f8, arr(f8), arr(b1), f8, arr(f8, 2), arr(i8, 2), arr(f8, 2))
+_FIRST = {*DRIVERS.values(), batch_expected, serial_ndcg}
+EXAMPLES = tuple((first if fn in _FIRST else later)(fn, *_ARGS) for fn in
+                 (*DRIVERS.values(), *SERIAL.values(), batch_expected, serial_expected))
 
 
 def driver(code, ties_code, parallel=True):

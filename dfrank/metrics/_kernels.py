@@ -7,6 +7,7 @@ The parallel drivers that call them live in :mod:`dfrank.metrics._drivers`.
 
 import numpy as np
 
+from .._jit.examples import arr, b1, f8, first, i8
 from .._jit.store import njit
 from .._kernels.sort import heapsort, sorted_copy
 from ._rank import (EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows,
@@ -438,3 +439,9 @@ def query_constants(code, y, qptr, k, gain_type, thr, uptr, ulab, c0, empty):
                     r += 1
             c0[q] = r
             empty[q] = r == 0
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    first(query_constants, i8, arr(f8), arr(i8), i8, i8, f8, arr(i8), arr(f8), arr(f8), arr(b1)),
+)

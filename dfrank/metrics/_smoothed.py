@@ -27,6 +27,7 @@ import math
 import numpy as np
 from numba import prange
 
+from .._jit.examples import arr, b1, f8, first, i8, later, ro
 from .._jit.store import njit
 from .._kernels.sort import radix_argsort
 
@@ -283,3 +284,12 @@ def weighted_gram(XT, mean, omega, out):
                 acc += omega[i] * (ra[i] - mean[a]) * (rb[i] - mean[b])
             out[a, b] = acc
             out[b, a] = acc
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    first(features_dot, ro(f8, 2), arr(f8), arr(f8)),
+    later(value_and_grad, i8, arr(f8), arr(f8), arr(i8), arr(i8), arr(f8), arr(b1), f8, f8, f8, i8,
+          arr(f8), arr(f8), arr(f8)),
+    first(weighted_gram, ro(f8, 2), arr(f8), arr(f8), arr(f8, 2)),
+)

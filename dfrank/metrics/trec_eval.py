@@ -31,6 +31,7 @@ import math
 import numpy as np
 from numba import prange
 
+from .._jit.examples import arr, b1, f8, first, i8, ro, u1, u8
 from .._jit.store import njit
 from .._kernels.sort import sort_pairs
 from ..errors import DataFormatError
@@ -603,3 +604,11 @@ def _columns(cuts):
             col[f"{fam}_{k}"] = c
             c += 1
     return col
+
+
+# the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
+EXAMPLES = (
+    first(eval_queries, arr(i8), arr(i8), arr(f8), ro(u1), arr(i8, 2), arr(u8), ro(u1), arr(i8, 2),
+          arr(u8), arr(i8), arr(i8), arr(i8), arr(i8), i8, i8, f8, arr(i8), arr(i8), arr(i8),
+          arr(i8), arr(i8), arr(i8), arr(b1), arr(f8, 2), arr(i8, 2)),
+)
