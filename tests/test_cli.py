@@ -1,13 +1,17 @@
 """The command line: exit codes, output formats, errors that name the problem."""
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 import dfrank
-from dfrank import cli, testing
+from dfrank import LinearRanker, cli, testing
+from dfrank.io.svmlight import save_svmlight
+from tests.inputs import (LETOR, LETOR_NO_LAST_DOCID, QRELS, RUN_A, RUN_B, cranfield_like,
+                          letor_data, model_file, trec_files, tune_argv, write_file)
 
 
 def write_letor(path, data):
@@ -298,3 +302,152 @@ def test_a_signal_during_a_run_keeps_the_best_says_so_and_exits_130_or_143(files
     assert proc.returncode == code, stderr
     assert "interrupted" in stdout + stderr
     assert out.exists()                           # the best point so far, kept
+
+
+def test_two_outputs_on_one_path_are_refused(tmp_path, capsys, toy_suite):
+    """``-o`` and ``--json`` (or ``--json`` and ``--cache``) on one path wrote one file over
+    the other: refused as a usage error, nothing written."""
+    data = str(tmp_path / "train.txt")
+    save_svmlight(letor_data(), data)
+    m = str(tmp_path / "m.json")
+    assert cli.main(["fit", data, "--strategy", "ca", "--quiet", "-o", m, "--json", m]) == 2
+    assert "--output and --json both write" in capsys.readouterr().err
+    assert not os.path.exists(m)
+    b = str(tmp_path / "b.jsonl")
+    assert cli.main(["bench", "run", toy_suite[0], "--solvers", "random", "--budget", "10",
+                     "-o", b, "--json", b, "--quiet"]) == 2
+    assert "--output and --json both write" in capsys.readouterr().err
+    cranfield_like(tmp_path)
+    c = tmp_path / "c.jsonl"
+    assert cli.main(tune_argv(tmp_path, "--budget", "3", "--cache", str(c), "--json", str(c))) \
+        == 2
+    assert "--json and --cache both write" in capsys.readouterr().err
+    assert not c.exists()
+
+
+def test_plain_text_on_standard_input(tmp_path):
+    """``-`` as the data file: plain text on standard input (not only gzip) is read by info,
+    evaluate and fit."""
+    import subprocess
+    import sys
+
+    model = model_file(tmp_path)
+    for cmd in (["info", "-"], ["evaluate", model, "-", "--metric", "map"],
+                ["fit", "-", "--strategy", "ca", "--restarts", "1", "--quiet"]):
+        out = subprocess.run([sys.executable, "-m", "dfrank.cli", *cmd], input=LETOR_NO_LAST_DOCID,
+                             capture_output=True)
+        assert out.returncode == 0, (cmd, out.stderr)
+    out = subprocess.run([sys.executable, "-m", "dfrank.cli", "info", "-"],
+                         input=LETOR_NO_LAST_DOCID.decode(), capture_output=True, text=True)
+    assert "queries     2" in out.stdout
+
+
+def test_data_errors_exit_1(tmp_path, capsys):
+    """Data errors (runs sharing no query with the qrels, a cut bench file, a model whose
+    scores overflow) exited 3 as crashes: they exit 1 with a line naming the data."""
+    q, r = trec_files(tmp_path, {"1": {"a": 1}}, {"2": {"a": 1.0}})
+    assert cli.main(["trec-eval", q, r]) == 1
+    assert "share no query" in capsys.readouterr().err
+    cut = tmp_path / "b.jsonl"
+    cut.write_text('{"type": "header"\n{"type": "run"}\n')
+    assert cli.main(["bench", "report", str(cut)]) == 1
+    assert "line 1" in capsys.readouterr().err
+    model = model_file(tmp_path)
+    m = json.loads(open(model).read())
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(dict(m, weights=[1e308, 1e308, 1e308])))
+    data = tmp_path / "d.txt"
+    data.write_bytes(LETOR_NO_LAST_DOCID.replace(b"1:0.5 2:1", b"1:1e308 2:1e308"))
+    assert cli.main(["evaluate", str(big), str(data), "--quiet"]) == 1
+    assert "scores must be finite" in capsys.readouterr().err
+
+
+def test_stdout_once_and_typed_model_files(tmp_path, capsys):
+    """Two outputs printed on standard output mixed into one stream, and a model file's weights
+    as strings or booleans loaded: both refused, naming the option or the field."""
+    q, r = trec_files(tmp_path, {"1": {"a": 1, "b": 0}, "2": {"a": 0, "b": 1}},
+                       {"1": {"a": 1.0, "b": 0.5}, "2": {"a": 1.0, "b": 0.5}})
+    r2 = tmp_path / "run2.txt"
+    r2.write_text(open(r).read().replace("1.0", "0.2"))
+    assert cli.main(["fuse", "--qrels", q, r, str(r2), "--json", "-", "--export", "ranx",
+                     "--quiet"]) == 2
+    assert "both print on standard output" in capsys.readouterr().err
+    # weights and ids of a model file are numbers
+    for field, value in (("weights", [1, "2", 3]), ("weights", [1, True, 3]),
+                         ("feature_ids", [1, 2.5, 3]), ("weights", "1,2,3")):
+        m = {"format": "dfrank.linear_ranker", "version": 1, "weights": [1, 2, 3],
+             "feature_ids": [1, 2, 3], field: value}
+        (tmp_path / "e.json").write_text(json.dumps(m))
+        with pytest.raises(dfrank.DataFormatError, match=f"{field} must be a list of"):
+            LinearRanker.load(tmp_path / "e.json")
+
+
+def test_a_failed_model_write_keeps_the_model(tmp_path, capsys, monkeypatch):
+    """A full disk while writing the model lost the fit: the model is kept in a temporary file
+    that the error names."""
+    data = write_file(tmp_path, "train.txt", LETOR)
+    real = LinearRanker.save
+
+    def full_disk(self, path):
+        if os.path.dirname(os.fspath(path)) == str(tmp_path):
+            raise OSError(28, "No space left on device")
+        return real(self, path)
+
+    monkeypatch.setattr(LinearRanker, "save", full_disk)
+    code = cli.main(["fit", data, "--strategy", "ca", "--restarts", "1", "--quiet",
+                     "-o", str(tmp_path / "m.json")])
+    err = capsys.readouterr().err
+    assert code == 1 and "No space left on device" in err and "it is kept in" in err
+    kept = err.split("it is kept in ")[1].split()[0]
+    try:
+        assert LinearRanker.load(kept).n_features == 3
+    finally:
+        os.unlink(kept)
+
+
+def test_nowhere_to_write_prints_the_model(capsys, monkeypatch):
+    """With nowhere to write (a read-only file system), the model was lost: it is printed on
+    standard output, and the error says so."""
+    from dfrank.errors import OutputError
+    from dfrank.files import write_kept
+
+    def fail(path):
+        raise OSError(30, "Read-only file system")
+
+    with pytest.raises(OutputError, match="printed on standard output") as e:
+        write_kept("/proc/x.json", fail, "model", ".json", stdout=lambda: '{"w": 1}\n')
+    assert e.value.kept == "-" and capsys.readouterr().out == '{"w": 1}\n'
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path, capsys):
+    """``-o`` naming an input file (directly or through a link) overwrote it: refused before
+    anything is written."""
+    qrels = write_file(tmp_path, "qrels.txt", QRELS)
+    a = write_file(tmp_path, "a.run", RUN_A)
+    b = write_file(tmp_path, "b.run", RUN_B)
+    link = tmp_path / "link.run"
+    link.symlink_to(a)
+    for out in (a, str(link)):
+        assert cli.main(["fuse", "--qrels", qrels, a, b, "--quiet", "-o", out]) == 1
+        assert "is the input file" in capsys.readouterr().err
+    assert open(a).read() == RUN_A
+    data = write_file(tmp_path, "train.txt", LETOR)
+    assert cli.main(["fit", data, "--quiet", "-o", data]) == 1
+    assert "would destroy that input" in capsys.readouterr().err
+
+
+def test_pipes_and_standard_input(tmp_path):
+    """A run on standard input and a LETOR file through process substitution (``<(gzip -c
+    ...)``) failed on seek: both are read as streams."""
+    qrels = write_file(tmp_path, "qrels.txt", QRELS)
+    r = write_file(tmp_path, "run.txt", RUN_A)
+    env = dict(os.environ, DFRANK_QUIET_COMPILE="1")
+    cmd = [sys.executable, "-m", "dfrank.cli"]
+    out = subprocess.run(cmd + ["trec-eval", qrels, "-", "-m", "map"], input=RUN_A.encode(),
+                         capture_output=True, env=env)
+    assert out.returncode == 0 and b"map" in out.stdout, out.stderr
+    out = subprocess.run(["bash", "-c", f"{sys.executable} -m dfrank.cli info <(gzip -c "
+                                        f"{write_file(tmp_path, 'd.txt', LETOR)})"],
+                         capture_output=True, env=env)
+    assert out.returncode == 0 and b"queries     2" in out.stdout, out.stderr
+    assert open(r).read() == RUN_A

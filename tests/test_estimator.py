@@ -16,7 +16,8 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import dfrank  # noqa: E402
-from dfrank import DirectRanker  # noqa: E402
+from dfrank import DirectRanker, LinearRanker  # noqa: E402
+from tests.inputs import LETOR, letor_data, write_file  # noqa: E402
 
 HERE = os.path.dirname(__file__)
 OHSUMED = os.path.join(HERE, "..", "..", "shared", "data", "ohsumed-letor3",
@@ -199,3 +200,42 @@ def test_clear_errors():
         est.predict(X[:, :3])
     with pytest.warns(UserWarning, match="one query"):
         DirectRanker(strategy="ca", restarts=1).fit(X[:20], y[:20])
+
+
+def test_a_frame_with_its_columns_reordered_is_refused():
+    """A DataFrame with its columns reordered or renamed was scored by position, silently:
+    refused, as scikit-learn refuses it."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("sklearn")
+    data = letor_data()
+    names = ["bm25", "tfidf", "pagerank", "length"]
+    frame = pd.DataFrame(data.X, columns=names)
+    qid = np.repeat(np.arange(data.n_queries), np.diff(data.qptr))
+    ranker = dfrank.DirectRanker(strategy="ca", restarts=1).fit(frame, data.y, qid=qid)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        np.testing.assert_array_equal(ranker.predict(frame), ranker.predict(data.X))
+    with pytest.raises(ValueError, match="same order"):
+        ranker.predict(frame[names[::-1]])
+    with pytest.raises(ValueError, match="unseen at fit time"):
+        ranker.predict(frame.rename(columns={"bm25": "bm25f"}))
+
+
+def test_raw_exceptions_are_clear_errors(tmp_path):
+    """The metric passed as an option, features that overflow a score, string labels and
+    all-zero labels raised numpy's and numba's own errors: each is a clear error or warning
+    naming what was wrong."""
+    data = dfrank.load_svmlight(write_file(tmp_path, "d.txt", LETOR))
+    with pytest.raises(TypeError, match="the metric itself is not an option"):
+        LinearRanker([1.0, 0.0, 0.0]).evaluate(data, metric="map")
+    huge = dfrank.RankingData.from_arrays(np.array([[1e308, -1e308], [-1e308, 1e308],
+                                                    [0.0, 1.0]]), [1, 0, 0], [1, 1, 1])
+    with pytest.raises(ValueError, match="features"):
+        dfrank.maximize(huge, "ndcg@10", "ca", restarts=1)
+    pytest.importorskip("sklearn")
+    from dfrank import DirectRanker
+
+    X = np.random.default_rng(0).normal(size=(8, 2))
+    with pytest.raises(ValueError, match="must be numbers"):
+        DirectRanker().fit(X, np.array(["a", "b"] * 4), qid=np.repeat([1, 2], 4))
+    with pytest.warns(UserWarning, match="every label .y. is 0"):
+        DirectRanker(strategy="random", budget=10).fit(X, np.zeros(8), qid=np.repeat([1, 2], 4))

@@ -7,12 +7,13 @@ import json
 import os
 import re
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
 
 import dfrank
-from dfrank import LinearRanker, cli
+from dfrank import DataFormatError, LinearRanker, cli
 from dfrank.export import ExportError, read_ranklib
 
 HERE = os.path.dirname(__file__)
@@ -484,3 +485,28 @@ def test_cli_names_file_line_of_a_bad_name(tmp_path, capsys):
                      str(names)]) == 2
     err = capsys.readouterr().err
     assert f"{names}, line 4:" in err and "is not a Vespa rank feature" in err
+
+
+@pytest.mark.parametrize("name", ['bm25("}")', 'query("{")', 'x("a{b}c")'])
+def test_vespa_names_with_braces_are_refused(name):
+    """A Vespa feature name holding braces broke the rank profile's syntax: refused."""
+    from dfrank.export import ExportError
+
+    with pytest.raises(ExportError, match="without braces"):
+        LinearRanker([1.0, 2.0]).export(format="vespa", names=[name, "bm25(title)"])
+
+
+def test_ranklib_models_say_they_carry_no_normalization(tmp_path):
+    """A RankLib model was loaded as if trained on raw features, whatever its ``-norm``: a
+    warning says the file does not record it, and models of other RankLib rankers are refused."""
+    model = tmp_path / "m.txt"
+    model.write_text("## Coordinate Ascent\n1:0.5 2:-1\n")
+    with pytest.warns(UserWarning, match="does not record whether it was trained with -norm"):
+        LinearRanker.load_ranklib(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LinearRanker.load_ranklib(model, raw_features=True)
+    model.write_text("## Linear Regression (L2 regularization)\n## Lambda = 1.0E-10\n"
+                     "0.1 0.2 0.3\n")
+    with pytest.raises(DataFormatError, match="Coordinate Ascent"):
+        LinearRanker.load_ranklib(model, raw_features=True)

@@ -2,12 +2,14 @@
 
 import gzip
 import os
+import time
 
 import numpy as np
 import pytest
 
 import dfrank
-from dfrank import DataFormatError
+from dfrank import DataFormatError, LinearRanker, cli
+from tests.inputs import LETOR, LETOR_NO_LAST_DOCID, QRELS, RUN_A, write_file
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 
@@ -240,3 +242,56 @@ def test_lightgbm_example():
                                 query_file=os.path.join(base, "rank.train.query"))
     assert (data.n_queries, data.n_docs) == (201, 3005)
     assert data.n_features == 300 and data.docids is None
+
+
+def test_a_last_line_without_newline_or_comment(tmp_path):
+    """A LETOR file whose last line has no newline and no ``#docid`` comment lost that line: it
+    is read, with an empty docid."""
+    path = tmp_path / "d.txt"
+    path.write_bytes(LETOR_NO_LAST_DOCID.rstrip(b"\n"))
+    data = dfrank.load_svmlight(path)
+    assert data.docids.tolist() == ["a1", "a2", "a3", "b1", ""]
+    assert data.n_docs == 5 and data.X[4].tolist() == [0.5, 0.5, 0.5]
+
+
+def test_a_file_without_qids_needs_its_grouping_declared(tmp_path, capsys):
+    """A LightGBM-style file without qids was read as one document per query: refused, naming
+    ``--one-query`` and the ``.query`` file that declare its grouping."""
+    bare = write_file(tmp_path, "rank.train", b"1 1:0.5 2:1\n0 1:0.2 2:0\n2 1:0.1 2:0.3\n")
+    with pytest.raises(DataFormatError, match="cannot be told apart"):
+        dfrank.load_svmlight(bare)
+    assert cli.main(["info", bare]) == 1
+    assert "--one-query" in capsys.readouterr().err
+    assert dfrank.load_svmlight(bare, single_query=True).n_queries == 1
+    assert cli.main(["info", bare, "--one-query"]) == 0
+    write_file(tmp_path, "rank.train.query", b"2\n1\n")
+    assert dfrank.load_svmlight(bare).n_queries == 2
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_line(tmp_path):
+    """A UTF-8 byte order mark was read as part of the first qid or feature: it is skipped in
+    qrels, runs and RankLib models."""
+    bom = b"\xef\xbb\xbf"
+    qrels = write_file(tmp_path, "qrels.txt", bom + QRELS.encode())
+    r = write_file(tmp_path, "run.txt", bom + RUN_A.encode())
+    res = dfrank.evaluate_run(qrels, r, ["num_rel", "num_ret", "map"])
+    plain = dfrank.evaluate_run(write_file(tmp_path, "q2", QRELS),
+                                write_file(tmp_path, "r2", RUN_A), ["num_rel", "num_ret", "map"])
+    assert res.all == plain.all
+    model = tmp_path / "m.txt"
+    model.write_bytes(bom + b"## Coordinate Ascent\n1:0.5 2:-1\n")
+    assert list(LinearRanker.load_ranklib(model, raw_features=True).weights) == [0.5, -1.0]
+
+
+def test_huge_feature_ids_are_refused_before_allocating(tmp_path, capsys):
+    """A model of a million features, or a RankLib feature id of 4e9, allocated gigabytes
+    before failing: refused first, naming the cap."""
+    LinearRanker(np.ones(1_000_000)).save(tmp_path / "wide.json")
+    data = write_file(tmp_path, "d.txt", LETOR)
+    t = time.perf_counter()
+    assert cli.main(["evaluate", str(tmp_path / "wide.json"), data]) == 1
+    assert "max_features" in capsys.readouterr().err and time.perf_counter() - t < 30
+    model = tmp_path / "m.txt"
+    model.write_text("## Coordinate Ascent\n1:0.5 4000000000:1\n")
+    with pytest.raises(DataFormatError, match="above the cap"):
+        LinearRanker.load_ranklib(model, raw_features=True)

@@ -510,6 +510,7 @@ for name in warm.MODULES:
     importlib.import_module(name)
 called, depth = set(), [0]
 
+
 def recording(kernel):
     compile_before = kernel.compile
 

@@ -25,6 +25,7 @@ from dfrank.problems.ioh import export, function_of, instance_of
 from dfrank.problems.profiles import Profiles
 from dfrank.spaces import Box
 from dfrank.testing import planted_data
+from tests.inputs import bench_kw
 from tests.suites import write_mq2008
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
@@ -854,3 +855,92 @@ def test_bench_report_retargets_a_finished_bench_in_the_report_only(toy_suite, t
                for r in res.runs if r.get("error") is None)
     assert cli.main(["bench", "report", out, "--references", str(path)]) == 0
     assert "re-targeted in this report only" in capsys.readouterr().out
+
+
+def test_a_cut_last_bench_line_is_repaired_before_appending(toy_suite, tmp_path):
+    """A bench killed while writing its last run left a cut line that the next run appended to,
+    making the file unreadable: the cut line is repaired (with a warning) and its run redone."""
+    from dfrank.problems import bench, read_runs
+
+    out = tmp_path / "b.jsonl"
+    root = toy_suite[0]
+    bench(root, ["random"], output=out, **bench_kw(toy_suite))
+    text = out.read_text()
+    out.write_text(text[:-40])                      # killed while writing the last run
+    with pytest.warns(UserWarning, match="cut short"):
+        res = bench(root, ["random"], output=out, **bench_kw(toy_suite))
+    assert len(res.runs) == 3
+    lines = out.read_text().splitlines()
+    assert all(json.loads(ln) for ln in lines)      # every line whole again
+    redone, first = json.loads(lines[-1]), json.loads(text.splitlines()[-1])
+    assert redone["trace"]["values"] == first["trace"]["values"]   # the cut run, redone
+    assert len(read_runs(out).runs) == 3
+
+
+def test_ctrl_c_in_a_run_stops_the_bench_and_the_run_is_redone(toy_suite, tmp_path,
+                                                                     monkeypatch, capsys):
+    """Ctrl-C in a run of the bench was recorded as a finished run: the run is saved as
+    interrupted, the command exits 130, and resuming redoes it."""
+    from dfrank.problems import bench, read_runs
+    from dfrank.registry import resolve
+
+    out = tmp_path / "b.jsonl"
+    root = toy_suite[0]
+    cls = type(resolve("random"))
+    real = cls.run
+    calls = []
+
+    def cut(self, objective, rng, **kw):            # Ctrl-C during the second run
+        calls.append(1)
+        if len(calls) == 2:
+            objective.batch(objective.space.sample(rng, 2))
+            raise KeyboardInterrupt
+        return real(self, objective, rng, **kw)
+
+    monkeypatch.setattr(cls, "run", cut)
+    with pytest.raises(KeyboardInterrupt):
+        bench(root, ["random"], output=out, **bench_kw(toy_suite))
+    runs = read_runs(out).runs
+    assert [r["seed"] for r in runs] == [0, 1] and runs[1]["status"] == "interrupted"
+    # on the command line: exit 130
+    calls.clear()
+    args = ["bench", "run", root, "--solvers", "random", "--problems", "letor-mq2008-map",
+            "--folds", "1", "--seeds", "3", "--budget", "30", "--line-cost", "3",
+            "--n-jobs", "1", "--references", toy_suite[1], "-o", str(tmp_path / "c.jsonl"),
+            "--quiet"]
+    assert cli.main(args) == 130
+    monkeypatch.setattr(cls, "run", real)
+    res = bench(root, ["random"], output=out, **bench_kw(toy_suite))
+    assert sorted(r["seed"] for r in res.runs) == [0, 1, 2]
+    assert all(r["status"] != "interrupted" for r in read_runs(out).runs)
+
+
+def test_a_hand_edited_bench_file(toy_suite, tmp_path, capsys):
+    """A hand-edited bench file (a solver named '..', an unknown problem, a future version)
+    wrote outside the export folder or failed bare: nothing is written beside the export, and
+    each edit is a data error naming it."""
+    from dfrank.problems import bench
+
+    out = tmp_path / "b.jsonl"
+    bench(toy_suite[0], ["random"], output=out, **bench_kw(toy_suite, seeds=range(1)))
+    lines = out.read_text().splitlines()
+    run = json.loads(lines[-1])
+    edited = tmp_path / "e.jsonl"
+    edited.write_text("\n".join(lines[:-1] + [json.dumps(dict(run, solver=".."))]) + "\n")
+    export = tmp_path / "export" / "D"
+    export.parent.mkdir()
+    assert cli.main(["bench", "export", str(edited), "-o", str(export)]) == 0
+    assert os.listdir(export.parent) == ["D"]          # nothing written beside D
+    edited.write_text("\n".join(lines[:-1] + [json.dumps(dict(
+        run, problem="letor-mq2009-map"))]) + "\n")
+    assert cli.main(["bench", "export", str(edited), "-o", str(export)]) == 1
+    assert "problem 'letor-mq2009-map' that this dfrank does not know" in \
+        capsys.readouterr().err
+    head = json.loads(lines[0])
+    edited.write_text("\n".join([json.dumps(dict(head, version=7))] + lines[1:]) + "\n")
+    assert cli.main(["bench", "report", str(edited)]) == 1
+    assert "bench file version 7" in capsys.readouterr().err
+    from dfrank.problems import bench as run_bench
+
+    with pytest.raises(dfrank.DataFormatError, match="version 7"):
+        run_bench(toy_suite[0], ["random"], output=edited, **bench_kw(toy_suite))

@@ -276,3 +276,54 @@ def test_a_fusion_keeps_equal_weights_when_learned_ones_lose(coll, monkeypatch):
     # the names show the settings: two fusions of other settings are two experiments
     other = dpt.Fusion({"bm25": bm25, "ql": ql}, "map", norm="zscore")
     assert repr(other) != repr(fusion) and "zscore" in repr(other)
+
+
+def test_a_qid_with_two_query_texts_is_refused():
+    """A topics frame with one qid and two query texts was answered for one of them, silently:
+    refused naming the qid; the same text twice is one topic."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyterrier")
+    from dfrank.pyterrier import Retriever
+
+    docs = {"d1": "apple pie recipe", "d2": "banana bread", "d3": "apple tart"}
+    retriever = Retriever(docs)
+    topics = pd.DataFrame({"qid": ["1", "1"], "query": ["apple", "banana"]})
+    with pytest.raises(ValueError, match="qid '1' has 2 query texts"):
+        retriever.transform(topics)
+    # the same text twice is one topic
+    one = retriever.transform(pd.DataFrame({"qid": ["1", "1"], "query": ["apple"] * 2}))
+    assert set(one["docno"]) == {"d1", "d3"}
+
+
+def test_pyterrier_stages_name_the_frame_and_column():
+    """PyTerrier stages fed a frame without a needed column, no rows, or features of varying
+    length raised a bare KeyError or numpy's error: each names the frame and the column."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyterrier")
+    from dfrank.pyterrier import Fusion, LearnedStage, Retriever
+
+    with pytest.raises(ValueError, match="the Retriever's input: no 'query' column"):
+        Retriever({"d1": "apple"}).transform(pd.DataFrame({"qid": ["1"], "text": ["a"]}))
+    res = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"],
+                        "features": [np.ones(2), np.zeros(2)]})
+    stage = LearnedStage(strategy="ca", restarts=1)
+    with pytest.raises(ValueError, match="the training results have no rows"):
+        stage.fit(res.iloc[:0], pd.DataFrame({"qid": [], "docno": [], "label": []}))
+    with pytest.raises(ValueError, match="differ in length from row to row"):
+        stage.fit(res.assign(features=[np.ones(2), np.ones(3)]),
+                  pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))
+    with pytest.raises(ValueError, match="no 'label' .or 'relevance'. column"):
+        stage.fit(res, pd.DataFrame({"qid": ["1"], "docno": ["a"], "rel": [1]}))
+    with pytest.raises(ValueError, match="the validation results have 3 features"):
+        stage.fit(res, pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}),
+                  res.assign(features=[np.ones(3)] * 2),
+                  pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))
+
+    class NoScore:
+        def transform(self, topics):
+            return pd.DataFrame({"qid": ["1"], "docno": ["a"]})
+
+    with pytest.raises(ValueError, match="the results of pipeline 'x': no 'score' column"):
+        Fusion({"x": NoScore(), "y": NoScore()}).fit(
+            pd.DataFrame({"qid": ["1"], "query": ["a"]}),
+            pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))

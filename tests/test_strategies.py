@@ -6,6 +6,7 @@ import pytest
 import dfrank
 from dfrank import strategies, testing
 from dfrank.objective import LinearObjective
+from tests.inputs import letor_data
 
 
 def unique_strategies():
@@ -385,3 +386,16 @@ def test_auto_passes_its_options_on_and_names_the_strategy_in_errors():
                                   dfrank.RankingData.from_arrays(np.eye(2), [1, 0], [0, 0]),
                                   dfrank.Box([0.0], [1.0]))
     assert dfrank.maximize(box, strategy="auto", budget=5).strategy == "pattern"
+
+
+@pytest.mark.parametrize("strategy", ["es", "ca", "pso", "random", "cma:es"])
+def test_every_strategy_evaluates_its_start_within_no_time(strategy):
+    """With ``max_seconds=0`` a strategy must still evaluate its start and return it, the
+    same for the same seed (no empty result, no NaN)."""
+    if ":" in strategy:
+        pytest.importorskip(strategy.split(":")[0])
+    data = letor_data()
+    res = dfrank.maximize(data, strategy=strategy, max_seconds=0, seed=0)
+    assert res.status == "time" and res.n_evals >= 1 and np.isfinite(res.value)
+    assert res.value == dfrank.maximize(data, strategy=strategy, max_seconds=0,
+                                        seed=0).value

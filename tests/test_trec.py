@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import dfrank
 from dfrank import DataFormatError, cli
 from dfrank.metrics.trec_eval import evaluate_run, parse_measures
+from tests.inputs import trec_files
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -343,3 +345,46 @@ def test_every_form_of_runs_and_qrels_evaluates_alike(tmp_path):
             assert got[m.replace(".", "_")] == pytest.approx(want[m], abs=1e-15), (form, m)
     with pytest.raises(DataFormatError, match="white space"):
         evaluate_run({"q 1": {"d1": 1}}, {"q 1": {"d1": 0.5}}, ["map"])
+
+
+def test_negative_judgments_are_unjudged_as_in_trec_eval(tmp_path, capsys):
+    """Negative judgments counted as judged non-relevant (bpref 0 where trec_eval gives 0.5),
+    and a negative relevance level counted trec_eval's unjudged markers as relevant: both read
+    as trec_eval reads them."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels = {"1": {"a": 1, "b": -2, "c": 0, "d": -1, "e": 2},
+             "2": {"a": -2, "b": 1, "c": -1, "d": 0}}
+    run = {"1": {"b": 5.0, "d": 4.0, "a": 3.0, "c": 2.0, "e": 1.0},
+           "2": {"a": 4.0, "c": 3.0, "d": 2.0, "b": 1.0}}
+    q, r = trec_files(tmp_path, qrels, run)
+    measures = {"bpref", "map", "ndcg", "num_rel", "P"}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    ours = dfrank.evaluate_run(q, r, sorted(measures))
+    for qid, vals in theirs.items():
+        for name, v in vals.items():
+            assert ours.per_query[qid][name] == pytest.approx(v, abs=1e-12), (qid, name)
+    assert ours.per_query["1"]["bpref"] == 0.5   # 0 when the negatives counted
+    # a level below 0 would count trec_eval's markers for unjudged documents as relevant
+    assert cli.main(["trec-eval", "-l", "-1", q, r]) == 2
+    assert "rel_level must be an integer >= 0" in capsys.readouterr().err
+
+
+def test_scores_are_compared_as_trec_eval_reads_them(tmp_path):
+    """0.1 + 0.2 and 0.3 ranked apart in dfrank and tied in trec_eval (which reads scores as C
+    floats): evaluate, tune and fuse compare scores as trec_eval reads them from a file."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels = {"1": {"a": 0, "b": 1}, "2": {"a": 0, "b": 1}}
+    # one C float: the docno b > a ranks b first
+    run = {"1": {"a": 0.1 + 0.2, "b": 0.3}, "2": {"a": 0.1 + 0.2, "b": 0.3}}
+    q, r = trec_files(tmp_path, qrels, run)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    ours = dfrank.evaluate_run(q, r, ["recip_rank"])
+    assert ours.per_query["1"]["recip_rank"] == theirs["1"]["recip_rank"] == 1.0
+    # tune scores an engine's run as trec_eval reads its file
+    from dfrank.tuning import RunEvaluator
+
+    ev = RunEvaluator(lambda p: run, qrels, "mrr")
+    assert ev({}).tolist() == [1.0, 1.0]
+    # fuse reports trec_eval's values of the runs it reads and of the run it writes
+    res = dfrank.fuse(qrels, {"x": run, "y": run}, "mrr", norm="none")
+    assert res.value == 1.0 and res.baselines["run x"]["value"] == 1.0

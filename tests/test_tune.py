@@ -15,6 +15,7 @@ import dfrank
 from dfrank import DataFormatError, TuneError, cli, ir
 from dfrank.command import CommandRun
 from dfrank.tuning import space_of, tune
+from tests.inputs import ENGINE, QRELS, wait_gone, write_file
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -455,3 +456,75 @@ def test_every_cached_point_is_checked_on_read(engine, tmp_path, edit, why):
     with pytest.raises(DataFormatError, match=f"cached point 2 does not belong.*{why}") as e:
         tune((engine, "bm25"), SPACE, metric="map", budget=4, seed=0, cache=cache)
     assert str(f) in str(e.value)
+
+
+@pytest.mark.parametrize("sig, code", [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_stops_tune_its_engine_and_keeps_the_best(tmp_path, sig, code):
+    """SIGINT or SIGTERM during tune left the engine's background processes running, its
+    temporary folder behind, and the best point unsaved: the engine's process group is ended,
+    the folder removed, the best so far written, and the command exits 130/143."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "engine.py").write_text(ENGINE)
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n2 0 a 0\n2 0 b 1\n")
+    calls, tmp = tmp_path / "calls", tmp_path / "tmp"
+    calls.mkdir()
+    tmp.mkdir()
+    pidfile = tmp_path / "child.pid"
+    out = tmp_path / "out.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dfrank.cli", "tune", "--qrels", str(tmp_path / "qrels.txt"),
+         "--param", "k=0:1", "--budget", "10", "--json", str(out), "--quiet", "--",
+         sys.executable, str(tmp_path / "engine.py"), "{k}", "{run}", str(calls),
+         str(pidfile)], env=dict(os.environ, TMPDIR=str(tmp)), stderr=subprocess.PIPE,
+        # a shell runs background jobs with SIGINT ignored, and a child inherits that: the
+        # command gets the default, as from a terminal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+        time.sleep(0.05)
+    proc.send_signal(getattr(signal, sig))
+    assert proc.wait(timeout=60) == code
+    result = json.loads(out.read_text())
+    assert result["status"] == "interrupted" and result["n_runs"] == 2
+    done = [h["value"] for h in result["history"] if h["status"] == "ok"]
+    assert len(done) == 2 and result["value"] == max(done)   # the best of the two, kept
+    wait_gone(int(pidfile.read_text()), "the engine's background process outlived the tune")
+    assert os.listdir(tmp) == []    # no dfrank-tune-* folder left
+
+
+def test_failed_points_of_the_cache_are_run_again(tmp_path):
+    """Points that failed (an engine timeout) were cached as results and never run again: a
+    resumed tune runs them again, unless ``keep_failed``."""
+    qrels = {"1": {"a": 1, "b": 0}, "2": {"a": 0, "b": 1}}
+    broken = {"now": True}
+    calls = []
+
+    def run_fn(p):
+        calls.append(p)
+        if broken["now"] and len(calls) % 2 == 0:   # every second run times out
+            raise RuntimeError("the engine timed out")
+        return {"1": {"a": p["k"], "b": 1 - p["k"]}, "2": {"a": 1 - p["k"], "b": p["k"]}}
+
+    cache = tmp_path / "c.jsonl"
+    with pytest.warns(UserWarning, match="timed out"):
+        first = dfrank.tune(run_fn, {"k": (0.0, 1.0)}, qrels, "map", budget=8, cache=cache)
+    assert first.n_failed > 0
+    kept = dfrank.tune(run_fn, {"k": (0.0, 1.0)}, qrels, "map", budget=8, cache=cache,
+                       keep_failed=True)
+    assert kept.n_runs == 0 and kept.n_failed == first.n_failed
+    broken["now"] = False   # the engine is fixed: its failed points are run again
+    again = dfrank.tune(run_fn, {"k": (0.0, 1.0)}, qrels, "map", budget=8, cache=cache)
+    assert again.n_runs == first.n_failed and again.n_failed == 0
+
+
+def test_a_run_sharing_no_query_with_the_qrels_fails(tmp_path):
+    """An engine whose run shares no query with the qrels (a qid format mismatch) was tuned to
+    a value of 0 everywhere: it is an error saying so."""
+    qrels = write_file(tmp_path, "qrels.txt", QRELS)
+    with pytest.raises(dfrank.TuneError, match="shares no query with the qrels"):
+        dfrank.tune(lambda p: {"x9": {"a1": p["k"]}}, {"k": (0.0, 1.0)}, qrels, budget=3)

@@ -48,7 +48,7 @@ TASKS = {
     "line search kendall_tau": (1, 18.0, (_S + "sweep_ktau",)),
     "evaluate map, precision, rr": (1, 21.0, tuple(_D + n for n in (
         "batch_ap", "batch_prec", "batch_recall", "batch_rprec", "batch_rr"))),
-    "evaluate dcg, err, kendall_tau, expected ties": (1, 19.0, tuple(_D + n for n in (
+    "evaluate dcg, err, tau, expected": (1, 19.0, tuple(_D + n for n in (
         "batch_dcg", "batch_err", "batch_ktau", "batch_expected"))),
     "serial twins": (1, 23.0, tuple(_D + n for n in (
         "serial_ndcg", "serial_dcg", "serial_prec", "serial_recall", "serial_rprec",
