@@ -33,6 +33,9 @@ __all__ = ["CHECKPOINT_FORMAT", "fingerprint", "Checkpoint", "write_record", "re
            "differing"]
 
 CHECKPOINT_FORMAT = "dfrank.checkpoint"
+# 2: the traces of finished restarts hold each improvement at its own evaluation number;
+# 1: at the number of its batch's best point
+CHECKPOINT_VERSION = 2
 _HASH_BYTES = 64 << 20      # rows of X hashed: evenly spaced, about this many bytes
 
 
@@ -74,14 +77,14 @@ def write_record(path, fingerprint, **body):
     """Write a file in the checkpoint format, atomically: the format tag and version, the
     ``fingerprint`` of the work it belongs to, when it was written, and ``body`` (a
     maximize run's restarts; a tune's evaluated points, :mod:`dfrank.tuning`)."""
-    write_json_atomic(path, {"format": CHECKPOINT_FORMAT, "version": 1,
+    write_json_atomic(path, {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
                              "fingerprint": fingerprint,
                              "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **body})
 
 
 def read_record(path):
     """A file of :func:`write_record`, its fingerprint checked to be a dict."""
-    d = read_json(path, CHECKPOINT_FORMAT)
+    d = read_json(path, CHECKPOINT_FORMAT, newest=CHECKPOINT_VERSION)
     if not isinstance(d.get("fingerprint"), dict):
         raise DataFormatError("the checkpoint has no fingerprint", path=path)
     return d
@@ -151,6 +154,14 @@ class Checkpoint:
                                f"{self.fingerprint.get(k)!r}" for k in differ[:3])
             raise DataFormatError(f"the checkpoint was written by a different run "
                                   f"({', '.join(differ)} differ: {detail})", path=self.path)
+        if d["version"] < CHECKPOINT_VERSION and d.get("restarts"):
+            import warnings
+
+            warnings.warn(f"{self.path}: its finished restarts' traces are of version 1, "
+                          "where an improvement found inside a batch of points is recorded "
+                          "at the batch's best point (their hitting times can be late by up "
+                          "to a batch); the restarts run now record each at its own "
+                          "evaluation", UserWarning, stacklevel=2)
         try:
             done = [_restart_from_dict(r) for r in d["restarts"]]
         except (KeyError, TypeError, ValueError) as e:

@@ -255,14 +255,22 @@ class Objective:
         return min(n, left), "evaluations"
 
     def _record(self, points, values, cube=None):
+        """Count a batch, and put each improvement of the best so far in the trace at its
+        own evaluation number (the batch's points are evaluated in their order): a target
+        reached by an early point of a batch is reached there, not at the batch's best."""
+        before = self.n_evals
         self.n_evals += len(values)
         if len(values):
-            i = 0 if len(values) == 1 else int(np.argmax(values))
-            if values[i] > self.best_value:
+            # the points that beat every earlier one: the prefix maxima, first occurrences
+            earlier = np.maximum.accumulate(np.concatenate(([self.best_value], values)))[:-1]
+            better = np.flatnonzero(values > earlier)
+            if len(better):
+                elapsed = self.elapsed
+                self._trace += [(before + int(i) + 1, elapsed, float(values[i]))
+                                for i in better]
+                i = int(better[-1])
                 self.best_value = float(values[i])
                 self.best_point = np.array(points[i], dtype=np.float64)
-                self._trace.append((self.n_evals - len(values) + i + 1, self.elapsed,
-                                    self.best_value))
         if self.recorder is not None:
             self.recorder(points, values, cube)
         if self.listener is not None:

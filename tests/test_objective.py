@@ -277,3 +277,48 @@ def test_coordinate_lines_kept_within_the_cache_bound(monkeypatch):
         r = dfrank.maximize(fresh, "ndcg@10", "ca", restarts=2, seed=4)
         assert len(fresh.derived.coordinate_lines) == n_kept
         assert r.value == kept.value and np.array_equal(r.point, kept.point)
+
+
+def _improvements(log):
+    """(evaluation number, value) of each value above every earlier one: a trace rebuilt
+    from a log of every evaluation in order."""
+    out, best = [], -np.inf
+    for i, v in enumerate(log):
+        if v > best:
+            out.append((i + 1, v))
+            best = v
+    return out
+
+
+def test_a_batch_records_each_improvement_at_its_own_evaluation():
+    """A target reached by an early point of a batch was recorded at the batch's best point
+    (issue #63: an ES's first hits late by up to 13 evaluations)."""
+    obj = FunctionObjective(lambda x: float(x[0]), Box([0], [1]))
+    obj.batch([[0.2], [0.1], [0.5], [0.4], [0.9]])
+    obj.batch([[0.3], [0.95], [0.99]])
+    tr = obj.trace
+    assert list(zip(tr["evals"][1:].tolist(), tr["values"][1:].tolist())) == [
+        (1, 0.2), (3, 0.5), (5, 0.9), (7, 0.95), (8, 0.99)]
+    assert obj.best_value == 0.99 and obj.best_point.tolist() == [0.99]
+    obj.batch([[0.5], [0.99]])           # no improvement (ties included): nothing recorded
+    assert len(obj.trace["evals"]) == 6
+
+
+@pytest.mark.parametrize("strategy", ["pso", "es", "random", "ca", "fdsa", "cma:es",
+                                      "scipy:differential_evolution"])
+def test_the_trace_is_the_log_of_every_evaluation(strategy):
+    """Every improvement of the best so far sits in the trace at its own evaluation number,
+    for strategies that evaluate in batches of any size and for the adapters, checked
+    against the solver's own log of every evaluation."""
+    if ":" in strategy:
+        pytest.importorskip({"cma": "cma", "scipy": "scipy"}[strategy.split(":")[0]])
+    rng = np.random.default_rng(5)
+    centre = rng.random(4)
+    obj = FunctionObjective(lambda x: -float(np.abs(x - centre).sum()), Box([0] * 4, [1] * 4))
+    log = []
+    obj.recorder = lambda points, values, cube: log.extend(np.asarray(values).tolist())
+    res = dfrank.maximize(obj, strategy=strategy, budget=300, seed=0, restarts=1)
+    tr = res.restarts[0].trace
+    assert list(zip(tr["evals"][1:].tolist(), tr["values"][1:].tolist())) == \
+        _improvements(log)
+    assert len(log) == res.n_evals

@@ -316,31 +316,33 @@ def test_ioh_export_matches_a_hand_written_file(tmp_path):
     pid = "letor-mq2008-map"
     run = record("cma:es", 2, [0.1, 0.05, 0.3, 0.2, 0.25], dim=3, problem=pid)
     run["fold"] = 4
-    run2 = record("cma:es", 0, [0.4, 0.6], dim=3, problem=pid)
+    run2 = record("cma:es", 0, [0.4, 0.6], dim=3, problem=pid, reference=0.75, start=0.125)
     run2["best_x"] = [1.0, 0.5, 0.25]   # the cube point searched, not the simplex point
     export([run, run2], tmp_path)
     fid, name = function_of(pid)
     assert name == "letor_mq2008_map" and instance_of(4) == 4
     base = tmp_path / "cma_es"
     dat = (base / f"data_f{fid}_{name}" / f"IOHprofiler_f{fid}_DIM3.dat").read_text()
-    assert dat == ("evaluations raw_y\n"
-                   "1 0.4000000000\n"
-                   "2 0.6000000000\n"
-                   "evaluations raw_y\n"
-                   "1 0.1000000000\n"
-                   "3 0.3000000000\n"
-                   "5 0.2500000000\n")
+    head = "evaluations raw_y reference start_value\n"
+    assert dat == (head +
+                   "1 0.4000000000 0.7500000000 0.1250000000\n"
+                   "2 0.6000000000 0.7500000000 0.1250000000\n" + head +
+                   "1 0.1000000000 1.0000000000 0.0000000000\n"
+                   "3 0.3000000000 1.0000000000 0.0000000000\n"
+                   "5 0.2500000000 1.0000000000 0.0000000000\n")
     meta = json.loads((base / f"IOHprofiler_f{fid}_{name}.json").read_text())
     assert meta == {
         "version": "0.4.2", "suite": "dfrank", "function_id": fid,
         "function_name": name, "maximization": True,
         "algorithm": {"name": "cma:es", "info": "dfrank bench"},
-        "attributes": ["evaluations", "raw_y"],
+        "attributes": ["evaluations", "raw_y", "reference", "start_value"],
         "scenarios": [{"dimension": 3, "path": f"data_f{fid}_{name}/IOHprofiler_f{fid}_DIM3.dat",
                        "runs": [{"instance": 1, "evals": 2,
-                                 "best": {"evals": 2, "y": 0.6, "x": [1.0, 0.5, 0.25]}},
+                                 "best": {"evals": 2, "y": 0.6, "x": [1.0, 0.5, 0.25]},
+                                 "reference": 0.75, "start_value": 0.125},
                                 {"instance": 4, "evals": 5,
-                                 "best": {"evals": 3, "y": 0.3, "x": [0.2, 0.3, 0.5]}}]}]}
+                                 "best": {"evals": 3, "y": 0.3, "x": [0.2, 0.3, 0.5]},
+                                 "reference": 1.0, "start_value": 0.0}]}]}
 
 
 def test_the_export_keeps_failed_runs_with_folds_as_instances(tmp_path):
@@ -356,6 +358,9 @@ def test_the_export_keeps_failed_runs_with_folds_as_instances(tmp_path):
     got = meta["scenarios"][0]["runs"]
     assert [r["instance"] for r in got] == [2, 2, 2] and len(empty) == 1
     assert empty[0]["seed"] == 3
+    named = (tmp_path / "no_evaluations.tsv").read_text().splitlines()
+    assert named[1:] == ["solver\tproblem\tfold\tseed\tstatus\terror",
+                         f"s\t{pid}\t2\t3\tbudget\tValueError: 1-D"]
 
 
 def test_a_run_records_the_cube_point_and_what_a_failure_reached(toy_suite):
@@ -384,8 +389,8 @@ def test_a_run_records_the_cube_point_and_what_a_failure_reached(toy_suite):
 def test_ioh_export_matches_iohs_own_logger(tmp_path):
     ioh = pytest.importorskip("ioh")
     rng = np.random.default_rng(2)
-    runs = [record("rs", s, list(rng.random(25)), dim=4, problem="letor-ohsumed-map")
-            for s in range(3)]
+    runs = [record("rs", s, list(rng.random(25)), dim=4, problem="letor-ohsumed-map",
+                   reference=0.9, start=0.05 * s) for s in range(3)]
     for r in runs:
         r["best_point"] = list(rng.random(4))
     export(runs, tmp_path / "ours")
@@ -406,9 +411,12 @@ def test_ioh_export_matches_iohs_own_logger(tmp_path):
                             optimization_type=ioh.OptimizationType.MAX, lb=0.0, ub=1.0)
     logger = ioh.logger.Analyzer(root=str(tmp_path), folder_name="theirs",
                                  algorithm_name="rs", algorithm_info="dfrank bench")
+    instance = type("Instance", (), {})()       # the instance's reference and start, watched
+    logger.watch(instance, ["reference", "start_value"])
     prob.attach_logger(logger)
     for r in runs:
         it = iter(r["seq"])
+        instance.reference, instance.start_value = r["reference"], r["start_value"]
         best_at = r["trace"]["evals"][-1]
         for i in range(1, r["n_evals"] + 1):
             prob(np.array(r["best_point"]) if i == best_at else np.zeros(4))
@@ -427,6 +435,59 @@ def test_ioh_export_matches_iohs_own_logger(tmp_path):
         assert ro["evals"] == rt["evals"] and ro["best"]["evals"] == rt["best"]["evals"]
         assert ro["best"]["y"] == rt["best"]["y"]
         assert np.allclose(ro["best"]["x"], rt["best"]["x"])
+
+
+def test_iohinspector_reads_every_run_with_dfranks_hitting_times(toy_suite, tmp_path):
+    """iohinspector (an independent reader of IOHprofiler data) found run boundaries where
+    the evaluation number is 1 and read 3 of 36 batch-ES runs, since a batch's improvement
+    was recorded at its best point (issue #63). Each run it reads must hit dfrank's targets,
+    rebuilt from the exported reference and start value, at dfrank's evaluations, so its
+    fixed-target ECDF and ERT are dfrank's."""
+    pytest.importorskip("iohinspector")
+    import polars as pl
+    from iohinspector import DataManager
+    from iohinspector.align import align_data
+
+    from dfrank.problems.profiles import Profiles
+    from dfrank.problems.coco import ert
+
+    solvers = ["ca", "pso", "es"]
+    res = bench(toy_suite[0], solvers, **bench_kw(toy_suite, budget=60, folds=[1, 2]))
+    runs = [r for r in res.runs if not r.get("repeat")]
+    res.to_ioh(tmp_path / "ioh")
+    manager = DataManager()
+    manager.add_folder(str(tmp_path / "ioh"))
+    frame = manager.load(monotonic=False, include_meta_data=True)
+    assert manager.n_runs == len(runs)
+    ours = {(r["solver"], r["fold"], r["seed"]): r for r in runs}
+    in_file = {s: sorted(k for k in ours if k[0] == s) for s in solvers}  # the export's order
+    hits = {}
+    for (data_id,), run in frame.group_by(["data_id"], maintain_order=True):
+        key = in_file[run["algorithm_name"][0]][int(run["run_id"][0]) - 1]
+        assert int(run["instance"][0]) == key[1]
+        reference, start = float(run["reference"][0]), float(run["start_value"][0])
+        targets = targets_of(reference, start)
+        aligned = align_data(run.select("evaluations", "raw_y", "data_id"), targets,
+                             group_cols=["data_id"], x_col="raw_y", y_col="evaluations",
+                             maximization=True, silence_warning=True)
+        got = aligned.sort("raw_y")["evaluations"].cast(pl.Float64).fill_null(np.inf)
+        hits[key] = got.to_numpy()
+    assert sorted(hits) == sorted(ours)
+    for key, r in ours.items():
+        np.testing.assert_array_equal(r["targets"], targets_of(r["reference"],
+                                                               r["start_value"]))
+        np.testing.assert_array_equal(hits[key], first_hits(r["trace"], r["targets"]), key)
+    profiles = Profiles(runs)
+    budgets = [1, 5, 20, 60]
+    for s in solvers:
+        theirs = [np.mean([np.mean(hits[k] <= b) for k in hits if k[0] == s]) for b in budgets]
+        np.testing.assert_allclose(theirs, profiles.ecdf(s, budgets), rtol=0, atol=1e-15)
+        for fold in (1, 2):
+            keys = [k for k in hits if k[:2] == (s, fold)]
+            for t in range(len(EPSILONS)):
+                assert ert([hits[k][t] for k in keys], [ours[k]["n_evals"] for k in keys]) \
+                    == ert([first_hits(ours[k]["trace"], ours[k]["targets"])[t]
+                            for k in keys], [ours[k]["n_evals"] for k in keys])
 
 
 # ---------------------------------------------------------------- the suite and the bench

@@ -266,7 +266,8 @@ def _export(args):
     print(f"{len(files)} files written under {args.output} (IOHprofiler's format)")
     if empty:
         print(f"{len(empty)} runs made no evaluation and cannot be written in IOHprofiler's "
-              "format (dfrank's report counts them as runs that reached nothing): "
+              "format (dfrank's report counts them as runs that reached nothing; "
+              "named in no_evaluations.tsv): "
               + "; ".join(f"{r['solver']} on {r['problem']} fold {r['fold']} seed "
                           f"{r['seed']}" for r in empty[:5]) + ("; ..." if len(empty) > 5
                                                                else ""))

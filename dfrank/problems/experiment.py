@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DataFormatError
-from ..files import VERSION, jsonable, read_json_lines
+from ..files import jsonable, read_json_lines
 from ..objective import BudgetExhausted, check_allowance, check_budget
 from ..parallel import effective_n_jobs, gather, one_thread_each
 from .references import describe, measure_line_costs
@@ -32,6 +32,12 @@ from .suite import SPECS, Suite
 __all__ = ["bench", "BenchResult", "read_runs", "BENCH_FORMAT"]
 
 BENCH_FORMAT = "dfrank.bench"
+# 2: a run's trace holds each improvement at its own evaluation number; 1: at the number of
+# its batch's best point (a solver evaluating in batches reached targets later there)
+BENCH_VERSION = 2
+BATCH_BEST = ("holds traces of version 1, where an improvement found inside a batch of "
+              "points is recorded at the batch's best point: the hitting times of solvers "
+              "that evaluate in batches (pso, es, cma, ...) can be late by up to a batch")
 # must agree when a bench is continued: its allowance, and what its targets and line
 # searches are counted against
 SETTINGS = ("budget", "max_seconds", "budgets", "line_cost", "references")
@@ -96,10 +102,14 @@ def read_runs(path, repair=False):
             if rec.get("format") != BENCH_FORMAT:
                 raise DataFormatError("not a dfrank bench file (format tag "
                                       f"{rec.get('format')!r})", path=path, line=line)
-            if not isinstance(rec.get("version"), int) or rec["version"] > VERSION:
+            if not isinstance(rec.get("version"), int) or rec["version"] > BENCH_VERSION:
                 raise DataFormatError(f"bench file version {rec.get('version')!r}; this "
-                                      f"dfrank reads versions up to {VERSION} (upgrade "
+                                      f"dfrank reads versions up to {BENCH_VERSION} (upgrade "
                                       "dfrank)", path=path, line=line)
+            if rec["version"] < BENCH_VERSION:
+                import warnings
+
+                warnings.warn(f"{path} {BATCH_BEST}", UserWarning, stacklevel=2)
             header = rec
         elif kind in ("line_cost", "run"):
             why = _malformed(rec)
@@ -318,13 +328,16 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
     root = os.fspath(root)
     suite = _suite(root, references)
     instances = suite.select(problems, folds)
-    header = {"type": "header", "format": BENCH_FORMAT, "version": VERSION,
+    header = {"type": "header", "format": BENCH_FORMAT, "version": BENCH_VERSION,
               "budget": budget, "max_seconds": max_seconds, "budgets": budgets,
               "root": os.path.abspath(root), "line_cost": line_cost,
               "references": describe(suite.references, references)}
     done, costs = {}, {}
     if output is not None and os.path.exists(output) and os.path.getsize(output):
         old = read_runs(output, repair=True)
+        if old.header["version"] < BENCH_VERSION:
+            raise ValueError(f"{output} {BATCH_BEST}; runs of this dfrank would not compare "
+                             "with them: write to another file")
         for k in SETTINGS:
             theirs, ours = old.header.get(k), header[k]
             if k == "references" and isinstance(theirs, dict) and "digest" not in theirs:

@@ -7,8 +7,12 @@ One folder per solver (the algorithm), holding for each problem:
   the algorithm, the logged attributes, and per dimension a scenario listing its runs
   (instance, evaluations, best evaluation, value and point);
 * ``data_f{ID}_{NAME}/IOHprofiler_f{ID}_DIM{D}.dat``: per run a header line
-  ``evaluations raw_y``, then a line per improvement of the best-so-far value (the
-  evaluation's number and value) and the last evaluation when it was no improvement.
+  ``evaluations raw_y reference start_value``, then a line per improvement of the
+  best-so-far value (the evaluation's number and value, from evaluation 1), and the last
+  evaluation when it was no improvement; every line carries the instance's reference and
+  start value, from which dfrank's targets are made (:func:`dfrank.problems.targets_of`),
+  so that a reader such as ``iohinspector`` rebuilds them. Each run's meta-data in the JSON
+  file holds them too.
 
 Function ids are the problems' positions in :data:`dfrank.problems.SPECS` (from 1), names
 the problem ids with ``@`` and ``-`` written ``_``. A fold is an instance and its seeds are
@@ -17,8 +21,8 @@ point of the run's best evaluation, the space the optimizers searched.
 
 Runs that failed or stopped early are written with the evaluations they made. A run that
 made none cannot be written in this format (IOHprofiler's own logger writes no run for it
-either): :func:`export` returns those apart, and dfrank's report counts them as runs that
-reached nothing.
+either): they are named in ``no_evaluations.tsv`` beside the solvers' folders, and
+dfrank's report counts them as runs that reached nothing.
 """
 
 import json
@@ -54,13 +58,26 @@ def _folder_name(solver):
     return re.sub(r"^\.", "_", re.sub(r"[^A-Za-z0-9._-]+", "_", str(solver))) or "_"
 
 
+ATTRIBUTES = ["evaluations", "raw_y", "reference", "start_value"]
+# beside the solvers' folders (not .json: readers of the format load every .json file)
+NO_EVALUATIONS = "no_evaluations.tsv"
+_EMPTY_FIELDS = ("solver", "problem", "fold", "seed", "status", "error")
+
+
 def _dat_lines(run):
     evals, values = run["trace"]["evals"], run["trace"]["values"]
-    lines = ["evaluations raw_y\n"]
-    lines += [f"{int(e)} {float(v):.10f}\n" for e, v in zip(evals, values)]
+    if not len(evals) or int(evals[0]) != 1:
+        raise DataFormatError(f"a run of {run['solver']} on {run['problem']} (fold "
+                              f"{run['fold']}, seed {run['seed']}) does not start at "
+                              "evaluation 1: written by a dfrank that recorded a batch's "
+                              "improvements at its best point (bench file version 1); run "
+                              "it again to export it")
+    same = f" {float(run['reference']):.10f} {float(run['start_value']):.10f}\n"
+    lines = [" ".join(ATTRIBUTES) + "\n"]
+    lines += [f"{int(e)} {float(v):.10f}{same}" for e, v in zip(evals, values)]
     last = run.get("last_value")
-    if last is not None and len(evals) and run["n_evals"] > int(evals[-1]):
-        lines.append(f"{int(run['n_evals'])} {float(last):.10f}\n")
+    if last is not None and run["n_evals"] > int(evals[-1]):
+        lines.append(f"{int(run['n_evals'])} {float(last):.10f}{same}")
     return lines
 
 
@@ -69,13 +86,15 @@ def _run_meta(run):
     x = run.get("best_x", run.get("best_point")) or []   # (files before best_x: the point)
     return {"instance": instance_of(run["fold"]), "evals": int(run["n_evals"]),
             "best": {"evals": int(evals[-1]), "y": float(values[-1]),
-                     "x": [float(v) for v in x]}}
+                     "x": [float(v) for v in x]},
+            "reference": float(run["reference"]), "start_value": float(run["start_value"])}
 
 
 def export(runs, folder):
     """Write ``runs`` (bench records) under ``folder``, failed and early-stopped ones
-    included: ``(files written, in order; runs that made no evaluation, left out)``. The
-    repeats of the reproducibility check are not runs of the bench and are left out."""
+    included: ``(files written, in order; runs that made no evaluation, left out and named
+    in no_evaluations.tsv)``. The repeats of the reproducibility check are not runs of
+    the bench and are left out."""
     groups, empty = {}, []
     for r in runs:
         if r.get("repeat"):
@@ -106,10 +125,20 @@ def export(runs, folder):
         meta = {"version": IOH_VERSION, "suite": SUITE, "function_id": fid,
                 "function_name": name, "maximization": True,
                 "algorithm": {"name": solver, "info": "dfrank bench"},
-                "attributes": ["evaluations", "raw_y"], "scenarios": scenarios}
+                "attributes": ATTRIBUTES, "scenarios": scenarios}
         path = os.path.join(base, f"IOHprofiler_f{fid}_{name}.json")
         with open(path, "w") as f:
             json.dump(meta, f, indent=1)
             f.write("\n")
+        written.append(path)
+    if empty:
+        path = os.path.join(folder, NO_EVALUATIONS)
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w") as f:
+            f.write("# runs that made no evaluation, which IOHprofiler's format cannot hold; "
+                    "dfrank counts them as runs that reached nothing\n")
+            f.write("\t".join(_EMPTY_FIELDS) + "\n")
+            f.writelines("\t".join(" ".join(str(r.get(k)).split()) for k in _EMPTY_FIELDS)
+                         + "\n" for r in empty)
         written.append(path)
     return written, empty
