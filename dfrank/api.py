@@ -1,6 +1,7 @@
 """The user-facing driver: :func:`maximize` (and :func:`evaluate`, from the metrics layer).
 """
 
+import contextlib
 import functools
 
 import numpy as np
@@ -8,6 +9,7 @@ import numpy as np
 from .checkpoint import Checkpoint, fingerprint
 from .data import RankingData
 from .errors import NoEvaluationError
+from .files import sole_writer
 from .metrics.evaluation import bind_metric, evaluate, evaluate_linear
 from .normalization import query_level_source
 from .objective import BudgetExhausted, check_budget, make_objective
@@ -198,6 +200,9 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
         return _result_of(objective, strat, restarts, valid, seed, seconds)
 
     writer = CheckpointWriter(saver) if saver is not None else None
+    sole = contextlib.ExitStack()   # this run, the one writer of its checkpoint
+    if saver is not None:
+        sole.enter_context(sole_writer(saver.path, "checkpoint"))
     state = RunState(restored, assemble, [
         ProgressBar(n_tasks, len(restored), strat.label) if progress else None, writer,
         CallbackCaller(callback, n_jobs_eff != 1, objective, valid) if callback else None],
@@ -230,7 +235,10 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
     finally:
         if runs is not None:
             runs.close()   # restarts still running in threads end (interrupted) here
-        state.close()
+        try:
+            state.close()
+        finally:
+            sole.close()
     done = sorted(state.done, key=lambda r: r.index)
     if not any(r.point is not None for r in done):
         if interrupted or any(r.status == "interrupted" for r in done):

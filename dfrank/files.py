@@ -11,6 +11,7 @@ hosts or containers (NFS, a bind mount) never loses another writer's file in pro
 leftover is removed only when :func:`certainly_dead` says its writer is gone.
 """
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -162,6 +163,73 @@ def certainly_dead(match, path, now=None):
     except (OSError, ValueError, IndexError):
         return False
     return age > STALE_AFTER
+
+
+WRITER = ".writer"      # the suffix of the file that names a file's one writer
+_WRITER = re.compile(r"^" + OWNER + r" (?P<since>\d{1,12})$")
+
+
+@contextlib.contextmanager
+def sole_writer(path, what):
+    """Within the block, this process is the one writer of ``path`` (a bench file, a
+    checkpoint), named in ``PATH.writer``, made with ``O_CREAT | O_EXCL`` (atomic on local
+    file systems and on NFS from version 3), removed at the end. Two writers of one file
+    would interleave or lose its records, on one host or on several sharing a folder: the
+    second is refused, naming the first, unless the first is certainly gone (made on this
+    host, in this PID namespace, by a process id that no process has now). A marker from
+    another host, or unreadable, is never taken over: the message says to remove it."""
+    marker = os.fspath(path) + WRITER
+    for _ in range(3):
+        try:
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            _take_over(marker, path, what)     # removed when its writer is gone, or raises
+            continue
+        except OSError:
+            yield        # a folder where nothing can be created: the write itself will say
+            return
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{owner()} {int(time.time())}\n")
+        try:
+            yield
+        finally:
+            try:
+                os.unlink(marker)
+            except OSError:
+                pass
+        return
+    raise OutputError(f"{path}: could not become its one writer ({marker} keeps coming "
+                      "back)")
+
+
+def _take_over(marker, path, what):
+    """Remove ``marker`` when its writer is certainly gone (or it is gone already); else
+    raise naming that writer."""
+    try:
+        with open(marker) as f:
+            text = f.read(200).strip()
+    except FileNotFoundError:
+        return
+    except OSError:
+        text = ""
+    m = _WRITER.match(text)
+    if m and m.group("host") == _host() and int(m.group("ns")) == _pid_namespace() \
+            and int(m.group("pid")) != os.getpid() and process_gone(m.group("pid")):
+        try:
+            os.unlink(marker)
+        except FileNotFoundError:
+            pass
+        return
+    if m:
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(m.group("since"))))
+        who = (f"process {m.group('pid')} of this host" if m.group("host") == _host()
+               else f"process {m.group('pid')} of another host ({m.group('host')})")
+        who += f", since {since}"
+    else:
+        who = "a writer it does not name"
+    raise OutputError(f"{path}: the {what} is being written by {who} ({marker}); two "
+                      "writers would interleave or lose its records: wait for it, or write "
+                      f"to another file (if that writer is gone, remove {marker})")
 
 
 _TEMPORARY = re.compile(r"\.dfrank-" + OWNER + r"-[^/]*\.tmp$")

@@ -89,3 +89,47 @@ def test_the_folders_of_tunes_engine_runs_are_swept_only_when_certainly_dead(tmp
     sweep_stale_folders(str(tmp_path))
     assert folder.exists() == alive and young.exists()
 
+
+
+def test_a_second_writer_of_one_file_is_refused_naming_the_first(tmp_path):
+    """Two benches (or two runs checkpointing) on one file, on one host or on hosts sharing
+    the folder, interleaved or lost each other's records (issue #62): the second is
+    refused, naming the first; the marker goes when the first ends."""
+    out = tmp_path / "bench.jsonl"
+    with files.sole_writer(out, "bench file"):
+        marker = tmp_path / ("bench.jsonl" + files.WRITER)
+        assert marker.read_text().startswith(files.owner() + " ")
+        with pytest.raises(files.OutputError, match="being written by process"):
+            with files.sole_writer(out, "bench file"):
+                pass
+    assert not marker.exists()
+    # a live process of this host (another writer): refused
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        host, ns = _host_ns()
+        marker.write_text(f"{host}-{ns}-{alive.pid} 1700000000\n")
+        with pytest.raises(files.OutputError, match=f"process {alive.pid} of this host"):
+            with files.sole_writer(out, "bench file"):
+                pass
+    finally:
+        alive.kill()
+        alive.wait()
+    # another host's writer, or a marker it cannot read: never taken over
+    marker.write_text(f"0123456789ab-1-{os.getpid()} 1700000000\n")
+    with pytest.raises(files.OutputError, match="of another host .0123456789ab."):
+        with files.sole_writer(out, "bench file"):
+            pass
+    marker.write_text("garbage")
+    with pytest.raises(files.OutputError, match="remove .*bench.jsonl.writer"):
+        with files.sole_writer(out, "bench file"):
+            pass
+
+
+def test_the_marker_of_a_writer_gone_from_this_host_is_taken_over(tmp_path):
+    out = tmp_path / "c.json"
+    host, ns = _host_ns()
+    marker = tmp_path / ("c.json" + files.WRITER)
+    marker.write_text(f"{host}-{ns}-{_dead_pid()} 1700000000\n")
+    with files.sole_writer(out, "checkpoint"):
+        assert marker.read_text().startswith(files.owner())
+    assert not marker.exists()

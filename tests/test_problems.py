@@ -1005,3 +1005,33 @@ def test_a_hand_edited_bench_file(toy_suite, tmp_path, capsys):
 
     with pytest.raises(dfrank.DataFormatError, match="version 7"):
         run_bench(toy_suite[0], ["random"], output=edited, **bench_kw(toy_suite))
+
+
+def test_a_bench_file_has_one_writer(toy_suite, tmp_path):
+    """Two benches on one file (two hosts sharing a folder, or one host) appended to it at
+    once, interleaving and losing runs (issue #62): the second is refused, naming the first;
+    a checkpoint likewise."""
+    import subprocess
+    import sys
+
+    from dfrank import files
+
+    out = tmp_path / "b.jsonl"
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / ("b.jsonl" + files.WRITER)).write_text(
+            f"{files.owner().rsplit('-', 1)[0]}-{alive.pid} 1700000000\n")
+        with pytest.raises(files.OutputError, match="being written by process"):
+            bench(toy_suite[0], ["random"], output=out, **bench_kw(toy_suite))
+        assert not out.exists()
+        ck = tmp_path / "ck.json"
+        (tmp_path / ("ck.json" + files.WRITER)).write_text(
+            f"{files.owner().rsplit('-', 1)[0]}-{alive.pid} 1700000000\n")
+        data = planted_data(n_queries=4, docs_per_query=6, n_features=3, seed=0)
+        with pytest.raises(files.OutputError, match="the checkpoint is being written"):
+            dfrank.maximize(data, "ndcg@10", "random", budget=5, checkpoint=ck)
+    finally:
+        alive.kill()
+        alive.wait()
+    bench(toy_suite[0], ["random"], output=out, **bench_kw(toy_suite))   # taken over
+    assert len(read_runs(out).runs) == 3 and not (tmp_path / "b.jsonl.writer").exists()

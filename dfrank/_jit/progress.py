@@ -47,23 +47,13 @@ def _usual(name):
 
 
 def _uncached():
-    """(not compiled, all): dfrank's cached kernels among the modules imported so far, and
-    how many of them have no cache index on disk yet."""
-    from numba.core.dispatcher import Dispatcher
+    """(not compiled, all): dfrank's cached kernels defined so far (:data:`.store.KERNELS`;
+    those inlined into their callers left out), and how many have no cache index on disk
+    yet."""
+    from .store import KERNELS, on_disk
 
-    from .store import on_disk
-
-    seen, missing = set(), 0
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("dfrank") or module is None:
-            continue
-        for obj in list(vars(module).values()):
-            if not isinstance(obj, Dispatcher) or id(obj) in seen or \
-                    obj.targetoptions.get("inline") == "always":   # compiled into callers
-                continue
-            seen.add(id(obj))
-            missing += not on_disk(obj)
-    return missing, len(seen)
+    kernels = [k for k in list(KERNELS) if k.targetoptions.get("inline") != "always"]
+    return sum(not on_disk(k) for k in kernels), len(kernels)
 
 
 def _first_line():

@@ -42,7 +42,7 @@ ENV = "DFRANK_SHIPPED_KERNELS"
 _seeded = {}          # package -> the folder numba caches it in, once prepared
 _memory = {"why": None}
 _lock = threading.Lock()
-KERNELS = []          # every kernel made by njit in this process, in order
+KERNELS = []          # every kernel made by njit with cache=True in this process, in order
 
 
 def njit(fn=None, **options):
@@ -51,25 +51,25 @@ def njit(fn=None, **options):
     writable folder to cache in, the kernel compiles in memory instead."""
     if fn is None:
         return lambda f: njit(f, **options)
-    if not options.get("cache") or _memory["why"] is not None:
-        return _interruptible(numba.njit(**dict(options, cache=False))(fn))
-    try:
-        kernel = numba.njit(**options)(fn)
-    except RuntimeError as e:
-        if "no locator available" not in str(e):
-            raise
-        _say_in_memory()
-        return _interruptible(numba.njit(**dict(options, cache=False))(fn))
-    _prepare(kernel)
+    if not options.get("cache"):
+        return _interruptible(numba.njit(**options)(fn))
+    if _memory["why"] is None:
+        try:
+            kernel = numba.njit(**options)(fn)
+        except RuntimeError as e:
+            if "no locator available" not in str(e):
+                raise
+            _say_in_memory()
+        else:
+            _prepare(kernel)
+            KERNELS.append(kernel)
+            return _interruptible(kernel)
+    kernel = numba.njit(**dict(options, cache=False))(fn)
+    KERNELS.append(kernel)
     return _interruptible(kernel)
 
 
 def _interruptible(kernel):
-    KERNELS.append(kernel)
-    return _off_main(kernel)
-
-
-def _off_main(kernel):
     """The kernel's compiles (and cache loads), asked for on the main thread, run in a
     thread of their own while the main thread waits (:func:`off_main_thread`):
     Ctrl-C and SIGTERM reach the command within a compile, which is one C call that no

@@ -14,6 +14,7 @@ most one per core (the default, ``n_jobs=-1``) so that runs do not slow each oth
 ``n_jobs=1`` the runs take turns in this process, on its threads.
 """
 
+import contextlib
 import json
 import os
 import time
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DataFormatError
-from ..files import jsonable, read_json_lines
+from ..files import jsonable, read_json_lines, sole_writer
 from ..objective import BudgetExhausted, check_allowance, check_budget
 from ..parallel import effective_n_jobs, gather, one_thread_each
 from .references import describe, measure_line_costs
@@ -332,56 +333,59 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
               "budget": budget, "max_seconds": max_seconds, "budgets": budgets,
               "root": os.path.abspath(root), "line_cost": line_cost,
               "references": describe(suite.references, references)}
-    done, costs = {}, {}
-    if output is not None and os.path.exists(output) and os.path.getsize(output):
-        old = read_runs(output, repair=True)
-        if old.header["version"] < BENCH_VERSION:
-            raise ValueError(f"{output} {BATCH_BEST}; runs of this dfrank would not compare "
-                             "with them: write to another file")
-        for k in SETTINGS:
-            theirs, ours = old.header.get(k), header[k]
-            if k == "references" and isinstance(theirs, dict) and "digest" not in theirs:
-                ours = {f: v for f, v in ours.items() if f != "digest"}   # a former file
-            if theirs != ours:
-                raise ValueError(f"{output} was run with {k} = {theirs!r}, not {ours!r}: "
-                                 "continue it with the same settings or write to another "
-                                 "file")
-        done = {_key_of(r): r for r in old.runs
-                if r.get("error") is None and r.get("status") != "interrupted"}
-        costs = {k: v["line_cost"] for k, v in old.header["line_costs"].items()}
-    else:
-        _append(output, [header], fresh=True)
-    new = [(spec, fold) for spec, fold in instances if (spec.id, fold) not in costs]
-    if line_cost == "measured":
-        measured = measure_line_costs(root, new)
-    elif line_cost == "reference":
-        measured = [(suite.line_cost(spec.id, fold), None) for spec, fold in new]
-    else:
-        measured = [(int(line_cost), None)] * len(new)
-    for (spec, fold), (cost, worth) in zip(new, measured):
-        costs[(spec.id, fold)] = cost
-    _append(output, [{"type": "line_cost", "problem": spec.id, "fold": fold,
-                      "line_cost": cost, "worth": worth}
-                     for (spec, fold), (cost, worth) in zip(new, measured)])
-    tasks = [(s, spec.id, fold, seed, budgets.get(_label(s), budget), max_seconds,
-              costs[(spec.id, fold)], False)
-             for spec, fold in instances for seed in seeds for s in solvers]
-    if repeat and max_seconds is None:   # each solver's first run of each problem again
-        firsts = {}
-        for t in tasks:
-            firsts.setdefault((_label(t[0]), t[1]), t)
-        tasks += [t[:-1] + (True,) for t in firsts.values()]
-    tasks = [t for t in tasks if _key(_label(t[0]), *t[1:4], t[-1]) not in done]
-    def save(rec):
-        _append(output, [rec])
-        if rec.get("status") == "interrupted":   # Ctrl-C in a run: the bench stops
-            raise KeyboardInterrupt
+    # this bench, the one writer of its file
+    sole = sole_writer(output, "bench file") if output is not None else contextlib.nullcontext()
+    with sole:
+        done, costs = {}, {}
+        if output is not None and os.path.exists(output) and os.path.getsize(output):
+            old = read_runs(output, repair=True)
+            if old.header["version"] < BENCH_VERSION:
+                raise ValueError(f"{output} {BATCH_BEST}; runs of this dfrank would not compare "
+                                 "with them: write to another file")
+            for k in SETTINGS:
+                theirs, ours = old.header.get(k), header[k]
+                if k == "references" and isinstance(theirs, dict) and "digest" not in theirs:
+                    ours = {f: v for f, v in ours.items() if f != "digest"}   # a former file
+                if theirs != ours:
+                    raise ValueError(f"{output} was run with {k} = {theirs!r}, not {ours!r}: "
+                                     "continue it with the same settings or write to another "
+                                     "file")
+            done = {_key_of(r): r for r in old.runs
+                    if r.get("error") is None and r.get("status") != "interrupted"}
+            costs = {k: v["line_cost"] for k, v in old.header["line_costs"].items()}
+        else:
+            _append(output, [header], fresh=True)
+        new = [(spec, fold) for spec, fold in instances if (spec.id, fold) not in costs]
+        if line_cost == "measured":
+            measured = measure_line_costs(root, new)
+        elif line_cost == "reference":
+            measured = [(suite.line_cost(spec.id, fold), None) for spec, fold in new]
+        else:
+            measured = [(int(line_cost), None)] * len(new)
+        for (spec, fold), (cost, worth) in zip(new, measured):
+            costs[(spec.id, fold)] = cost
+        _append(output, [{"type": "line_cost", "problem": spec.id, "fold": fold,
+                          "line_cost": cost, "worth": worth}
+                         for (spec, fold), (cost, worth) in zip(new, measured)])
+        tasks = [(s, spec.id, fold, seed, budgets.get(_label(s), budget), max_seconds,
+                  costs[(spec.id, fold)], False)
+                 for spec, fold in instances for seed in seeds for s in solvers]
+        if repeat and max_seconds is None:   # each solver's first run of each problem again
+            firsts = {}
+            for t in tasks:
+                firsts.setdefault((_label(t[0]), t[1]), t)
+            tasks += [t[:-1] + (True,) for t in firsts.values()]
+        tasks = [t for t in tasks if _key(_label(t[0]), *t[1:4], t[-1]) not in done]
+        def save(rec):
+            _append(output, [rec])
+            if rec.get("status") == "interrupted":   # Ctrl-C in a run: the bench stops
+                raise KeyboardInterrupt
 
-    new = gather(_results(tasks, root, references, n_jobs), len(tasks), "bench", progress,
-                 each=save, stop="raise")
-    runs = list(done.values()) + new
-    header["line_costs"] = costs
-    return BenchResult(header, runs, output)
+        new = gather(_results(tasks, root, references, n_jobs), len(tasks), "bench", progress,
+                     each=save, stop="raise")
+        runs = list(done.values()) + new
+        header["line_costs"] = costs
+        return BenchResult(header, runs, output)
 
 
 def _results(tasks, root, references, n_jobs):
