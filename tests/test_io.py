@@ -9,6 +9,7 @@ import pytest
 
 import dfrank
 from dfrank import DataFormatError, LinearRanker, cli
+from dfrank.io.trec import write_run
 from tests.inputs import LETOR, LETOR_NO_LAST_DOCID, QRELS, RUN_A, write_file
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
@@ -295,3 +296,34 @@ def test_huge_feature_ids_are_refused_before_allocating(tmp_path, capsys):
     model.write_text("## Coordinate Ascent\n1:0.5 4000000000:1\n")
     with pytest.raises(DataFormatError, match="above the cap"):
         LinearRanker.load_ranklib(model, raw_features=True)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_docids_beyond_ascii_are_read_as_the_trec_readers_read_docnos(tmp_path, encoding):
+    """A LETOR file whose docids are not ASCII (``#docid = café``) failed with a bare
+    UnicodeDecodeError, while the TREC readers take such docnos (issue #62): read as UTF-8,
+    bytes that are not UTF-8 kept as they are, so that a run written from the data names
+    the same documents as qrels in the same bytes, and a file written back is the same."""
+    raw = ("2 qid:1 1:0.9 #docid = café\n0 qid:1 1:0.1 #docid = naïve\n"
+           "1 qid:2 1:0.5 #docid = x\n").encode(encoding)
+    path = tmp_path / "d.txt"
+    path.write_bytes(raw)
+    data = dfrank.load_svmlight(path)
+    if encoding == "utf-8":
+        assert data.docids.tolist() == ["café", "naïve", "x"]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes("1 0 café 2\n1 0 naïve 0\n2 0 x 1\n".encode(encoding))
+    run = tmp_path / "run.txt"
+    write_run(run, data, data.X[:, 0])
+    assert dfrank.evaluate_run(str(qrels), str(run), ["map"]).all["map"] == 1.0
+    again = tmp_path / "again.txt"
+    dfrank.io.save_svmlight(data, again)
+    assert dfrank.load_svmlight(again).docids.tolist() == data.docids.tolist()
+    assert b"caf" + "é".encode(encoding) in again.read_bytes()
+
+
+def test_a_qid_beyond_64_bits_is_named_as_such(tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_text("1 qid:99999999999999999999 1:0.5\n")
+    with pytest.raises(DataFormatError, match="of at most 64 bits"):
+        dfrank.load_svmlight(path)

@@ -211,7 +211,7 @@ def _trec_text(mapping, what, line):
                     raise DataFormatError(f"{what}: the {name} {x!r} is empty or holds "
                                           "white space, which TREC files cannot hold")
             out.append(line(q, d, v))
-    return "".join(out).encode("utf-8")
+    return "".join(out).encode("utf-8", "surrogateescape")
 
 
 def as_qrels(qrels):

@@ -31,7 +31,7 @@ _MESSAGES = {
     _svmlight_kernel.QID_UNEXPECTED:
         "this line has a 'qid:' but the file's first line has none (or a query file was "
         "given); use one or the other",
-    _svmlight_kernel.BAD_QID: "the qid is not an integer",
+    _svmlight_kernel.BAD_QID: "the qid is not an integer (of at most 64 bits)",
     _svmlight_kernel.BAD_FEATURE_TOKEN: "expected 'feature_id:value'",
     _svmlight_kernel.BAD_FEATURE_ID: "the feature id must be an integer >= 1",
     _svmlight_kernel.BAD_VALUE: "the feature value is not a number",
@@ -376,9 +376,13 @@ def _merge_docids(parts):
     if all(p is None for p, _ in parts):
         return None
     width = max(p.dtype.itemsize for p, _ in parts if p is not None)
-    full = [np.zeros(n, dtype=f"S{width}") if p is None else p.astype(f"S{width}")
-            for p, n in parts]
-    return np.concatenate(full).astype(f"U{width}")
+    full = np.concatenate([np.zeros(n, dtype=f"S{width}") if p is None
+                           else p.astype(f"S{width}") for p, n in parts])
+    if not (full.view(np.uint8) >= 0x80).any():
+        return full.astype(f"U{width}")
+    # UTF-8, as the TREC readers take docnos; bytes that are not UTF-8 kept as they are
+    # (surrogateescape), so that a run written from them names the same documents
+    return np.char.decode(full, "utf-8", "surrogateescape").astype(f"U{width}")
 
 
 def read_query_file(path, n_rows=None, data_path=None):
@@ -432,7 +436,7 @@ def save_svmlight(data, path, *, precision=6, chunk_rows=None):
     fids = np.asarray(data.feature_ids, dtype=np.int64)
     has_docids = data.docids is not None
     if has_docids:
-        doc = np.asarray(data.docids).astype(bytes)
+        doc = np.char.encode(np.asarray(data.docids, dtype=str), "utf-8", "surrogateescape")
         if doc.dtype.itemsize == 0:
             doc = doc.astype("S1")
         docs = doc.view(np.uint8).reshape(len(doc), doc.dtype.itemsize)

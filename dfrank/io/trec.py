@@ -23,7 +23,7 @@ __all__ = ["Qrels", "Run", "load_qrels", "load_run", "write_run", "run_from_scor
 _MESSAGES = {_trec_kernel.TOO_FEW_COLUMNS: "too few columns",
              _trec_kernel.BAD_NUMBER: "the score is not a number",
              _trec_kernel.NONFINITE: "the score is NaN or infinite",
-             _trec_kernel.BAD_INTEGER: "the relevance is not an integer"}
+             _trec_kernel.BAD_INTEGER: "the relevance is not an integer (of at most 64 bits)"}
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -262,7 +262,7 @@ def run_from_scores(data, scores, runid="dfrank"):
 
 def write_run(path, data, scores, runid="dfrank"):
     """Write the scores of ``data``'s documents as a TREC run file."""
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.writelines(run_from_scores(data, scores, runid))
 
 
