@@ -113,7 +113,8 @@ class Retriever(pt.Transformer):
     def __init__(self, collection, model="bm25", num_results=1000, **params):
         if model not in ir.MODELS:
             raise ValueError(f"unknown model {model!r}; the engine has {', '.join(ir.MODELS)}")
-        self._index, self.collection = index_of(collection), _collection_key(collection)
+        self._index, key = _indexed(collection)
+        self.collection = _collection_key(collection, key)
         self.model = model
         self.num_results = num_results
         for spec in ir.MODELS.values():   # every model's defaults: "model" can be tuned too
@@ -131,12 +132,15 @@ class Retriever(pt.Transformer):
         """The collection's :class:`dfrank.ir.Index`, shared with every Retriever of the
         same collection (see :func:`index_of`)."""
         if self._index is None:
-            if not isinstance(self.collection, str):
+            if isinstance(self.collection, str):
+                self._index = index_of(self.collection)
+            elif self.collection.get("digest") in _INDEXES:   # sent along (tune's workers)
+                self._index = _INDEXES[self.collection["digest"]]
+            else:
                 raise ValueError(
                     "this Retriever was unpickled without its collection, which was given "
                     f"in memory ({self.collection['what']}), not as a path: give it again "
                     "with retriever.attach(collection)")
-            self._index = index_of(self.collection)
         return self._index
 
     def attach(self, collection):
@@ -150,8 +154,10 @@ class Retriever(pt.Transformer):
         return self
 
     def __getstate__(self):
-        """A pickle refers to the collection (its path, or what it was) and holds none of
-        it: the index is shared, rebuilt from the path where it is unpickled."""
+        """A pickle refers to the collection (its path, or what it was and its digest) and
+        holds none of it: the index is shared, rebuilt from the path where it is unpickled;
+        :func:`tune`'s workers (``jobs > 1``) get the indexes of collections given in
+        memory along with their tasks."""
         state = self.__dict__.copy()
         state["_index"], state["_engines"] = None, {}
         return state
@@ -225,49 +231,103 @@ def _with_ranks(columns, base=("qid", "docno", "score", "rank")):
     return list(base) + [c for c in columns if c not in base]
 
 
-# the collections indexed in this process: key -> (the collection object, its Index)
+# the collections indexed in this process: a digest of their content -> their Index
 _INDEXES = {}
 
 
-def _collection_key(collection):
-    """How the shared indexes know a collection: its real path (with the file's size and
-    time, so an edited file is indexed again), else the object itself (a dict, a
-    DataFrame, a corpus iterator); for pickles, a path or a description."""
+def _file_digest(path):
+    """SHA-256 of a collection file's bytes, or of a folder's files (names and bytes, in
+    sorted order): what an index of it is computed from."""
+    import hashlib
+    import os
+
+    h = hashlib.sha256()
+    files = [path] if not os.path.isdir(path) else sorted(
+        os.path.join(d, n) for d, _, names in os.walk(path) for n in names)
+    for f in files:
+        h.update(os.path.relpath(f, path).encode("utf-8", "surrogateescape") + b"\0")
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        h.update(b"\0")
+    return "file:" + h.hexdigest()
+
+
+def _docs_digest(docs):
+    """SHA-256 of ``{docno: text}`` in its order."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for d, t in docs.items():
+        h.update(d.encode("utf-8", "surrogatepass") + b"\0" +
+                 t.encode("utf-8", "surrogatepass") + b"\0")
+    return "docs:" + h.hexdigest()
+
+
+def _collection_key(collection, digest=None):
+    """How a pickled Retriever names its collection: the real path of a file or folder
+    (indexed again where it is unpickled), else what it was and the digest of its
+    documents (see :class:`_WithIndexes`)."""
     import os
 
     if isinstance(collection, (str, os.PathLike)):
-        path = os.path.realpath(os.fspath(collection))
-        return path
+        return os.path.realpath(os.fspath(collection))
     if isinstance(collection, ir.Index):
-        return {"what": "an Index", "documents": len(collection)}
+        return {"what": "an Index", "documents": len(collection), "digest": digest}
     n = len(collection) if hasattr(collection, "__len__") else None
     return {"what": f"a {type(collection).__name__}" + (f" of {n} documents" if n else ""),
-            "documents": n}
+            "documents": n, "digest": digest}
 
 
 def index_of(collection):
     """The :class:`dfrank.ir.Index` of ``collection``, built once per process and shared
     by every :class:`Retriever` made from the same collection (any model, parameters or
-    topic set): keyed by the real path of a file or folder (a Cranfield or CISI folder, a
-    TSV or JSON-lines collection; re-indexed when the file changes), else by the
-    collection object itself: a dict docno -> text, a pandas DataFrame with ``docno`` and
-    ``text`` columns, or an iterable of dicts with ``docno`` and ``text`` (PyTerrier's
-    corpus iterators: read once)."""
+    topic set). Indexes are keyed by content, taken each time one is asked for: a SHA-256
+    of the bytes of a file or of a folder's files (a Cranfield or CISI folder, a TSV or
+    JSON-lines collection), or of the documents of an object: a dict docno -> text, a
+    pandas DataFrame with ``docno`` and ``text`` columns, or an iterable of dicts with
+    ``docno`` and ``text`` (PyTerrier's corpus iterators: read once). A collection edited in
+    place, or replaced by another of the same size and time, is indexed again; a copy of
+    one already indexed is not. Digesting costs a small part of indexing (a file is read
+    once more; an object's texts are hashed)."""
+    return _indexed(collection)[0]
+
+
+def _indexed(collection):
+    """(the Index of ``collection``, the digest it is kept under: None for an Index)."""
     import os
 
     if isinstance(collection, ir.Index):
-        return collection
+        return collection, None
     if isinstance(collection, (str, os.PathLike)):
         path = os.path.realpath(os.fspath(collection))
         if not os.path.exists(path):
             raise FileNotFoundError(f"{path}: no such collection")
-        st = os.stat(path)
-        key = ("path", path, st.st_mtime_ns, st.st_size)
+        key, docs = _file_digest(path), None
     else:
-        key = ("object", id(collection))
+        docs = _documents(collection)
+        key = _docs_digest(docs)
     if key not in _INDEXES:
-        _INDEXES[key] = (collection, ir.Index(_documents(collection)))
-    return _INDEXES[key][1]
+        _INDEXES[key] = ir.Index(_documents(collection) if docs is None else docs)
+    return _INDEXES[key], key
+
+
+class _WithIndexes:
+    """A run function that takes this process's indexes of in-memory collections along
+    when joblib sends it to a worker, which keeps them before any Retriever asks: a
+    pipeline pickled for a worker refers to its collections by digest."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.indexes = {k: v for k, v in _INDEXES.items() if k.startswith("docs:")}
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for key, index in self.indexes.items():
+            _INDEXES.setdefault(key, index)
 
 
 def _documents(collection):
@@ -460,9 +520,11 @@ def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="jo
         set_point(p)
         return _transform(pipeline, topics, batch_size)
 
-    system = "pyterrier: " + repr(pipeline) + " " + repr([(n, k) for _, n, k, _ in slots])
+    system = "pyterrier: " + _described(pipeline, params) + " " + \
+        repr([(n, k) for _, n, k, _ in slots])
     try:
-        res = tune_system(run_fn, space, qrels, metric, strategy=strategy, budget=budget,
+        res = tune_system(_WithIndexes(run_fn) if jobs != 1 else run_fn, space, qrels,
+                          metric, strategy=strategy, budget=budget,
                           seed=seed, n_jobs=jobs, cache=cache, folds=folds, system=system,
                           progress=verbose, **options)
     except BaseException:
@@ -511,6 +573,26 @@ def KFoldGridSearch(pipeline, params, topics_list, qrels, metric=RUN_METRIC, job
         for t, name, value in initial:
             t.set_parameter(name, value)
     return pd.concat(results, ignore_index=True), settings
+
+
+def _described(pipeline, params):
+    """The pipeline as the tune cache knows it: its repr with each tuned parameter at the
+    first value of its grid (whatever an earlier tuning left there), and without the memory
+    addresses of default reprs (``<... object at 0x7f...>``), which change in every
+    process. A transformer's repr is what the cache sees of it: one whose settings matter
+    should show them."""
+    import re
+
+    tuned = [(t, name, t.get_parameter(name), list(values)[0])
+             for t, ps in params.items() for name, values in ps.items()]
+    try:
+        for t, name, _, first in tuned:
+            t.set_parameter(name, first)
+        text = repr(pipeline)
+    finally:
+        for t, name, value, _ in reversed(tuned):
+            t.set_parameter(name, value)
+    return re.sub(r" at 0x[0-9a-fA-F]+>", ">", text)
 
 
 def _space(params):

@@ -173,7 +173,7 @@ def test_stages_save_and_load_and_pickles_hold_no_collection(coll, tmp_path):
     assert len(blob) < 20000 and docs[next(iter(docs))].encode() not in blob
 
 
-def test_a_collection_is_indexed_once_and_pickles_refer_to_it(coll, tmp_path):
+def test_a_collection_is_indexed_once_and_pickles_refer_to_it(coll, tmp_path, monkeypatch):
     import pickle
 
     docs, topics, qrels, topics_df, qrels_df = coll
@@ -192,8 +192,12 @@ def test_a_collection_is_indexed_once_and_pickles_refer_to_it(coll, tmp_path):
     path.write_text("".join(f"{d}\t{t}\n" for d, t in docs.items()))
     on_disk = pickle.loads(pickle.dumps(dpt.Retriever(str(path), "bm25")))
     pd.testing.assert_frame_equal(on_disk.transform(topics_df.iloc[:5]), first)
-    # in memory: said clearly, and attach gives it back
+    # in memory: found again by digest in a process that indexed it; elsewhere said
+    # clearly, and attach gives it back
+    pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(a)).transform(
+        topics_df.iloc[:5]), first)
     lost = pickle.loads(pickle.dumps(a))
+    monkeypatch.setattr(dpt, "_INDEXES", {})
     with pytest.raises(ValueError, match="unpickled without its collection.*attach"):
         lost.transform(topics_df.iloc[:5])
     pd.testing.assert_frame_equal(lost.attach(docs).transform(topics_df.iloc[:5]), first)
@@ -327,3 +331,66 @@ def test_pyterrier_stages_name_the_frame_and_column():
         Fusion({"x": NoScore(), "y": NoScore()}).fit(
             pd.DataFrame({"qid": ["1"], "query": ["a"]}),
             pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))
+
+
+def test_indexes_are_keyed_by_content_not_by_time_size_or_identity(coll, tmp_path):
+    """A collection file overwritten in place inside a Cranfield-like folder, or replaced
+    by one of the same size and time (``cp -p``), was served its stale index; a dict copy
+    of a collection was indexed again (issue #64)."""
+    docs = coll[0]
+    assert dpt.index_of(dict(docs)) is dpt.index_of(docs)         # a copy: the same index
+    path = tmp_path / "docs.tsv"
+    path.write_text("d1\tapple pie\nd2\tbanana\n")
+    first = dpt.index_of(str(path))
+    st = os.stat(path)
+    path.write_text("d1\tapple tea\nd2\tcherry\n")                 # same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))             # and time
+    second = dpt.index_of(str(path))
+    assert second is not first
+    assert dpt.Retriever(str(path), "bm25").transform(
+        pd.DataFrame({"qid": ["1"], "query": ["cherry"]}))["docno"].tolist() == ["d2"]
+    folder = tmp_path / "coll"
+    folder.mkdir()
+    (folder / "docs.tsv").write_text("d1\tapple pie\nd2\tbanana\n")
+    a = dpt.index_of(str(folder / "docs.tsv"))
+    (folder / "docs.tsv").write_text("d1\tapple tea\nd2\tcherry\n")
+    assert dpt.index_of(str(folder / "docs.tsv")) is not a
+
+
+def test_tune_runs_in_several_processes_with_a_collection_in_memory(coll):
+    """``jobs=2`` with the guide's in-memory collection failed in joblib's workers with
+    "unpickled without its collection" (issue #64): the workers get its index along."""
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25")
+    grid = {bm25: {"k1": [0.3, 1.2, 2.0], "b": [0.25, 0.75]}}
+    one = dpt.tune(bm25, grid, topics_df, qrels_df, "map", budget=8, seed=0,
+                   return_type="best_setting")
+    two = dpt.tune(bm25, grid, topics_df, qrels_df, "map", budget=8, seed=0, jobs=2,
+                   return_type="best_setting")
+    assert one == two
+
+
+def test_the_tune_cache_knows_a_pipeline_by_what_it_computes(coll, tmp_path):
+    """The cache was keyed by ``repr(pipeline)``: a transformer's default repr holds its
+    memory address (its cache refused in every later process), and a Retriever tuned once
+    shows its tuned k1 and b (refused when tuned again in the same process) (issue #64)."""
+    docs, topics, qrels, topics_df, qrels_df = coll
+
+    class Keep(pt.Transformer):
+        def transform(self, res):
+            return res
+
+    bm25 = dpt.Retriever(docs, "bm25")
+    grid = {bm25: {"k1": [0.3, 1.2, 2.0], "b": [0.25, 0.75]}}
+    pipe = bm25 >> Keep()
+    described = dpt._described(pipe, grid)
+    other = dpt.Retriever(docs, "bm25", k1=2.0)      # another process's, or tuned before
+    assert " at 0x" not in described and described == dpt._described(
+        other >> Keep(), {other: grid[bm25]})
+    cache = tmp_path / "cache"
+    first = dpt.tune(pipe, grid, topics_df, qrels_df, "map", budget=6, seed=0, cache=cache,
+                     return_type="tune_result")[1]
+    assert (bm25.k1, bm25.b) != (1.2, 0.75) or first.n_runs > 0     # tuned: k1, b moved
+    again = dpt.tune(pipe, grid, topics_df, qrels_df, "map", budget=6, seed=0, cache=cache,
+                     return_type="tune_result")[1]
+    assert again.n_runs == 0 and again.value == first.value
