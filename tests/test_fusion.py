@@ -350,3 +350,30 @@ def test_fuse_memory_per_line_stays_within_the_budget(tmp_path, monkeypatch):
         tracemalloc.stop()
     assert res.weights == whole.weights and res.value == whole.value
     assert peak / n_lines < 250
+
+
+def test_with_folds_the_baselines_are_tested_against_the_held_out_fusion():
+    """``fuse --folds 5`` tested the fusion fitted on all queries against each run: an
+    in-sample test, though the held-out per-query values exist (issue #64)."""
+    from dfrank.stats import significance
+
+    rng = np.random.default_rng(0)
+    qrels, runs = {}, {"bm25": {}, "dense": {}, "rerank": {}}
+    for q in range(30):
+        docs = [f"d{i}" for i in range(50)]
+        qrels[f"q{q}"] = {d: int(rng.integers(1, 3)) for d in docs if rng.random() < 0.3}
+        truth = {d: qrels[f"q{q}"].get(d, 0) + rng.normal() for d in docs}
+        for j, name in enumerate(runs):
+            runs[name][f"q{q}"] = {d: truth[d] + (3 - j) * rng.normal() for d in docs[:40]}
+    res = dfrank.fuse(qrels, runs, "map", norm="minmax", folds=5)
+    assert res.tested == "held out"
+    qids = list(res.per_query)
+    held = np.array([res.cv.per_query[q] for q in qids])
+    for name, b in res.baselines.items():
+        pq = np.array([b["per_query"][q] for q in qids])
+        assert b["p_value"] == significance(held, pq, ci=False).p_value, name
+    text = res.summary()
+    assert "p vs held out" in text and "on its held-out values (5-fold" in text
+    plain = dfrank.fuse(qrels, runs, "map", norm="minmax")
+    assert plain.tested == "train" and "in-sample" in plain.summary()
+    assert dfrank.FusionResult.from_dict(res.to_dict()).tested == "held out"

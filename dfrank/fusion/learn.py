@@ -14,6 +14,7 @@ from ..objective import LinearObjective
 from ..parallel import child, seed_sequence
 from ..registry import get as get_strategy, resolve
 from ..result import overall_status
+from ..stats import significance as paired_test
 from .baselines import baselines
 from .build import build, fused_run, mean_of, read_runs, values_of
 from .normalize import check_missing
@@ -146,6 +147,14 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
 
         res.cv = cross_validate(fu.qids, folds, np.random.default_rng(child(ss, 10 ** 6)),
                                 fold, n_extra)
+        # the baselines tested against the held-out fusion: each query valued by weights
+        # learned without it, not by the weights fitted on every query
+        held = np.array([res.cv.per_query[q] for q in fu.qids])
+        res.tested = "held out"
+        for b in res.baselines.values():
+            pq = np.array([b["per_query"][q] for q in fu.qids])
+            b["p_value"] = None if np.array_equal(pq, held) else \
+                float(paired_test(held, pq, significance, ci=False).p_value)
     res.status = overall_status(status)
     res.seconds = time.perf_counter() - t0
     return res

@@ -36,7 +36,9 @@ class FusionResult(QueryResult):
     baselines : dict
         name -> {"value", "per_query", "p_value"} for each run alone, CombSUM (equal
         weights) and reciprocal-rank fusion (k = 60); ``p_value`` of the paired test of the
-        learned fusion against it.
+        learned fusion against it: on the fusion's held-out values with ``folds`` (each
+        query valued by weights learned without it), else on its training values
+        (``tested`` says which).
     cv : CrossValidation or None
         With ``folds``: the value of the run assembled from each fold's fusion learned on
         the other folds (``cv.value``), per query, and each fold's weights
@@ -60,6 +62,7 @@ class FusionResult(QueryResult):
     n_queries: int = 0
     left_out: dict = field(default_factory=dict)
     significance: str = "randomization"
+    tested: str = "train"     # the learned fusion's values the baselines are tested against
 
     @property
     def cv_per_query(self):
@@ -123,8 +126,11 @@ class FusionResult(QueryResult):
                             for n, w in self.weights.items())
         notes = [f"{self.metric} over {counted(self.n_queries, 'query', 'queries')}; "
                  f"weights: {weights}",
-                 f"p: paired {self.significance} test of the learned fusion (train) against each "
-                 "row; * = p < 0.05"]
+                 f"p: paired {self.significance} test of the learned fusion against each row, "
+                 + (f"on its held-out values ({self.folds}-fold cross-validation: each query "
+                    "valued by weights learned without it)" if self.tested == "held out"
+                    else "on its training values (in-sample; --folds tests held-out values)")
+                 + "; * = p < 0.05"]
         lo = self.left_out
         if lo.get("run_only"):
             n = lo["run_only"]
@@ -135,7 +141,8 @@ class FusionResult(QueryResult):
                          "no run retrieved: "
                          + ("counted as 0 (complete)" if lo.get("complete") else
                             "left out (as trec_eval without -c)"))
-        return format_table(rows, ["", self.metric, "p vs learned"]) + "\n" + "\n".join(notes)
+        head = "p vs held out" if self.tested == "held out" else "p vs learned"
+        return format_table(rows, ["", self.metric, head]) + "\n" + "\n".join(notes)
 
     def to_dict(self):
         """The result as a JSON-ready dict (``format``, ``version``, weights, values,
@@ -149,7 +156,7 @@ class FusionResult(QueryResult):
             "baselines": {k: {"value": v["value"], "p_value": v["p_value"]}
                           for k, v in self.baselines.items()},
             "per_query": self.per_query, "significance": self.significance,
-            "status": self.status, "seconds": self.seconds})
+            "tested": self.tested, "status": self.status, "seconds": self.seconds})
 
     def to_json(self, path=None):
         """:meth:`to_dict`, also written atomically to ``path``; :meth:`load` reads it
@@ -191,6 +198,7 @@ class FusionResult(QueryResult):
                    cv=_cv_of(obj, path), n_queries=obj.get("n_queries", 0),
                    left_out=obj.get("left_out") or {},
                    significance=obj.get("significance", "randomization"),
+                   tested="held out" if obj.get("tested") == "held out" else "train",
                    status=obj.get("status", "completed"), seconds=obj.get("seconds", 0.0))
 
     def export(self, format):
