@@ -11,7 +11,7 @@ from .data import RankingData
 from .errors import NoEvaluationError
 from .files import sole_writer
 from .metrics.evaluation import bind_metric, evaluate, evaluate_linear
-from .normalization import query_level_source
+from .normalization import of_data
 from .objective import BudgetExhausted, check_budget, make_objective
 from .parallel import (child, describe_seed, effective_n_jobs, run_in_threads, run_tasks,
                        seed_sequence)
@@ -340,5 +340,4 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed):
         plateau=info.get("plateau") if isinstance(info, dict) else None, message=msg,
         feature_ids=getattr(data, "feature_ids", None),
         space="simplex" if simplex else "box",
-        normalization={"kind": "query"} if query_level_source(getattr(data, "source", None))
-        else None)
+        normalization=of_data(data) if isinstance(data, RankingData) else None)

@@ -175,7 +175,7 @@ class DirectRanker(BaseEstimator):
                           "than another, so every ranking scores the same and the weights "
                           "learned mean nothing", UserWarning, stacklevel=2)
         self.n_features_in_ = data.n_features
-        self.norm_ = None
+        self.norm_ = normalization.of_data(data)     # none, or within each query
         if self.normalize is not None:
             self.norm_ = normalization.fit(data.X, self.normalize)
             data = normalization.apply(data, self.norm_)

@@ -44,7 +44,7 @@ import re
 
 import numpy as np
 
-from .normalization import affine
+from .normalization import affine, has_constants
 
 __all__ = ["fusion_export", "FUSION_TARGETS", "ranker_export", "read_ranklib",
            "RANKER_TARGETS", "ExportError"]
@@ -174,7 +174,7 @@ def _ranklib_text(ranker, norm):
     if norm is not None and norm["kind"] == "query":
         note = ["## dfrank: features normalized within each query, as in the training "
                 "files (LETOR's QueryLevelNorm): score files normalized the same way"]
-    elif norm is not None:
+    elif has_constants(norm):
         w = w / affine(norm)[1]
         note = [f"## dfrank: the {norm['kind']} normalization is folded into the weights"]
     head = ["## Coordinate Ascent", "## Restart = 1", "## MaxIteration = 25",
@@ -194,18 +194,26 @@ def ranker_export(ranker, target, names=None):
         raise ValueError(f"unknown model format {target!r}; known: {', '.join(RANKER_TARGETS)}")
     norm = ranker.normalization
     w = [float(x) for x in ranker.weights]
+    if norm is None:
+        import warnings
+
+        warnings.warn("the model does not record how its features were normalized (made by "
+                      "hand, read from RankLib's format, or saved by an older dfrank): "
+                      f"the {target} model assumes the engine computes them as they were "
+                      "in training, not normalized within each query", UserWarning,
+                      stacklevel=3)
     if target == "ranklib":
         return _ranklib_text(ranker, norm)
     if norm is not None and norm["kind"] == "query":
         _refuse(target, "the model was learned on features normalized within each query "
-                        "(LETOR's QueryLevelNorm); an engine scores documents one by one "
+                        "(as LETOR's QueryLevelNorm files and MQ2008 are); an engine scores documents one by one "
                         "and cannot apply that, so the exported model would rank "
                         "differently. Learn on features as the engine computes them, or "
                         "normalized by constants (normalize='standard' or 'minmax')")
     feats = _names_of(ranker, names, target)
     if target in ("es-ltr", "opensearch-ltr"):
         model = {"type": "model/linear", "definition": json.dumps(dict(zip(feats, w)))}
-        if norm is not None:
+        if has_constants(norm):
             model["feature_normalizers"] = {
                 f: ({"standard": {"mean": float(norm["mean"][j]),
                                   "standard_deviation": float(norm["std"][j])}}
@@ -223,7 +231,7 @@ def ranker_export(ranker, target, names=None):
                 entry["norm"] = {"class": "org.apache.solr.ltr.norm.StandardNormalizer",
                                  "params": {"avg": repr(float(norm["mean"][j])),
                                             "std": repr(float(norm["std"][j]))}}
-            elif norm is not None:
+            elif has_constants(norm):
                 entry["norm"] = {"class": "org.apache.solr.ltr.norm.MinMaxNormalizer",
                                  "params": {"min": repr(float(norm["min"][j])),
                                             "max": repr(float(norm["max"][j]))}}
@@ -236,7 +244,7 @@ def ranker_export(ranker, target, names=None):
     terms = []
     for j, (f, x) in enumerate(zip(feats, w)):
         term = f
-        if norm is not None:
+        if has_constants(norm):
             shift, scale = (float(v[j]) for v in affine(norm))
             op = "-" if shift >= 0 else "+"
             term = f"({f} {op} {_plain(abs(shift))}) / {_plain(scale)}"

@@ -8,23 +8,29 @@ A model stores its normalization as a plain dict (saved in its JSON):
 * ``{"kind": "minmax", "min": a, "max": b}`` -- x' = (x - a) / (b - a) (the plugin's
   ``min_max``, Solr's ``MinMaxNormalizer``);
 * ``{"kind": "query"}`` -- the features were normalized within each query (LETOR's
-  QueryLevelNorm sets). Such a model expects its input normalized already, and no engine
-  that scores documents one at a time can apply it.
+  QueryLevelNorm sets, MQ2008; decided from the data by :func:`within_queries`). Such a
+  model expects its input normalized already, and no engine that scores documents one at
+  a time can apply it;
+* ``{"kind": "none"}`` -- the features are as they were read, not normalized within
+  queries: an engine that computes them applies the model as it is.
+
+A model without one (``None``: made by hand, read from RankLib's format, saved by an older
+dfrank) does not say how its features were normalized.
 
 The constants are fitted on the training rows (:func:`fit`) and applied to every set the
 model scores (:func:`apply`), never refitted on test data.
 """
 
-import os
-
 import numpy as np
 
 from .data import RankingData
 
-__all__ = ["KINDS", "check", "affine", "fit", "apply", "query_level_source"]
+__all__ = ["KINDS", "check", "affine", "fit", "apply", "has_constants", "within_queries",
+           "of_data"]
 
-KINDS = ("standard", "minmax", "query")
-_CONSTANTS = {"standard": ("mean", "std"), "minmax": ("min", "max"), "query": ()}
+KINDS = ("none", "standard", "minmax", "query")
+_CONSTANTS = {"none": (), "standard": ("mean", "std"), "minmax": ("min", "max"), "query": ()}
+SPANNED = 0.8   # the share of queries in which a feature must span [0, 1] (within_queries)
 
 
 def check(norm, d):
@@ -33,8 +39,8 @@ def check(norm, d):
     if norm is None:
         return None
     if not isinstance(norm, dict) or norm.get("kind") not in KINDS:
-        raise ValueError("normalization must be None or a dict with kind 'standard' (mean, "
-                         f"std), 'minmax' (min, max) or 'query'; got {norm!r}")
+        raise ValueError("normalization must be None or a dict with kind 'none', 'standard' "
+                         f"(mean, std), 'minmax' (min, max) or 'query'; got {norm!r}")
     out = {"kind": norm["kind"]}
     for k in _CONSTANTS[norm["kind"]]:
         try:
@@ -76,10 +82,15 @@ def fit(X, kind):
     raise ValueError(f"a fitted normalization is 'standard' or 'minmax', got {kind!r}")
 
 
+def has_constants(norm):
+    """Whether ``norm`` maps each feature by constants (standard or minmax)."""
+    return norm is not None and norm["kind"] in ("standard", "minmax")
+
+
 def apply(data, norm):
-    """``data`` (RankingData or an (n, d) array) with ``norm`` applied; a ``query``
-    normalization or None leaves it as it is."""
-    if norm is None or norm["kind"] == "query":
+    """``data`` (RankingData or an (n, d) array) with ``norm`` applied; any normalization
+    without constants (none, query) or None leaves it as it is."""
+    if not has_constants(norm):
         return data
     shift, scale = affine(norm)
     if not isinstance(data, RankingData):
@@ -89,8 +100,31 @@ def apply(data, norm):
                        unranked=data.unranked)
 
 
-def query_level_source(path):
-    """True when ``path`` lies in a LETOR ``QueryLevelNorm`` folder (features normalized
-    within each query by the collection's makers)."""
-    return path is not None and "querylevelnorm" in \
-        [p.lower() for p in os.path.normpath(os.fspath(path)).split(os.sep)]
+def within_queries(data, spanned=SPANNED):
+    """Whether the features of ``data`` (RankingData) were normalized within each query,
+    as LETOR's QueryLevelNorm sets and MQ2008 are (x' = (x - min_q) / (max_q - min_q), 0 for
+    a feature constant in the query). The rule: every value lies in [0, 1], some feature
+    is not binary (0/1 only), and every feature that is not binary spans exactly [0, 1], or
+    is constant, in at least ``spanned`` of the queries of two or more documents (not all:
+    a sample of a query's documents, as in dfrank's demo data, may miss its extremes).
+    Raw features (scores, counts) leave [0, 1]; features scaled by constants over the
+    whole set span [0, 1] in few queries; binary features are left out of the test."""
+    X = np.asarray(data.X)
+    sizes = np.diff(data.qptr)
+    if X.size == 0 or not (sizes > 1).any() or X.min() < 0 or X.max() > 1:
+        return False
+    shares, inner = [], []
+    for j in range(0, X.shape[1], 32):    # a block of columns at a time: small temporaries
+        B = X[:, j:j + 32]
+        inner.append(((B > 0) & (B < 1)).any(axis=0))      # not binary
+        lo = np.minimum.reduceat(B, data.qptr[:-1], axis=0)[sizes > 1]
+        hi = np.maximum.reduceat(B, data.qptr[:-1], axis=0)[sizes > 1]
+        shares.append((((lo == 0) & (hi == 1)) | (lo == hi)).mean(axis=0))
+    inner, shares = np.concatenate(inner), np.concatenate(shares)
+    return bool(inner.any() and np.all(shares[inner] >= spanned))
+
+
+def of_data(data):
+    """The normalization a model learned on ``data`` records: ``{"kind": "query"}`` when
+    :func:`within_queries`, else ``{"kind": "none"}``."""
+    return {"kind": "query"} if within_queries(data) else {"kind": "none"}

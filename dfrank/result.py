@@ -16,7 +16,7 @@ from .data import RankingData
 from .errors import DataFormatError
 from .files import VERSION, jsonable, read_json, write_json_atomic, write_text_atomic
 from .metrics.evaluation import evaluate, evaluate_linear
-from .normalization import affine
+from .normalization import affine, has_constants
 from .normalization import check as normalization_check
 
 __all__ = ["Result", "RestartResult", "QueryResult", "LinearRanker", "write_json_atomic",
@@ -132,7 +132,7 @@ class LinearRanker:
             XT = features_T(self._columns(X))
         else:
             XT = transpose_features(self._array_columns(np.asarray(X), columns))
-        if self.normalization is None or self.normalization["kind"] == "query":
+        if not has_constants(self.normalization):
             return linear_scores(XT, self.weights)
         shift, scale = affine(self.normalization)
         # w . ((x - shift) / scale) as a sum over the features: normalized copies, so the
@@ -143,7 +143,7 @@ class LinearRanker:
     def evaluate(self, data, metrics="ndcg@10", **kwargs):
         """``dfrank.evaluate`` of this model's scores on ``data`` (its columns found by
         feature id)."""
-        plain = self.normalization is None or self.normalization["kind"] == "query"
+        plain = not has_constants(self.normalization)
         if plain and isinstance(data, RankingData):
             return evaluate_linear(self.weights, self._columns(data), metrics, **kwargs)
         return evaluate(self.predict(data), data, metrics, **kwargs)

@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import warnings
 
@@ -249,12 +250,57 @@ def test_query_level_normalization_refused_for_engines():
 
 
 @needs_ohsumed
-def test_models_learned_on_query_level_norm_files_know_it():
-    train = dfrank.load_svmlight(os.path.join(OHSUMED, "train.txt.gz"))
-    ranker = dfrank.maximize(train, "ndcg@10", "ca", restarts=1, seed=0).ranker
+@pytest.mark.parametrize("where", ["QueryLevelNorm", "elsewhere"])
+def test_models_learned_on_features_normalized_within_queries_know_it(where, tmp_path):
+    """Whether a model's features were normalized within each query was read from its
+    file's path (a folder named QueryLevelNorm): README's MQ2008 model, or OHSUMED's files
+    copied elsewhere, exported to es-ltr without a word (issue #64). It is decided from the
+    data, whatever the path."""
+    path = os.path.join(OHSUMED, "train.txt.gz")
+    if where == "elsewhere":
+        shutil.copy(path, tmp_path / "train.txt.gz")
+        path = str(tmp_path / "train.txt.gz")
+    ranker = dfrank.maximize(dfrank.load_svmlight(path), "ndcg@10", "ca", restarts=1,
+                             seed=0).ranker
     assert ranker.normalization == {"kind": "query"}
     with pytest.raises(ExportError, match="QueryLevelNorm"):
         ranker.export(format="es-ltr", names=[f"f{i}" for i in range(45)])
+    back = LinearRanker.load(ranker.save(tmp_path / "m.json") or tmp_path / "m.json")
+    assert back.normalization == {"kind": "query"}
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(SHARED, "mq2008-letor4")),
+                    reason="../shared absent")
+def test_the_rule_for_features_normalized_within_queries():
+    """LETOR's QueryLevelNorm files and MQ2008 are detected; the LightGBM example's raw
+    features, features scaled by constants over the whole set and binary features are
+    not; dfrank's generated data (make_letor_like, the demo) is."""
+    from dfrank.datasets import load_demo, make_letor_like
+    from dfrank.normalization import apply, fit, within_queries
+
+    mq = dfrank.load_svmlight(os.path.join(SHARED, "mq2008-letor4", "Fold1", "train.txt.gz"))
+    raw = dfrank.load_svmlight(os.path.join(SHARED, "lightgbm-lambdarank", "rank.train.gz"))
+    assert within_queries(mq) and not within_queries(raw)
+    assert not within_queries(apply(raw, fit(raw.X, "minmax")))
+    assert within_queries(make_letor_like(n_queries=10, docs_per_query=8, n_features=4))
+    assert within_queries(load_demo()[0])
+    binary = dfrank.RankingData.from_arrays((np.arange(40).reshape(20, 2) % 3 == 0) * 1.0,
+                                            np.zeros(20), np.repeat(np.arange(5), 4))
+    assert not within_queries(binary)
+
+
+def test_a_model_that_does_not_say_how_it_was_normalized_exports_with_a_warning():
+    """A model made by hand, read from RankLib's format or saved by an older dfrank has no
+    normalization: it exports with one warning saying so; one that says its features are
+    as the engine computes them ({"kind": "none"}) exports silently."""
+    import warnings
+
+    with pytest.warns(UserWarning, match="does not record how its features were") as got:
+        LinearRanker(W).export(format="es-ltr", names=NAMES)
+    assert len(got) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LinearRanker(W, normalization={"kind": "none"}).export(format="es-ltr", names=NAMES)
 
 
 def test_unknown_names_refused():
@@ -336,9 +382,10 @@ def test_export_names_are_names_and_a_file_is_names_file(tmp_path, capsys):
 
 @needs_ohsumed
 def test_cli_fit_normalize_refuses_query_level_files(tmp_path, capsys):
-    assert cli.main(["fit", os.path.join(OHSUMED, "train.txt.gz"), "--normalize",
-                     "standard", "--quiet"]) == 2
-    assert "QueryLevelNorm" in capsys.readouterr().err
+    shutil.copy(os.path.join(OHSUMED, "train.txt.gz"), tmp_path / "t.txt.gz")
+    assert cli.main(["fit", str(tmp_path / "t.txt.gz"), "--normalize", "standard",
+                     "--quiet"]) == 2
+    assert "normalized within each query already" in capsys.readouterr().err
 
 
 def test_cli_fit_normalize_keeps_constants(tmp_path):

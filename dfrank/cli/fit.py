@@ -45,8 +45,8 @@ def add_arguments(p):
                    help="normalize each feature by constants fitted on TRAIN ((x - mean) / "
                         "std, or (x - min) / (max - min)), applied to every set; the model "
                         "keeps them, so 'dfrank export' writes them as the engine's "
-                        "normalizers. (Files in LETOR's QueryLevelNorm folders are "
-                        "recognized as normalized within each query.)")
+                        "normalizers. (Features normalized within each query, as in "
+                        "LETOR's QueryLevelNorm files, are recognized from the data.)")
     o.add_output(p, "the model (JSON)")
     p.add_argument("--result", metavar="FILE",
                    help="write the full result (JSON, with traces) here")
@@ -61,11 +61,11 @@ def _normalization(kind, train, path):
 
     if kind is None:
         return None
-    if normalization.query_level_source(path):
-        raise o.UsageError(f"{path} is in a QueryLevelNorm folder: its features are already "
-                           "normalized within each query, and normalizing them again by "
-                           "constants gives a model no engine can apply either. Use the "
-                           "collection's raw (Feature) files with --normalize")
+    if normalization.within_queries(train):
+        raise o.UsageError(f"{path}: its features are normalized within each query already "
+                           "(as LETOR's QueryLevelNorm files and MQ2008 are), and normalizing "
+                           "them again by constants gives a model no engine can apply either. "
+                           "Use the collection's raw features with --normalize")
     return normalization.fit(train.X, kind)
 
 
