@@ -206,9 +206,9 @@ def ranker_export(ranker, target, names=None):
         return _ranklib_text(ranker, norm)
     if norm is not None and norm["kind"] == "query":
         _refuse(target, "the model was learned on features normalized within each query "
-                        "(as LETOR's QueryLevelNorm files and MQ2008 are); an engine scores documents one by one "
-                        "and cannot apply that, so the exported model would rank "
-                        "differently. Learn on features as the engine computes them, or "
+                        "(as LETOR's QueryLevelNorm files and MQ2008 are); an engine scores "
+                        "documents one by one and cannot apply that, so the exported model "
+                        "would rank differently. Learn on features as the engine computes them, or "
                         "normalized by constants (normalize='standard' or 'minmax')")
     feats = _names_of(ranker, names, target)
     if target in ("es-ltr", "opensearch-ltr"):
