@@ -30,6 +30,7 @@ from . import ir  # noqa: E402
 from .estimator import DirectRanker  # noqa: E402
 from .fusion import FusionResult, fuse, fusion_values  # noqa: E402
 from .metrics.registry import RUN_METRIC  # noqa: E402
+from .metrics.registry import get as get_metric  # noqa: E402
 from .registry import BOX_STRATEGY  # noqa: E402
 from .tuning import DEFAULT_BUDGET  # noqa: E402
 from .tuning import tune as tune_system  # noqa: E402
@@ -685,6 +686,7 @@ class Fusion(pt.Estimator):
         if not hasattr(pipelines, "items"):
             pipelines = {f"r{i}": p for i, p in enumerate(pipelines)}
         self.pipelines = dict(pipelines)
+        get_metric(metric)   # a name dfrank does not compute is refused here, with the reason
         self.metric, self.norm, self.missing, self.signed = metric, norm, missing, signed
         self.strategy, self.seed, self.options = strategy, seed, options
         self.result = None

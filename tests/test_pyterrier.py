@@ -394,3 +394,32 @@ def test_the_tune_cache_knows_a_pipeline_by_what_it_computes(coll, tmp_path):
     again = dpt.tune(pipe, grid, topics_df, qrels_df, "map", budget=6, seed=0, cache=cache,
                      return_type="tune_result")[1]
     assert again.n_runs == 0 and again.value == first.value
+
+
+def test_pyterriers_measure_strings_mean_what_they_mean_there(coll):
+    """tune, ltr and Fusion refused the trec_eval measure strings that pt.GridSearch and
+    pt.Experiment take ("ndcg_cut_10", "P_10", "recip_rank") (issue #64): each is read as
+    ir_measures reads it for PyTerrier, and one dfrank does not compute is refused by name
+    with the reason."""
+    import ir_measures
+
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25")
+    grid = {bm25: {"k1": [0.3, 1.2, 2.0], "b": [0.25, 0.75]}}
+    for trec, measure in (("ndcg_cut_10", "nDCG@10"), ("P_10", "P@10"),
+                          ("recip_rank", "RR"), ("map_cut_10", "AP@10")):
+        assert ir_measures.parse_trec_measure(trec) == [ir_measures.parse_measure(measure)]
+        ours = dpt.tune(bm25, grid, topics_df, qrels_df, trec, budget=6, seed=0,
+                        return_type="best_setting")
+        assert ours == dpt.tune(bm25, grid, topics_df, qrels_df, measure, budget=6, seed=0,
+                                return_type="best_setting"), trec
+    features = dpt.Retriever(docs, "bm25", num_results=30) >> (
+        dpt.Retriever(docs, "bm25") ** dpt.Retriever(docs, "ql"))
+    stage = dpt.ltr(strategy="ca", restarts=1, seed=0, metric="P_10")
+    (features >> stage).fit(topics_df, qrels_df)
+    assert dfrank.metrics.get(stage.ranker.metric).label == "P@10"
+    for name in ("bpref", "infAP"):
+        with pytest.raises(ValueError, match="not one dfrank's kernels compute exactly"):
+            dpt.tune(bm25, grid, topics_df, qrels_df, name, budget=4)
+        with pytest.raises(ValueError, match="not one dfrank's kernels compute exactly"):
+            dpt.Fusion({"a": bm25, "b": dpt.Retriever(docs, "ql")}, name)

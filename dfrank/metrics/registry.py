@@ -214,12 +214,13 @@ def get(name, *, gain="exp", rel_threshold=1.0, empty="zero", max_grade=None):
     if not isinstance(name, str):
         raise TypeError(f"a metric is a name like 'ndcg@10' or a Metric, got {name!r}")
     m = _NAME.match(name)
-    if not m:
-        raise _unknown(name)
-    family, k = m.group(1), m.group(2)
-    family = _ALIASES.get(family, family)
+    family = _ALIASES.get(m.group(1), m.group(1)) if m else None
     if family not in _FAMILIES:
+        trec = _trec_measure(name)
+        if trec is not None:
+            return from_ir_measure(trec)
         raise _unknown(name)
+    k = m.group(2)
     fam = _FAMILIES[family]
     if k is None:
         if fam.cutoff == "required":
@@ -246,6 +247,20 @@ _IR_MEASURES = {"nDCG": ("ndcg", False, {"cutoff", "dcg"}),
                 "Rprec": ("rprec", False, {"rel"})}
 
 
+def _trec_measure(name):
+    """ir_measures' measure for a trec_eval measure name as PyTerrier takes metric strings
+    (``ndcg_cut_10``, ``P_10``, ``recip_rank``, ``map_cut_10``, ``recall_100``: read by
+    ir_measures' own ``parse_trec_measure``), or None (not one, or without ir_measures)."""
+    import importlib
+
+    try:
+        irm = importlib.import_module("ir_measures")
+        found = irm.parse_trec_measure(name)
+    except Exception:      # ImportError, or ir_measures' own "unknown measure"
+        return None
+    return found[0] if len(found) == 1 else None
+
+
 def is_ir_measure(name):
     """Whether ``name`` is ir_measures' (a measure object, or a name with a capital letter
     or parentheses) rather than dfrank's."""
@@ -270,9 +285,11 @@ def from_ir_measure(measure):
         try:
             measure = irm.parse_measure(measure)
         except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as e:
-            raise ValueError(f"unknown metric {text!r}: not one of dfrank's (lower case: "
-                             f"{', '.join(available())}) nor an ir_measures measure ({e})") \
-                from None
+            measure = _trec_measure(text)
+            if measure is None:
+                raise ValueError(f"unknown metric {text!r}: not one of dfrank's (lower case: "
+                                 f"{', '.join(available())}), nor an ir_measures measure "
+                                 f"({e}), nor a trec_eval measure name") from None
         text = str(measure)
     entry = _IR_MEASURES.get(measure.NAME)
     params = dict(measure.params)
