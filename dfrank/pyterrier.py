@@ -511,6 +511,7 @@ def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="jo
     slots, space = _space(params)
     initial = [(t, name, t.get_parameter(name)) for t, name, _, _ in slots]
     topics = _as_topics(topics)
+    every = _qrels_topics(qrels)
     qrels = _topics_qrels(qrels, topics, "tune")
 
     def set_point(p):
@@ -532,6 +533,8 @@ def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="jo
         for t, name, value in initial:
             t.set_parameter(name, value)
         raise
+    if every:   # pt.GridSearch's mean: every qrels topic, those not run counting 0
+        res.qrels_value = sum(v for q, v in res.per_query.items() if q in every) / len(every)
     setting = [(t, name, decode(res.best_params[key])) for t, name, key, decode in slots]
     if return_type == "best_setting":
         for t, name, value in initial:
@@ -640,6 +643,15 @@ def _as_topics(topics):
     return topics
 
 
+def _qrels_topics(qrels):
+    """The topics a qrels frame judges (an empty set for other forms)."""
+    import pandas as pd
+
+    if not isinstance(qrels, pd.DataFrame) or "qid" not in qrels.columns:
+        return set()
+    return set(qrels["qid"].astype(str))
+
+
 def _topics_qrels(qrels, topics, who):
     """The judgments of ``topics``' queries only, with a note when the qrels judge others
     (they would count as queries the pipeline never ran, scoring 0)."""
@@ -654,8 +666,10 @@ def _topics_qrels(qrels, topics, who):
     keep = qrels["qid"].astype(str).isin(given)
     others = qrels.loc[~keep, "qid"].astype(str).nunique()
     if others:
+        also = (" (pt.GridSearch counts them as 0: the result's qrels_value is its mean)"
+                if who == "tune" else "")
         warnings.warn(f"{who} scores the {len(given)} topics given; the qrels' {others} "
-                      "other topics are left out", UserWarning, stacklevel=3)
+                      f"other topics are left out{also}", UserWarning, stacklevel=3)
     return qrels[keep]
 
 

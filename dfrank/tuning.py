@@ -417,6 +417,9 @@ class TuneResult(QueryResult):
     cv_default: float = None
     cv_test: object = None
     space: Box = field(default=None, repr=False)
+    # PyTerrier's tune: the best point's mean over every topic of the qrels it was given
+    # (those not in its topics count 0), as pt.GridSearch reports it
+    qrels_value: float = None
 
     def to_dict(self):
         d = {"format": RESULT_FORMAT, "version": VERSION, "metric": self.metric,
@@ -447,6 +450,9 @@ class TuneResult(QueryResult):
         fmt = ", ".join
         rows = [["tuned (all queries)", fmt(f"{k}={v:g}" for k, v in self.best_params.items()),
                  f"{self.value:.4f}"]]
+        if self.qrels_value is not None and self.qrels_value != self.value:
+            rows.append(["  over every qrels topic (pt.GridSearch's mean)", "the same",
+                         f"{self.qrels_value:.4f}"])
         if self.default_params is not None:
             rows.append(["default", fmt(f"{k}={v:g}" for k, v in self.default_params.items()),
                          f"{self.default_value:.4f}"])

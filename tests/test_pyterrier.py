@@ -423,3 +423,24 @@ def test_pyterriers_measure_strings_mean_what_they_mean_there(coll):
             dpt.tune(bm25, grid, topics_df, qrels_df, name, budget=4)
         with pytest.raises(ValueError, match="not one dfrank's kernels compute exactly"):
             dpt.Fusion({"a": bm25, "b": dpt.Retriever(docs, "ql")}, name)
+
+
+def test_tune_shows_pt_gridsearchs_mean_beside_its_own(coll):
+    """dfrank's tune value on half of Cranfield's topics was about twice pt.GridSearch's
+    "Best map" for the same setting: pt averages over every qrels topic (those it did not
+    run count 0), dfrank over the topics given (issue #64). The result keeps both, named."""
+    docs, topics, qrels, topics_df, qrels_df = coll
+    half = topics_df.iloc[:8]
+    bm25 = dpt.Retriever(docs, "bm25")
+    grid = {bm25: {"k1": [0.3, 1.2, 2.0], "b": [0.25, 0.75]}}
+    with pytest.warns(UserWarning, match="qrels_value is its mean"):
+        _, res = dpt.tune(bm25, grid, half, qrels_df, "map", budget=6, seed=0,
+                          return_type="tune_result")
+    every = qrels_df["qid"].astype(str).nunique()
+    assert res.qrels_value == pytest.approx(res.value * len(res.per_query) / every)
+    assert "over every qrels topic (pt.GridSearch's mean)" in res.summary()
+    # PyTerrier itself, on the setting dfrank chose, reports qrels_value
+    fixed = {bm25: {name: [value] for name, value in
+                    ((n, getattr(bm25, n)) for n in ("k1", "b"))}}
+    theirs, _ = pt.GridSearch(bm25, fixed, half, qrels_df, "map", return_type="best_setting")
+    assert theirs == pytest.approx(res.qrels_value, abs=1e-9)
