@@ -481,7 +481,7 @@ RETURN_TYPES = ("opt_pipeline", "best_setting", "both", "tune_result")
 def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="joblib",
          verbose=False, batch_size=None, return_type="opt_pipeline", *,
          strategy=BOX_STRATEGY, budget=DEFAULT_BUDGET, seed=0, cache=None, folds=None,
-         **options):
+         exact=False, **options):
     """``pt.GridSearch``'s call and return, searched by dfrank instead of a grid.
 
     Takes what ``pt.GridSearch(pipeline, params, topics, qrels, metric, jobs, backend,
@@ -500,7 +500,9 @@ def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="jo
     among them. ``metric`` a dfrank or ir_measures name (or measure), scored as trec_eval
     scores runs, on the topics given only (qrels of other topics are left out, with a
     note); ``strategy``, ``budget``, ``seed``, ``cache``, ``folds`` and ``**options`` as
-    :func:`dfrank.tune`.
+    :func:`dfrank.tune`. ``exact=True`` tries exactly the listed values, every combination
+    once, as GridSearch does (dfrank's ``grid`` over the settings in GridSearch's order; a
+    tie goes to the first, as there).
     """
     if return_type not in RETURN_TYPES:
         raise ValueError(f"return_type must be one of {', '.join(RETURN_TYPES)}, got "
@@ -508,7 +510,12 @@ def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="jo
     if backend != "joblib":
         raise ValueError(f"backend {backend!r}: dfrank runs a batch's points through joblib "
                          "(joblib.parallel_config(backend='dask') sends them to a cluster)")
-    slots, space = _space(params)
+    if exact:
+        slots, space, n = _exact_space(params)
+        strategy, budget = "grid", n
+        options = dict(options, resolution=n)
+    else:
+        slots, space = _space(params)
     initial = [(t, name, t.get_parameter(name)) for t, name, _, _ in slots]
     topics = _as_topics(topics)
     every = _qrels_topics(qrels)
@@ -551,32 +558,82 @@ def KFoldGridSearch(pipeline, params, topics_list, qrels, metric=RUN_METRIC, job
     """``pt.KFoldGridSearch``'s call and return with :func:`tune` in each fold: for each
     topics frame of ``topics_list``, the pipeline is tuned on the others (``qrels`` one
     frame, or one per fold) and run on it. Returns ``(results of the held-out topics, one
-    frame, [each fold's best setting])``, the transformers' parameters restored."""
+    frame, [each fold's best setting])``, the transformers' parameters restored.
+
+    With ``exact=True`` every setting of the grid is run once, on every topic, and each
+    fold takes the setting best on its training topics (the first of equals, as
+    GridSearch), as ``pt.KFoldGridSearch`` chooses; a ``cache`` then holds those runs for
+    every fold. A range search is a search per fold, each with a cache of its own
+    (``cache/fold-K``)."""
+    import os
+
     import pandas as pd
 
     if len(topics_list) < 2:
         raise ValueError(f"KFoldGridSearch needs two or more topics frames, got "
                          f"{len(topics_list)}")
-    qrels_list = list(qrels) if isinstance(qrels, (list, tuple)) else [qrels] * len(topics_list)
-    if len(qrels_list) != len(topics_list):
-        raise ValueError(f"{len(qrels_list)} qrels frames for {len(topics_list)} folds")
-    slots, _ = _space(params)
+    if isinstance(qrels, (list, tuple)):
+        if len(qrels) != len(topics_list):
+            raise ValueError(f"{len(qrels)} qrels frames for {len(topics_list)} folds")
+        qrels_of = lambda k: pd.concat([q for i, q in enumerate(qrels) if i != k])  # noqa: E731
+        every_qrels = pd.concat(list(qrels))
+    else:   # one frame judging every fold's topics: tune keeps those of its topics
+        qrels_of = lambda k: qrels  # noqa: E731
+        every_qrels = qrels
+    slots = _exact_space(params)[0] if options.get("exact") else _space(params)[0]
     initial = [(t, name, t.get_parameter(name)) for t, name, _, _ in slots]
     results, settings = [], []
     try:
+        if options.get("exact"):
+            choose = _exact_folds(pipeline, params, topics_list, every_qrels, metric, jobs,
+                                  backend, verbose, batch_size, options, slots)
         for k, held_out in enumerate(topics_list):
             for t, name, value in initial:
                 t.set_parameter(name, value)
-            train = pd.concat([f for i, f in enumerate(topics_list) if i != k])
-            train_qrels = pd.concat([q for i, q in enumerate(qrels_list) if i != k])
-            _, _, setting = tune(pipeline, params, train, train_qrels, metric, jobs, backend,
-                                 verbose, batch_size, "both", **options)
+            if options.get("exact"):
+                setting = choose(k)
+                for t, name, value in setting:
+                    t.set_parameter(name, value)
+            else:
+                train = pd.concat([f for i, f in enumerate(topics_list) if i != k])
+                cache = options.get("cache")
+                fold_options = dict(options, cache=None if cache is None else
+                                    os.path.join(os.fspath(cache), f"fold-{k + 1}"))
+                _, _, setting = tune(pipeline, params, train, qrels_of(k), metric, jobs,
+                                     backend, verbose, batch_size, "both", **fold_options)
             results.append(_transform(pipeline, held_out, batch_size))
             settings.append(setting)
     finally:
         for t, name, value in initial:
             t.set_parameter(name, value)
     return pd.concat(results, ignore_index=True), settings
+
+
+def _exact_folds(pipeline, params, topics_list, qrels, metric, jobs, backend, verbose,
+                 batch_size, options, slots):
+    """Every setting run once on every topic; a function: fold k -> the setting best on
+    the other folds' topics (by their sum, as GridSearch's mean over one qrels: the
+    same argmax; the first of equals)."""
+    import warnings
+
+    import pandas as pd
+
+    every = pd.concat(list(topics_list))
+    with warnings.catch_warnings():   # the folds score their own topics below
+        warnings.filterwarnings("ignore", message=".*other topics are left out")
+        _, res = tune(pipeline, params, every, qrels, metric, jobs, backend, verbose,
+                      batch_size, "tune_result", **options)
+    qids = [str(q) for q in res.qids]
+    runs = {int(round(h["params"]["setting"])): np.asarray(h["per_query"], np.float64)
+            for h in res.history if h.get("status") == "ok"}
+
+    def choose(k):
+        train = set().union(*[set(f["qid"].astype(str)) for i, f in
+                              enumerate(topics_list) if i != k])
+        rows = np.array([q in train for q in qids])
+        best = max(sorted(runs), key=lambda i: (runs[i][rows].sum(), -i))
+        return [(t, name, decode(best)) for t, name, _, decode in slots]
+    return choose
 
 
 def _described(pipeline, params):
@@ -597,6 +654,24 @@ def _described(pipeline, params):
         for t, name, value, _ in reversed(tuned):
             t.set_parameter(name, value)
     return re.sub(r" at 0x[0-9a-fA-F]+>", ">", text)
+
+
+def _exact_space(params):
+    """GridSearch's map as one choice among its settings, in GridSearch's order (the
+    product of the lists, the first parameter slowest): the slots ``(transformer, param,
+    "setting", decode)``, the space ``{"setting": (0, n - 1, "int")}`` and n."""
+    import itertools
+
+    lists = [(t, name, list(values)) for t, ps in params.items()
+             for name, values in ps.items()]
+    if any(not v for _, _, v in lists):
+        raise ValueError("every parameter of an exact grid needs one value or more")
+    combos = list(itertools.product(*[v for _, _, v in lists]))
+    if len(combos) < 2:
+        raise ValueError("an exact grid needs two settings or more")
+    slots = [(t, name, "setting", lambda i, j=j: combos[int(round(float(i)))][j])
+             for j, (t, name, _) in enumerate(lists)]
+    return slots, {"setting": (0, len(combos) - 1, "int")}, len(combos)
 
 
 def _space(params):

@@ -444,3 +444,30 @@ def test_tune_shows_pt_gridsearchs_mean_beside_its_own(coll):
                     ((n, getattr(bm25, n)) for n in ("k1", "b"))}}
     theirs, _ = pt.GridSearch(bm25, fixed, half, qrels_df, "map", return_type="best_setting")
     assert theirs == pytest.approx(res.qrels_value, abs=1e-9)
+
+
+@pytest.mark.parametrize("n_folds", [2, 3, 5])
+def test_kfold_grid_search_as_pyterrier_calls_it(coll, tmp_path, n_folds):
+    """Called as pt.KFoldGridSearch is (one qrels frame), 3 or more folds failed ("docno
+    '12' appears twice": the frame was concatenated once per training fold), and a cache
+    was refused on fold 2 (issue #64). With exact=True it tries the listed values and
+    chooses as PyTerrier does: the same settings and held-out results."""
+    docs, topics, qrels, topics_df, qrels_df = coll
+    bm25 = dpt.Retriever(docs, "bm25")
+    grid = {bm25: {"k1": [0.3, 0.9, 1.2, 2.0], "b": [0.25, 0.5, 0.75]}}
+    folds = [topics_df.iloc[i::n_folds] for i in range(n_folds)]
+    res, settings = dpt.KFoldGridSearch(bm25, grid, folds, qrels_df, "map", exact=True,
+                                        cache=tmp_path / "cache")
+    theirs, their_settings = pt.KFoldGridSearch(bm25, grid, folds, qrels_df, "map")
+    assert [[(n, v) for _, n, v in s] for s in settings] == \
+        [[(n, v) for _, n, v in s] for s in their_settings]
+    key = ["qid", "docno"]
+    pd.testing.assert_frame_equal(
+        res.sort_values(key).reset_index(drop=True)[key + ["score"]],
+        theirs.sort_values(key).reset_index(drop=True)[key + ["score"]])
+    assert (bm25.k1, bm25.b) == (1.2, 0.75)
+    # a range search per fold, each fold's cache its own, read again on a second call
+    for _ in range(2):
+        _, ranged = dpt.KFoldGridSearch(bm25, grid, folds, qrels_df, "map", budget=6,
+                                        cache=tmp_path / "ranged")
+    assert len(ranged) == n_folds
