@@ -263,7 +263,7 @@ def profiles(prof, path=None, title=None, eps=(0.1, 0.01)):
 def ecdf_by_dimension(coco, path=None, title=None, points=80):
     """COCO's view of a bench (:class:`dfrank.problems.coco.Coco`): for each dimension
     group, each solver's ECDF of the absolute targets against evaluations per dimension
-    (log scale, up to the most a run of the group could make), the virtual best solver
+    (log scale, up to the most a run of the group could make), the virtual best run
     as a thick grey line."""
     plt = _plt()
     vbs = coco.vbs

@@ -750,7 +750,7 @@ def test_absolute_targets_ert_and_its_bootstrap():
 
 
 def test_ecdf_per_dimension_group_and_the_virtual_best_solver():
-    from dfrank.problems.coco import VBS, Coco, absolute_targets
+    from dfrank.problems.coco import BEST, VBS, Coco, absolute_targets
 
     rng = np.random.default_rng(3)
     runs = []
@@ -794,7 +794,32 @@ def test_ecdf_per_dimension_group_and_the_virtual_best_solver():
     assert "ECDF@1D" in text and "ECDF@100D" not in text   # 40 evaluations: 13 per dim
     rep = c.report()
     assert [g["dimensions"] for g in rep] == [[1, 3], [46, 47]]
-    assert set(rep[0]["solvers"]) == {"a", "b", VBS}
+    assert set(rep[0]["solvers"]) == {"a", "b", VBS, BEST}
+    # COCO's virtual best: per problem the runs of the solver of least ERT there, and the
+    # ERT per problem (COCO reports per problem; the groups pool problems) (issue #63)
+    from dfrank.problems.coco import GAPS, ert
+
+    k = int(np.argmin(np.abs(GAPS - 1e-2)))
+
+    def problem_ert(s, p):
+        mine = [r for r in runs if r["solver"] == s and r["problem"] == p]
+        hits = [np.inf if r.get("error") else
+                first_hits(r["trace"], absolute_targets(r["reference"]))[k] for r in mine]
+        return ert(hits, [r["n_evals"] for r in mine]), mine
+
+    chosen = []
+    for p in ("p1", "p2"):
+        (ea, ra), (eb, rb) = problem_ert("a", p), problem_ert("b", p)
+        assert c.problem_ert("a", p) == ea and c.problem_ert("b", p) == eb
+        chosen += rb if eb < ea else ra
+    hits = [np.inf if r.get("error") else
+            first_hits(r["trace"], absolute_targets(r["reference"]))[k] for r in chosen]
+    (_, value, _), = c.ert_table(BEST, (1, 3), [1e-2])
+    assert value == ert(hits, [r["n_evals"] for r in chosen])
+    assert BEST in text and "COCO's virtual best solver" in text
+    table = c.problem_table()
+    assert "p1 (2)" in table and "p3 (47)" in table and BEST in table
+    assert set(c.problem_report()) == {"p1", "p2", "p3"}
 
 
 def test_a_solver_module_is_found_in_the_working_directory_and_its_errors_said(tmp_path,
@@ -1035,3 +1060,40 @@ def test_a_bench_file_has_one_writer(toy_suite, tmp_path):
         alive.wait()
     bench(toy_suite[0], ["random"], output=out, **bench_kw(toy_suite))   # taken over
     assert len(read_runs(out).runs) == 3 and not (tmp_path / "b.jsonl.writer").exists()
+
+
+def test_cocopp_reads_the_coco_export_with_dfranks_ert(toy_suite, tmp_path, monkeypatch):
+    """dfrank wrote nothing COCO's post-processing reads (issue #63). The COCO export,
+    with dfrank's suite registered as a cocopp testbed, is read by cocopp, whose ERT of
+    each absolute target equals dfrank's, and cocopp.main makes its figures and pages."""
+    pytest.importorskip("cocopp")
+    import warnings
+
+    from dfrank.problems.coco import ert
+    from dfrank.problems.cocodata import export, register_cocopp
+
+    res = bench(toy_suite[0], ["ca", "pso"], **bench_kw(toy_suite, budget=60, folds=[1, 2]))
+    runs = [r for r in res.runs if not r.get("repeat")]
+    export(runs, tmp_path / "coco")
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import cocopp
+        import cocopp.pproc
+
+        register_cocopp()
+        for solver in ("ca", "pso"):
+            dsl = cocopp.pproc.DataSetList(str(tmp_path / "coco" / solver))
+            assert len(dsl) == 1
+            ds = dsl[0]
+            ours = [r for r in runs if r["solver"] == solver]
+            assert sorted(ds.instancenumbers) == sorted(r["fold"] for r in ours)
+            for gap in (1e-1, 1e-2, 1e-3):
+                hits = [first_hits(r["trace"], [r["reference"] - gap])[0] for r in ours]
+                want = ert(hits, [r["n_evals"] for r in ours])
+                got = ds.detERT([gap])[0]
+                assert got == pytest.approx(want, rel=1e-12) or \
+                    (np.isinf(want) and np.isinf(got)), (solver, gap)
+        cocopp.main(["-o", str(tmp_path / "ppdata"), str(tmp_path / "coco" / "ca")])
+    assert list((tmp_path / "ppdata").rglob("ppfigdim_f*.svg"))
+    assert (tmp_path / "ppdata" / "index.html").exists()

@@ -19,7 +19,8 @@ actions:
   list DATA                  the problems, and which have their data under DATA
   run DATA -o BENCH.jsonl    run (or continue) a bench; prints the report
   report BENCH.jsonl         the table (and --plot FILE: ECDFs and data profiles)
-  export BENCH.jsonl -o DIR  IOHprofiler's format (IOHanalyzer loads DIR)
+  export BENCH.jsonl -o DIR  IOHprofiler's format (IOHanalyzer, iohinspector load DIR);
+                             --format coco: COCO's (cocopp reads it, see docs/problems.md)
   reference DATA -o REFS     measure reference values (the long run of the suite)
   reference --from-runs BENCH.jsonl [--merge REFS] -o NEW
                              the references, with the values bench runs beat replaced
@@ -81,8 +82,11 @@ def add_arguments(p):
                           "only (the bench file keeps its own)")
     rep.add_argument("bench", help="a file written by 'dfrank bench run'")
     _add_report(rep)
-    ex = sub.add_parser("export", help="IOHprofiler's format", allow_abbrev=False)
+    ex = sub.add_parser("export", help="IOHprofiler's or COCO's format", allow_abbrev=False)
     ex.add_argument("bench", help="a file written by 'dfrank bench run'")
+    ex.add_argument("--format", choices=["ioh", "coco"], default="ioh",
+                    help="ioh: IOHprofiler's JSON and .dat files (default); coco: COCO's "
+                         ".info, .dat and .tdat files, the gap to the reference as f - f_opt")
     ex.add_argument("-o", "--output", metavar="DIR", required=True,
                     help="the folder to write (one folder per solver inside)")
     ref = sub.add_parser("reference", help="measure reference values", allow_abbrev=False)
@@ -237,7 +241,8 @@ def _show(res, args):
     coco = Coco(res.runs)
     out = o.Outputs()
     report = {"summary": prof.summary_rows(), "flags": prof.flags(),
-              "references": res.header.get("references"), "by_dimension": coco.report()}
+              "references": res.header.get("references"), "by_dimension": coco.report(),
+              "ert_by_problem": coco.problem_report()}
     shown = _ints(args.by_problem, "--by-problem") if args.by_problem else None
     if shown:
         report["by_problem"] = prof.by_problem(shown)
@@ -246,6 +251,7 @@ def _show(res, args):
         print(prof.summary())
         print(_references_line(res.header.get("references")))
         print("\n" + coco.table())
+        print("\n" + coco.problem_table())
         if shown:
             print("\n" + prof.by_problem_table(shown))
     if out.write(args.plot, prof.plot, "plot", ".png") and args.json != "-":
@@ -262,10 +268,18 @@ def _export(args):
 
     if os.path.exists(args.output) and not os.path.isdir(args.output):
         raise o.UsageError(f"-o {args.output}: a file is there, not a folder")
-    files, empty = read_runs(args.bench).to_ioh(args.output)
-    print(f"{len(files)} files written under {args.output} (IOHprofiler's format)")
+    bench = read_runs(args.bench)
+    if args.format == "coco":
+        from ..problems.cocodata import export
+
+        files, empty = export(bench.runs, args.output)
+        kind = "COCO's"
+    else:
+        files, empty = bench.to_ioh(args.output)
+        kind = "IOHprofiler's"
+    print(f"{len(files)} files written under {args.output} ({kind} format)")
     if empty:
-        print(f"{len(empty)} runs made no evaluation and cannot be written in IOHprofiler's "
+        print(f"{len(empty)} runs made no evaluation and cannot be written in {kind} "
               "format (dfrank's report counts them as runs that reached nothing; "
               "named in no_evaluations.tsv): "
               + "; ".join(f"{r['solver']} on {r['problem']} fold {r['fold']} seed "

@@ -14,8 +14,12 @@ and the virtual best solver.
 * **Dimension groups** (:data:`DIM_GROUPS`): the suite's dimensions 1-3, 6, 46-47 and 301;
   an ECDF there is over budgets in evaluations per dimension, so that problems of one group
   are read on one scale.
-* **The virtual best solver** (VBS) of a (problem, fold, seed) reaches each target at the
-  fewest evaluations of any solver's run on it: a bound no single solver beats.
+* **The virtual best run** (:data:`VBS`) of a (problem, fold, seed) reaches each target at
+  the fewest evaluations of any solver's run on it: a bound no single solver beats.
+* **The best solver per problem** (:data:`BEST`, COCO's virtual best solver): on each
+  problem the runs of the solver whose ERT to the target is least there; ERTs are also
+  given per problem (:meth:`Coco.problem_table`), where the groups pool the runs of
+  problems of like dimension.
 
 Failed runs count as runs that reached nothing; the repeats of the reproducibility check
 are not runs of the bench.
@@ -25,13 +29,14 @@ import numpy as np
 
 from .problem import first_hits
 
-__all__ = ["GAPS", "DIM_GROUPS", "RESAMPLES", "VBS", "absolute_targets", "ert",
+__all__ = ["GAPS", "DIM_GROUPS", "RESAMPLES", "VBS", "BEST", "absolute_targets", "ert",
            "ert_interval", "group_of", "Coco"]
 
 GAPS = 10.0 ** -np.arange(0.6, 4.0 + 1e-9, 0.2)
 DIM_GROUPS = ((1, 3), (6, 6), (46, 47), (301, 301))
 RESAMPLES = 1000
-VBS = "virtual best"
+VBS = "virtual best run"      # per instance and seed, the fewest evaluations of any run
+BEST = "best solver per problem"   # COCO's virtual best: per problem, the solver of least ERT
 
 
 def absolute_targets(reference):
@@ -140,9 +145,33 @@ class Coco:
         return [v[0] for v in best.values()], [v[1] for v in best.values()], \
             [k[0] for k in best]
 
+    def _best_per_problem(self, group, gap=1e-2):
+        """The run indices of :data:`BEST` in ``group``: on each problem, those of the
+        solver whose ERT to ``reference - gap`` is least there (the first solver of
+        equals)."""
+        k = int(np.argmin(np.abs(GAPS - gap)))
+        chosen = []
+        problems = sorted({r["problem"] for r in self.runs
+                           if r.get("dim") and group_of(int(r["dim"])) == group})
+        for p in problems:
+            best = None
+            for s in self.solvers:
+                idx = [i for i in self._selected(s, group) if self.runs[i]["problem"] == p]
+                if idx:
+                    e = ert([self.hits[i][k] for i in idx],
+                            [self._evals(self.runs[i]) for i in idx])
+                    if best is None or e < best[0]:
+                        best = (e, idx)
+            chosen += best[1] if best else []
+        return chosen
+
     def _runs_of(self, solver, group):
         """(hits per run, evaluations per run, dimension per run) of a solver (or
-        :data:`VBS`) in a dimension group."""
+        :data:`VBS`, :data:`BEST`) in a dimension group."""
+        if solver == BEST:
+            idx = self._best_per_problem(group)
+            return ([self.hits[i] for i in idx], [self._evals(self.runs[i]) for i in idx],
+                    [int(self.runs[i]["dim"]) for i in idx])
         if solver == VBS:
             hits, evals, problems = self._vbs(group)
             dims = {r["problem"]: int(r["dim"]) for r in self.runs if r.get("dim")}
@@ -192,8 +221,8 @@ class Coco:
             reach = self.reachable_per_dim(group)
             cols = [b for b in per_dim_budgets if b <= reach]
             solvers = {}
-            for s in self.solvers + [VBS]:
-                if s != VBS and not self.has_runs(s, group):
+            for s in self.solvers + [BEST, VBS]:
+                if s not in (BEST, VBS) and not self.has_runs(s, group):
                     continue
                 solvers[s] = {
                     "ecdf": {f"{b:g}": float(v) for b, v in zip(cols, self.ecdf(s, group, cols))},
@@ -213,8 +242,8 @@ class Coco:
             reach = self.reachable_per_dim(group)
             cols = [b for b in per_dim_budgets if b <= reach]
             rows = []
-            for s in self.solvers + [VBS]:
-                if s != VBS and not self.has_runs(s, group):
+            for s in self.solvers + [BEST, VBS]:
+                if s not in (BEST, VBS) and not self.has_runs(s, group):
                     continue
                 e = self.ecdf(s, group, cols)
                 (g, value, (lo, hi)), = self.ert_table(s, group, [gap])
@@ -230,9 +259,48 @@ class Coco:
                      f"within n evaluations per dimension; ERT: evaluations of all runs "
                      f"until each reached the target or ended, over the runs that reached "
                      f"it ({RESAMPLES} bootstrap resamples of the runs, seeded); "
-                     f"{VBS}: the fewest evaluations of any solver's run on each instance "
-                     f"and seed")
+                     f"{BEST} (COCO's virtual best solver): on each problem the runs of "
+                     f"the solver of least ERT to ref - {gap:g} there; {VBS}: the fewest "
+                     f"evaluations of any solver's run on each instance and seed")
         return "\n\n".join(lines)
+
+    def problem_ert(self, solver, problem, gap=1e-2):
+        """ERT of ``solver`` to ``reference - gap`` over its runs of ``problem`` (every
+        fold and seed; NaN without runs)."""
+        k = int(np.argmin(np.abs(GAPS - gap)))
+        idx = [i for i, r in enumerate(self.runs)
+               if r["solver"] == solver and r["problem"] == problem]
+        if not idx:
+            return np.nan
+        return ert([self.hits[i][k] for i in idx], [self._evals(self.runs[i]) for i in idx])
+
+    def problem_report(self, gap=1e-2):
+        """:meth:`problem_ert` for JSON: problem -> solver -> ERT (None for inf or no
+        runs)."""
+        problems = dict.fromkeys(r["problem"] for r in self.runs)
+        return {p: {s: (float(e) if np.isfinite(e := self.problem_ert(s, p, gap)) else None)
+                    for s in self.solvers} for p in problems}
+
+    def problem_table(self, gap=1e-2):
+        """Per problem, each solver's ERT to ``reference - gap`` (COCO reports ERT per
+        problem) and the best solver there, COCO's virtual best."""
+        from ..text import format_table
+
+        problems = []
+        for r in self.runs:
+            if r["problem"] not in problems:
+                problems.append(r["problem"])
+        rows = []
+        for p in problems:
+            erts = [self.problem_ert(s, p, gap) for s in self.solvers]
+            finite = [(e, s) for e, s in zip(erts, self.solvers) if np.isfinite(e)]
+            best = min(finite, key=lambda t: t[0]) if finite else None
+            dim = next(int(r["dim"]) for r in self.runs if r["problem"] == p and r.get("dim"))
+            rows.append([f"{p} ({dim})"] + ["" if np.isnan(e) else _num(e) for e in erts] +
+                        [f"{_num(best[0])} {best[1]}" if best else "inf"])
+        head = ["problem (dim)"] + list(self.solvers) + [BEST]
+        return (f"ERT to ref - {gap:g} per problem (each solver's runs of the problem: every "
+                "fold and seed)\n" + format_table(rows, head))
 
 
 def _num(x):
