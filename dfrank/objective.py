@@ -55,7 +55,7 @@ class BudgetExhausted(Exception):
 def line_search_cost(objective, repeats=15, seed=0):
     """How many single evaluations an exact line search of ``objective`` is worth in time:
     the median time of a line search along a coordinate or a random direction over the
-    median time of one evaluation, from random points (measured on a copy, JIT warm after
+    median time of one evaluation, from random points (timed on a copy, JIT warm after
     the first of each; a ratio, so it varies with the machine's load only as the two
     times do). Round it up for :meth:`Objective.set_line_cost`."""
     if not getattr(objective, "exact_line", False):

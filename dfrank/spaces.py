@@ -116,8 +116,8 @@ def _project_rows_numpy(v, out):
 @njit(cache=True, nogil=True)
 def _project_rows(v, out):
     """Metzler's projection of each row of ``v`` (at most ``_KERNEL_MAX`` coordinates) into
-    ``out`` (see :meth:`Simplex.project`) in one call: the dozen numpy calls it took cost
-    22 us on a 46-vector, and 60-90 us right after a line search's kernels. The same
+    ``out`` (see :meth:`Simplex.project`) in one call: the dozen numpy calls it would take
+    cost more than the projection, most of all right after a line search's kernels. The same
     numbers as numpy's min, shift, sum and division, bit for bit, except that a zero always
     comes out +0.0 (the shift of a row whose minimum is a zero is -0.0, so -0.0 + 0.0 =
     +0.0; numpy's minimum of signed zeros depends on its vector lanes). Returns the first

@@ -2,7 +2,7 @@
 
 A direct maximizer of a piecewise-constant metric on a few hundred queries overfits, and
 ``smoothed_es`` (a smoothed metric, several runs averaged) generalizes better there, as
-measured on LETOR's folds (docs/decisions.md). With many queries one exact maximum
+LETOR's folds show (docs/decisions.md). With many queries one exact maximum
 generalizes: coordinate ascent with its exact line search then reaches higher values on
 held-out queries in a fraction of the time (``benchmarks/choose_default_by_size.py``; the
 table is in docs/decisions.md). So ``auto`` runs ``smoothed_es`` below

@@ -67,3 +67,42 @@ def test_no_import_cycle_and_no_upward_arrow():
     for m, targets in graph.items():
         if "dfrank.api" in targets:
             assert m.startswith(DRIVER_USERS), f"{m} imports the driver"
+
+
+# what a docstring or comment must not hold: measurements, dates, issue numbers, former
+# modules (figures and history belong in benchmarks/ and commit messages)
+HISTORY = [r"measured on", r"\bus per\b", r"\bms per\b", r"\d (?:us|ms)\b", r"issue #\d+",
+           r"(?<![\w&])#\d{2,}\b", r"this machine kind", r"\b20\d\d-\d\d-\d\d\b",
+           r"dfrank\._assemble\b", r"dfrank\._prebuilt\b", r"dfrank\._compiling\b",
+           r"metrics\._background\b", r"linesearch\.compile_ahead\b", r"dfrank\.warmup\b"]
+
+
+def _prose(path):
+    """(line, text) of every comment and docstring of a module."""
+    import io
+    import tokenize
+
+    src = open(path).read()
+    out = [(tok.start[0], tok.string) for tok in
+           tokenize.generate_tokens(io.StringIO(src).readline)
+           if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                             ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                out.append((getattr(node, "lineno", 1), doc))
+    return out
+
+
+def test_no_docstring_or_comment_holds_measurements_or_history():
+    import re
+
+    found = []
+    for name, path in modules().items():
+        for line, text in _prose(path):
+            for pattern in HISTORY:
+                m = re.search(pattern, text)
+                if m:
+                    found.append(f"{os.path.relpath(path, ROOT)}:{line}: {m.group(0)!r}")
+    assert not found, "\n".join(found)

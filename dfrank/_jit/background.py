@@ -1,9 +1,9 @@
 """Which entry point scores a call while numba's cache is cold: the serial twin at once,
 the parallel entry point as soon as a background process has compiled it.
 
-A metric family's parallel entry point takes 10-14 s in a background process of its own
-(the process's start included), its serial twin 5-8 s to compile in this process, and
-both give the same values bit for bit. So:
+A metric family's parallel entry point takes seconds to compile in a background process of
+its own, its serial twin about half as long in this process, and both give the same values
+bit for bit. So:
 
 * a process with one numba thread (a joblib worker of a run with as many jobs as cores)
   runs the serial twin;

@@ -10,10 +10,10 @@ A numba kernel rather than a BLAS call, on purpose:
 * there is no BLAS thread pool to compete with numba's threads.
 
 The kernel reads the features transposed, ``XT`` of shape (n_features, n_docs), so the
-inner loop runs over contiguous documents and vectorizes. Measured on OHSUMED Fold1 train
-(9,219 x 45, 2 cores): one vector 0.06 ms (numpy's ``X @ w`` 0.08 ms), 64 vectors 1.8 ms
-(``X @ W.T`` 2.8 ms), 1,024 vectors 29 ms (24 ms). Batches are scored four vectors at a
-time (:func:`dot_block4`), each feature read once for the four.
+inner loop runs over contiguous documents and vectorizes (as fast as numpy's ``X @ w``
+for one vector, faster for batches of a few dozen; ``benchmarks/bench_objective.py``).
+Batches are scored four vectors at a time (:func:`dot_block4`), each feature read once for
+the four.
 """
 
 import functools

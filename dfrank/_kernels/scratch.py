@@ -1,9 +1,8 @@
 """Work buffers kept from one call to the next, one set per thread.
 
-Fresh memory costs a page fault at first touch: 3.3 us per 4 KiB page measured on this
-machine kind, so the few MB of buffers of an exact line search on OHSUMED (266k crossings)
-cost milliseconds whenever the allocator handed back new pages, which it did from one call
-to the next (0 to 3,500 faults per line). Kernels write into these buffers instead.
+Fresh memory costs a page fault at first touch, so the few MB of buffers of an exact line
+search cost milliseconds whenever the allocator hands back new pages, which it can from one
+call to the next. Kernels write into these buffers instead.
 """
 
 import math
@@ -22,7 +21,7 @@ class Scratch:
     def get(self, name, shape, dtype=np.float64):
         """An uninitialized C-contiguous array of ``shape`` (an int or a tuple), reusing the
         buffer ``name``. Plain Python arithmetic: it is called a score of times per line
-        search, where numpy's reductions on tiny tuples cost 100 us a line."""
+        search, where numpy's reductions on tiny tuples would cost more than the lookup."""
         if not isinstance(shape, tuple):
             shape = (shape,)
         n = math.prod(shape)

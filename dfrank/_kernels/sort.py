@@ -22,8 +22,8 @@ _TOP32 = np.uint64(0x80000000)
 _SHIFT32 = np.uint64(32)
 _RUN = 24
 _MAX_RADIX = 1 << 32  # positions must fit the low word of the radix keys
-# measured crossovers (keys with ties, one thread): 32 keys merge 0.59 us vs 8-bit radix
-# 0.71; 48: 1.13 vs 0.84; 512: 8-bit 4.6 vs 11-bit 5.0; 700: 5.95 vs 5.86
+# where 8-bit radix passes overtake the merge sort, and 11-bit passes the 8-bit ones (keys
+# with ties, one thread)
 _RADIX_FROM = 40
 _WIDE_FROM = 640
 # the event sort's 11-bit passes over the top 22 bits only (sign, exponent, 13 bits of
@@ -254,11 +254,10 @@ def rows_sorted_into(a, b, keys, vals, out_k, out_v):
     given ``a``: for each row, its key's float32 rounding (high word) and its row (low
     word), in the order that breaks ties; ``b`` is uint64 scratch as long. Made for one
     query's crossing times: radix sorted on the top 22 bits (sign, exponent, 13 bits of
-    mantissa; two passes, not three: 0.92 vs 1.15 ms a line on OHSUMED MAP, one thread),
-    the insertion step ordering the keys that agree there (0.04 moves a key on OHSUMED);
-    if it would take more than _EVENT_MOVES a key, the last ten bits are sorted too. (Not
-    for all queries' breakpoints at once, which crowd more: there the two passes made
-    dfrank._assemble.assemble slower, 2.7 -> 3.6 ms.)"""
+    mantissa; two passes, not three, as a line's crossings rarely agree there), the
+    insertion step ordering the keys that agree there; if it would take more than
+    _EVENT_MOVES a key, the last ten bits are sorted too. (Not for all queries'
+    breakpoints at once, which crowd more: there two passes lose to three.)"""
     n = len(a)
     low = 64 - 2 * _BITS
     srt, spare = _radix_passes(a, b, _count_digits(a, _BITS, 2, low), _BITS, 2, low)

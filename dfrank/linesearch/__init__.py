@@ -57,8 +57,8 @@ _NO_KEPT = np.empty(0, dtype=np.uint8)   # best_interval: every bin's rows are g
 
 
 def sort_within_queries(u, qptr):
-    """Row indices with each query's rows sorted by ``u`` (stable; 0.44 ms with numpy's
-    lexsort on OHSUMED, paid on each coordinate's first line search)."""
+    """Row indices with each query's rows sorted by ``u`` (stable; a kernel, not numpy's
+    lexsort, since it is paid on each coordinate's first line search)."""
     out = np.empty(len(u), np.int64)
     rows_by_u(np.ascontiguousarray(u, dtype=np.float64), qptr, out)
     return out
@@ -96,8 +96,8 @@ def _buffers(bound, n_docs, ws):
     nq = bound.n_queries
     threads = numba.get_num_threads()
     # every buffer is a view kept in ws.views from one line to the next, made again only
-    # when the sizes outgrow it: right after the kernels, each Python step runs 3-4x
-    # slower than warm, and the score of ws.get calls this replaced cost 90-150 us a line
+    # when the sizes outgrow it: right after the kernels each Python step runs slower
+    # than warm, so a line makes as few as it can
     fixed = ws.views.get("line")
     if fixed is None or fixed[0] != (bound, n_docs, threads):
         fixed = ws.views["line"] = (

@@ -15,10 +15,9 @@ bin (at least 0; the profiles change by small steps of either sign). The value j
 before bin b is ``base + pref[b]`` (``pref`` the prefix sums of ``S``); inside b each
 query has added at most its highest running sum, so no interval whose breakpoint group
 ends in b can be higher than ``base + pref[b] + P[b]``. :func:`best_interval` sorts only
-the bins that bound can still put on top (a handful of 16,384 on the lines measured) and
+the bins that bound can still put on top (a handful of thousands, on LETOR's lines) and
 :func:`assemble` sorts them all, bin by bin (the buckets of a bucket sort). (The sum of
-each query's rises, the bound first used, is looser: on OHSUMED MAP it let best_interval
-sort 10-14 bins of 1,500 changes on some lines, 1-1.8 ms.)
+each query's rises would be a looser bound, leaving many more bins to sort.)
 
 Both compute every value the same way, ``base + (pref[b] + R)`` with R the running sum of
 bin b's changes in t order, so an interval's value is the same bit for bit whichever
@@ -519,8 +518,8 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
     lo_row = np.empty(nq, np.int64)
     hi_row = np.empty(nq, np.int64)
     # the intervals found (lower, upper, value), region after region: at most one per
-    # change, in arrays (appending to numba lists cost 5 ns a row each, 0.4 ms on lines
-    # that look at 10 bins of OHSUMED MAP); each region's first bin and first row
+    # change, in arrays (appending to numba lists costs more a row); each region's first
+    # bin and first row
     n_changes = min(C.sum(), n_out.sum())
     r_lo = np.empty(n_changes)
     r_hi = np.empty(n_changes)

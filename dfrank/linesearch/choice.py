@@ -101,8 +101,8 @@ def median_width_of(lower, upper, parts):
     widths of the bucket where the count passes k are then gathered and sorted.
 
     Not to be called inside :func:`~dfrank._kernels.chunks.one_at_a_time`: with numba's
-    chunk size 1 it runs about 100x slower (0.7 -> 73 ms on 100,000 widths, one thread),
-    as if more than its ``prange`` loops were handed out one iteration at a time."""
+    chunk size 1 it runs two orders of magnitude slower, as if more than its ``prange``
+    loops were handed out one iteration at a time."""
     n = len(lower)
     nb = 1 << 16
     count = np.empty((parts, nb), np.int64)
@@ -368,7 +368,7 @@ def pick(lower, upper, values, score, min_width, tol, by_value):
     one is almost always eligible); when that cannot settle it, all are."""
     n = len(values)
     t0 = t1 = t2 = t3 = -np.inf  # the maximum in four chains: max waits on the previous
-    i = 0  # max (4 cycles), which made one chain 0.25 ms on 216k intervals
+    i = 0  # max (4 cycles), the bottleneck of a single chain
     while i + 4 <= n:
         t0 = max(t0, score[i])
         t1 = max(t1, score[i + 1])

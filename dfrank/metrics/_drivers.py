@@ -6,8 +6,8 @@ score vectors are the case d = 1, W = [[1.0]] (1.0 * s is exactly s), so there i
 path for evaluating scores and for evaluating linear rankers.
 
 Why one small cached entry point per metric family instead of one dispatching kernel: a
-kernel that switches on the metric code compiles every family's code (about 20 s cold,
-measured); numba's ``cache=True`` cannot persist a kernel that receives the family kernel as
+kernel that switches on the metric code compiles every family's code (tens of seconds
+cold); numba's ``cache=True`` cannot persist a kernel that receives the family kernel as
 a first-class argument. So the shared skeleton :func:`_drive` takes the family kernel as an
 argument but is inlined (``inline="always"``) into each entry point, where the kernel is a
 global constant: each entry point compiles only its own family, once, and is cached.

@@ -272,8 +272,8 @@ def features_dot(XT, g, out):
 def weighted_gram(XT, mean, omega, out):
     """out[a, b] = sum_i omega_i (XT[a, i] - mean[a]) (XT[b, i] - mean[b]) (deterministic
     order; the ridge start of the smoothed strategies and of es). Serial: it runs once per
-    fit (about 5 ms on OHSUMED's 9,219 x 45), and a parallel loop would add a third of a
-    second to a new install's first fit for compiling it."""
+    fit (milliseconds), and a parallel loop would add its compiling to a new install's
+    first fit."""
     d, n = XT.shape
     for a in range(d):
         ra = XT[a]

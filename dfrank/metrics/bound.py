@@ -18,8 +18,8 @@ __all__ = ["BoundMetric"]
 
 _EMPTY_VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
 _ONE = np.ones((1, 1))
-# The features of one group of queries, at most: half of a 1 MiB L2 cache (one core's on
-# this machine kind), so that the points of a batch, which score a group one after the
+# The features of one group of queries, at most: half of a 1 MiB L2 cache (a core's on
+# common x86 servers), so that the points of a batch, which score a group one after the
 # other, read its features from cache rather than from memory.
 _GROUP_BYTES = 1 << 19
 
@@ -170,9 +170,8 @@ class BoundMetric:
     def _buffers(self, nc, n_groups):
         """Each chunk's scratch, one row per chunk: floats (2 max_m for the kernels, then
         the scores of four points on the largest of ``n_groups`` groups) and integers
-        (2 max_m + 1). Kept
-        from call to call: the kernels allocating their own cost 17% of a single
-        evaluation on MQ2008 (471 queries), measured side by side."""
+        (2 max_m + 1). Kept from call to call: kernels allocating their own would spend a
+        noticeable part of a single evaluation on it."""
         scr = self._scratch.get()
         bufs = scr.views.get((nc, n_groups))
         if bufs is None:

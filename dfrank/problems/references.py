@@ -3,7 +3,7 @@
 A reference is the best value any strategy reached in a documented long run
 (:func:`compute`: exact coordinate ascent with many restarts and ``es`` with a large
 budget on a simplex; a fine grid and pattern search in a box), stored with the command
-that produced it, its run time and a fingerprint of the data it was measured on. The
+that produced it, its run time and a fingerprint of the data it was computed on. The
 suite's references ship in ``dfrank/resources/problem_references.json``; targets are
 relative to them (:func:`dfrank.problems.problem.targets_of`).
 
@@ -141,7 +141,7 @@ def _run_record(command, seconds):
 
 
 def add_line_costs(refs, root, instances, *, command=""):
-    """``refs`` with the line cost of each ``(spec, fold)`` measured on this machine (the
+    """``refs`` with the line cost of each ``(spec, fold)`` measured here (the
     values untouched; a new run records the command)."""
     t0 = time.perf_counter()
     values = {k: {f: dict(e) for f, e in v.items()} for k, v in refs.get("values", {}).items()}

@@ -89,7 +89,7 @@ class ProblemSpec:
 
     def fingerprint(self, root, fold):
         """A few numbers of the data a fold's problem is built from (to tell the data a
-        reference was measured on from other data under the same name)."""
+        reference was computed on from other data under the same name)."""
         if self.family == "tune":
             engine = _engine(root, self.source)
             train = _train_queries(root, self.source, fold)
