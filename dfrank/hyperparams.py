@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Int", "Real", "Span", "Name", "Choice", "Flag", "Any", "check_int",
+__all__ = ["Int", "Real", "Span", "Name", "Choice", "Flag", "AsIs", "check_int",
            "check_float", "check_choice"]
 
 
@@ -180,9 +180,10 @@ class Flag(_Kind):
 
 
 @dataclass(frozen=True)
-class Any(_Kind):
+class AsIs(_Kind):
     """A value the strategy passes on as it is (a library's own option): a Python literal
-    from the command line, else the text."""
+    from the command line, else the text. (Named ``Any`` before, which shadowed
+    ``typing.Any``; that name still works, with a warning, for one release.)"""
     what: str = "a Python literal"
 
     def _check(self, owner, name, value):
@@ -196,3 +197,14 @@ class Any(_Kind):
 
     def _describe(self):
         return self.what
+
+
+def __getattr__(name):
+    if name == "Any":
+        import warnings
+
+        warnings.warn("dfrank.hyperparams.Any is now dfrank.hyperparams.AsIs (it shadowed "
+                      "typing.Any); the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return AsIs
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -355,7 +355,7 @@ class LinearObjective(Objective):
     is_linear = True
     concurrent = True   # restarts may evaluate it from several threads at once
 
-    def __init__(self, data, metric="ndcg@10", *, ties="pessimistic", max_evals=None,
+    def __init__(self, data, metric=DEFAULT_METRIC, *, ties="pessimistic", max_evals=None,
                  max_seconds=None, **metric_options):
         if not isinstance(data, RankingData):
             raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
@@ -560,7 +560,7 @@ class ScoringObjective(Objective):
     metric, ties, max_evals, max_seconds, **metric_options : as :class:`LinearObjective`
     """
 
-    def __init__(self, score_fn, data, space, metric="ndcg@10", *, ties="pessimistic",
+    def __init__(self, score_fn, data, space, metric=DEFAULT_METRIC, *, ties="pessimistic",
                  max_evals=None, max_seconds=None, **metric_options):
         if not callable(score_fn):
             raise TypeError("score_fn must be callable: x -> one score per document")

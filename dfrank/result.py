@@ -16,6 +16,7 @@ from .data import RankingData
 from .errors import DataFormatError
 from .files import VERSION, jsonable, read_json, write_json_atomic, write_text_atomic
 from .metrics.evaluation import evaluate, evaluate_linear
+from .metrics.registry import DEFAULT_METRIC
 from .normalization import affine, has_constants
 from .normalization import check as normalization_check
 
@@ -140,7 +141,7 @@ class LinearRanker:
         return linear_scores(np.ascontiguousarray((XT - shift[:, None]) / scale[:, None]),
                              self.weights)
 
-    def evaluate(self, data, metrics="ndcg@10", **kwargs):
+    def evaluate(self, data, metrics=DEFAULT_METRIC, **kwargs):
         """``dfrank.evaluate`` of this model's scores on ``data`` (its columns found by
         feature id)."""
         plain = not has_constants(self.normalization)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .api import maximize
 from .data import RankingData
+from .metrics.registry import DEFAULT_METRIC
 from .objective import LinearObjective
 
 __all__ = ["planted_data", "check_strategy", "check_on_simplex", "check_reevaluation",
@@ -39,7 +40,7 @@ def _run(strategy, data, metric, budget, seed, n_jobs=1, **options):
                     **options)
 
 
-def check_on_simplex(strategy, data=None, metric="ndcg@10", budget=200, **options):
+def check_on_simplex(strategy, data=None, metric=DEFAULT_METRIC, budget=200, **options):
     data = data if data is not None else planted_data()
     r = _run(strategy, data, metric, budget, 0, **options)
     lam = np.asarray(r.point)
@@ -49,7 +50,7 @@ def check_on_simplex(strategy, data=None, metric="ndcg@10", budget=200, **option
     return r
 
 
-def check_reevaluation(strategy, data=None, metric="ndcg@10", budget=200, **options):
+def check_reevaluation(strategy, data=None, metric=DEFAULT_METRIC, budget=200, **options):
     data = data if data is not None else planted_data()
     r = _run(strategy, data, metric, budget, 0, **options)
     fresh = LinearObjective(data, metric)(r.point)
@@ -61,7 +62,7 @@ def check_reevaluation(strategy, data=None, metric="ndcg@10", budget=200, **opti
     return r
 
 
-def check_same_seed(strategy, data=None, metric="ndcg@10", budget=200, **options):
+def check_same_seed(strategy, data=None, metric=DEFAULT_METRIC, budget=200, **options):
     data = data if data is not None else planted_data()
     a = _run(strategy, data, metric, budget, 7, **options)
     b = _run(strategy, data, metric, budget, 7, **options)
@@ -69,7 +70,7 @@ def check_same_seed(strategy, data=None, metric="ndcg@10", budget=200, **options
         _fail(f"{strategy}: two runs with seed 7 differ ({a.value} vs {b.value})")
 
 
-def check_budget_monotone(strategy, data=None, metric="ndcg@10", budgets=(60, 150, 400),
+def check_budget_monotone(strategy, data=None, metric=DEFAULT_METRIC, budgets=(60, 150, 400),
                           **options):
     data = data if data is not None else planted_data()
     values = [_run(strategy, data, metric, b, 3, **options).value for b in budgets]
@@ -79,7 +80,7 @@ def check_budget_monotone(strategy, data=None, metric="ndcg@10", budgets=(60, 15
     return values
 
 
-def check_beats_random(strategy, data=None, metric="ndcg@10", budget=400, seeds=(0, 1, 2),
+def check_beats_random(strategy, data=None, metric=DEFAULT_METRIC, budget=400, seeds=(0, 1, 2),
                        **options):
     """Mean over seeds at equal budget: the strategy must not lose to random search."""
     data = data if data is not None else planted_data(n_features=8)
@@ -91,7 +92,7 @@ def check_beats_random(strategy, data=None, metric="ndcg@10", budget=400, seeds=
     return ours, rnd
 
 
-def check_n_jobs_invariant(strategy, data=None, metric="ndcg@10", budget=120,
+def check_n_jobs_invariant(strategy, data=None, metric=DEFAULT_METRIC, budget=120,
                            n_jobs=(1, 2, -1), **options):
     """The same result for any ``n_jobs``, and with n_jobs = 1 also when the restarts run
     one after another on one thread (a serial run may run them side by side in threads:

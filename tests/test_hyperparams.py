@@ -5,7 +5,7 @@ line's --option types, and 'dfrank strategies NAME'."""
 import pytest
 
 from dfrank import cli, registry
-from dfrank.hyperparams import Any, Choice, Flag, Int, Real
+from dfrank.hyperparams import AsIs, Choice, Flag, Int, Real
 
 
 def _classes():
@@ -40,7 +40,10 @@ def test_a_kind_checks_parses_and_describes(kind, good, bad, text, parsed):
     with pytest.raises(ValueError, match="s: opt must be"):
         kind.check("s", "opt", bad)
     assert kind.parse(text) == parsed and kind.describe()
-    assert Any().parse("(0.5, 1.0)") == (0.5, 1.0) and Any().parse("NGOpt") == "NGOpt"
+    assert AsIs().parse("(0.5, 1.0)") == (0.5, 1.0) and AsIs().parse("NGOpt") == "NGOpt"
+    with pytest.warns(DeprecationWarning, match="now dfrank.hyperparams.AsIs"):
+        from dfrank.hyperparams import Any
+    assert Any is AsIs
 
 
 def test_the_declaration_feeds_maximize_directranker_and_the_command_line(capsys):

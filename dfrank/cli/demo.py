@@ -22,9 +22,10 @@ def add_arguments(p):
 def run(args):
     from ..api import maximize
     from ..datasets import load_demo
+    from ..metrics.registry import DEFAULT_METRIC
 
     t_start, c0 = time.perf_counter(), o.compile_seconds()
-    metric = "ndcg@10"
+    metric = DEFAULT_METRIC
     o.prefetch(metric)
     train, valid, test = load_demo()
     print("dfrank demo: learn a linear ranker that maximizes NDCG@10 directly")

@@ -7,6 +7,7 @@ from .._kernels.scoring import features_T
 from ..data import RankingData
 from ..errors import DataFormatError
 from .bound import BoundMetric
+from .registry import DEFAULT_METRIC
 from .registry import get as get_metric
 from .registry import with_options
 
@@ -42,7 +43,7 @@ def check_scores(scores, data):
     return s
 
 
-def evaluate(scores, data, metrics="ndcg@10", *, ties="pessimistic", per_query=False,
+def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_query=False,
              **options):
     """Evaluate one score per document with one or more rank metrics.
 
@@ -70,7 +71,7 @@ def evaluate(scores, data, metrics="ndcg@10", *, ties="pessimistic", per_query=F
     return _each_metric(data, metrics, ties, per_query, options, lambda b: b.per_query(s))
 
 
-def evaluate_linear(weights, data, metrics="ndcg@10", *, ties="pessimistic", per_query=False,
+def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_query=False,
                     **options):
     """:func:`evaluate` of the linear scorer ``weights`` (one per feature of ``data``).
 
