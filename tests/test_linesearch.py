@@ -169,9 +169,13 @@ def test_plateau_choice_matches_its_definition(levels, widths, w, floor, shift):
     want = plateau_reference(lo, hi, v, step, w, floor, 1e-9, 1e-12)
     if got >= 0:  # -1: the caller takes the sliding-window path, checked here too
         assert got == want
-    for parts in (2, 3, 7, 64):   # in pieces (parallel): the same, or -1 as above
+    # in pieces (parallel): the same, or -1: each piece prunes by its own best, so the
+    # pieces together may look at more neighbours than one pass and exceed the budget
+    # where one pass does not (37 equal levels in 64 pieces); the caller then takes the
+    # sliding-window path, checked below to pick the same interval
+    for parts in (2, 3, 7, 64):
         assert K.plateau_pick_parts(lo, hi, v, step, w, floor, 1e-9, 1e-12, parts) in \
-            ((want, -1) if got < 0 else (want,))
+            (want, -1)
     score = K.window_min(v, lo, hi, K.middles(lo, hi, step), w)
     if np.isfinite(floor) and not (v < floor - 1e-12).all():
         score = np.where(v < floor - 1e-12, -np.inf, score)
