@@ -41,8 +41,10 @@ def digest(a):
 def one_name_per_strategy():
     """The first registered name of each class (and of each preset of a class)."""
     seen, names = set(), []
-    for name in sorted(set(registry.available())):
-        obj = registry.get(name)
+    names = getattr(registry, "strategy_names", None) or registry.available   # older commits
+    get = getattr(registry, "get_strategy", None) or registry.get
+    for name in sorted(set(names())):
+        obj = get(name)
         key = (obj, None) if isinstance(obj, type) else (type(obj), repr(vars(obj)))
         if key not in seen:
             seen.add(key)

@@ -24,7 +24,7 @@ from .data import RankingData
 from .metrics._rank import TIES
 from .metrics.evaluation import evaluate
 from .metrics.registry import DEFAULT_METRIC
-from .metrics.registry import get as get_metric
+from .metrics.registry import get_metric
 from . import normalization
 from .registry import DEFAULT_STRATEGY, resolve
 from .result import LinearRanker

@@ -30,7 +30,7 @@ from . import ir  # noqa: E402
 from .estimator import DirectRanker  # noqa: E402
 from .fusion import FusionResult, fuse, fusion_values  # noqa: E402
 from .metrics.registry import RUN_METRIC  # noqa: E402
-from .metrics.registry import get as get_metric  # noqa: E402
+from .metrics.registry import get_metric  # noqa: E402
 from .registry import BOX_STRATEGY  # noqa: E402
 from .tuning import DEFAULT_BUDGET  # noqa: E402
 from .tuning import tune as tune_system  # noqa: E402

@@ -17,7 +17,8 @@ from .hyperparams import Int
 from .metrics.registry import DEFAULT_METRIC
 from .spaces import Box
 
-__all__ = ["register", "register_family", "get", "available", "resolve", "Strategy",
+__all__ = ["register_strategy", "register_family", "get_strategy", "strategy_names",
+           "resolve", "Strategy",
            "FunctionStrategy", "DEFAULT_STRATEGY", "BOX_STRATEGY", "DEFAULT_METRIC"]
 
 ENTRY_POINT_GROUP = "dfrank.strategies"
@@ -145,7 +146,7 @@ _FAMILIES = {}     # prefix -> factory(suffix) -> instance, for names "prefix:su
 _entry_points_loaded = False
 
 
-def register(name, aliases=()):
+def register_strategy(name, aliases=()):
     """Class (or instance) decorator registering a strategy under ``name``.
 
     Registering an instance makes a preset: a configured strategy under its own name.
@@ -196,16 +197,16 @@ def _load_entry_points():
             import warnings
             warnings.warn(f"could not load strategy plugin {ep.name!r}: {e}")
             continue
-        register(ep.name)(obj)
+        register_strategy(ep.name)(obj)
 
 
-def available():
+def strategy_names():
     """All strategy names and aliases, sorted."""
     _load_entry_points()
     return sorted(set(_REGISTRY) | set(_ALIASES))
 
 
-def get(name):
+def get_strategy(name):
     """The class (or preset instance) registered under ``name`` (or an alias)."""
     _load_entry_points()
     key = _ALIASES.get(name, name)
@@ -218,10 +219,10 @@ def get(name):
         extra = strategy_extra(name)
         if extra:
             raise ValueError(f"unknown strategy {name!r}: {extra}")
-        close = difflib.get_close_matches(str(name), available(), n=3)
+        close = difflib.get_close_matches(str(name), strategy_names(), n=3)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise ValueError(f"unknown strategy {name!r}.{hint} Known strategies: "
-                         f"{', '.join(available())}")
+                         f"{', '.join(strategy_names())}")
     return _REGISTRY[key]
 
 
@@ -239,7 +240,7 @@ def resolve(spec, **options):
     import copy
 
     if isinstance(spec, str):
-        obj = get(spec)
+        obj = get_strategy(spec)
         if isinstance(obj, Strategy):  # a preset instance: copy, then override
             return copy.deepcopy(obj).set_params(**options)
         return _construct(obj, options)
@@ -263,3 +264,20 @@ def _construct(cls, options):
         if (k not in sig.parameters or k == "self") and not passes_on:
             raise _unknown_option(cls, k)
     return cls(**options)
+
+
+_RENAMED = {"get": "get_strategy", "available": "strategy_names",
+            "register": "register_strategy"}
+
+
+def __getattr__(name):
+    """The former names (``get``, ``available``, ``register``, which the metrics' registry
+    also has), for one release, with a warning naming the new one."""
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(f"dfrank.registry.{name} is now dfrank.registry.{_RENAMED[name]} (a "
+                      "name that says which registry); the old name goes in the next "
+                      "release", DeprecationWarning, stacklevel=2)
+        return globals()[_RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

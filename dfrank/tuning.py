@@ -548,7 +548,7 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
     TuneResult
     """
     space = space_of(space)
-    spec = metric_registry.get(metric)
+    spec = metric_registry.get_metric(metric)
     if isinstance(run_fn, tuple):
         engine, model = run_fn
         if qrels is not None:

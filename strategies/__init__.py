@@ -9,8 +9,8 @@
 One strategy family per module; each registers itself on import.
 """
 
-from dfrank.registry import (FunctionStrategy, Strategy, available, get, register,
-                             resolve)
+from dfrank.registry import (FunctionStrategy, Strategy, get_strategy, register_strategy,
+                             resolve, strategy_names)
 
 from .coordinate_ascent import CoordinateAscent
 from .evolution import IPOPCMAES, SmoothedES
@@ -23,7 +23,11 @@ from . import external  # noqa: E402,F401  (adapters of installed optimizer pack
 from .steepest_ascent import SteepestAscent
 from .auto import Auto
 
+# in this package's namespace the short names say which registry
+get, available, register = get_strategy, strategy_names, register_strategy
+
 __all__ = ["Strategy", "FunctionStrategy", "register", "get", "available", "resolve",
+           "get_strategy", "strategy_names", "register_strategy",
            "CoordinateAscent", "SteepestAscent", "ParticleSwarm", "RandomSearch",
            "GridSearch", "PatternSearch", "IPOPCMAES", "SmoothedES", "ApproxNDCG", "ApproxAP",
            "SmoothNDCG", "SmoothAP", "Auto"]

@@ -10,7 +10,7 @@ table is in docs/decisions.md). So ``auto`` runs ``smoothed_es`` below
 ``pattern`` on a box of parameters. The result names the strategy that ran.
 """
 
-from dfrank.registry import BOX_STRATEGY, Strategy, register, resolve
+from dfrank.registry import BOX_STRATEGY, Strategy, register_strategy, resolve
 from dfrank.spaces import Box
 
 MANY_QUERIES = 1000  # training queries from which one exact maximum generalizes
@@ -26,7 +26,7 @@ def choice(objective):
     return "smoothed_es", {}
 
 
-@register("auto")
+@register_strategy("auto")
 class Auto(Strategy):
     """The default for linear rankers (``dfrank.registry.DEFAULT_STRATEGY``):
     ``smoothed_es`` below 1,000 training queries, ``ca`` with one restart from there on

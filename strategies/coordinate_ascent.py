@@ -11,7 +11,7 @@ the best one (the metric is piecewise constant, so no derivative is used anywher
 
 import numpy as np
 
-from dfrank.registry import Strategy, register
+from dfrank.registry import Strategy, register_strategy
 
 from dfrank.hyperparams import Choice, Flag, Int, Real
 
@@ -20,7 +20,7 @@ from ._common import is_box, start_point
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 
 
-@register("coordinate_ascent", aliases=("ca",))
+@register_strategy("coordinate_ascent", aliases=("ca",))
 class CoordinateAscent(Strategy):
     """Cycle through the coordinates, maximizing along each.
 

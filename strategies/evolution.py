@@ -19,7 +19,7 @@ searched in its unit cube (clipped), any other simplex objective through z / sum
 
 import numpy as np
 
-from dfrank.registry import Strategy, register
+from dfrank.registry import Strategy, register_strategy
 from dfrank.smoothed import feature_scale, mean_direction, ridge_start
 from dfrank.spaces import Simplex
 
@@ -69,7 +69,7 @@ class _Codec:
         return rng.random(self.n)
 
 
-@register("ipop_cmaes", aliases=("cmaes", "es"))
+@register_strategy("ipop_cmaes", aliases=("cmaes", "es"))
 class IPOPCMAES(Strategy):
     """CMA-ES with restarts of increasing population, on batched evaluations.
 
@@ -235,7 +235,7 @@ class IPOPCMAES(Strategy):
                 return g
 
 
-@register("smoothed_es", aliases=("ses",))
+@register_strategy("smoothed_es", aliases=("ses",))
 class SmoothedES(IPOPCMAES):
     """The default for linear rankers below 1,000 training queries (``auto``, see
     strategies/auto.py): :class:`IPOPCMAES` on the metric smoothed by 4 perturbations

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from dfrank.registry import Strategy, register, register_family
+from dfrank.registry import Strategy, register_family, register_strategy
 
 from dfrank.hyperparams import Choice, Int, Name, Real, Span
 
@@ -367,19 +367,19 @@ class Optuna(_External):
 
 def _register_all():
     if _installed("scipy"):
-        register("scipy:nelder-mead")(ScipyLocal(method="Nelder-Mead"))
-        register("scipy:powell")(ScipyLocal(method="Powell"))
-        register("scipy:differential_evolution")(ScipyDifferentialEvolution)
+        register_strategy("scipy:nelder-mead")(ScipyLocal(method="Nelder-Mead"))
+        register_strategy("scipy:powell")(ScipyLocal(method="Powell"))
+        register_strategy("scipy:differential_evolution")(ScipyDifferentialEvolution)
     if _installed("cma"):
-        register("cma:es")(CMAES)
-        register("cma:ipop")(CMAIPOP)
+        register_strategy("cma:es")(CMAES)
+        register_strategy("cma:ipop")(CMAIPOP)
     if _installed("nevergrad"):
-        register("nevergrad:NGOpt")(Nevergrad(optimizer="NGOpt"))
+        register_strategy("nevergrad:NGOpt")(Nevergrad(optimizer="NGOpt"))
         register_family("nevergrad")(lambda name: Nevergrad(optimizer=name))
     if _installed("optuna"):
-        register("optuna:tpe")(Optuna(sampler="tpe"))
+        register_strategy("optuna:tpe")(Optuna(sampler="tpe"))
         if _installed("cmaes"):   # optuna's CMA-ES sampler runs on the cmaes package
-            register("optuna:cmaes")(Optuna(sampler="cmaes"))
+            register_strategy("optuna:cmaes")(Optuna(sampler="cmaes"))
 
 
 _register_all()

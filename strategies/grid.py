@@ -10,14 +10,14 @@ so a surface can be plotted.
 
 import numpy as np
 
-from dfrank.registry import Strategy, register
+from dfrank.registry import Strategy, register_strategy
 
 from dfrank.hyperparams import Flag, Int
 
 from ._common import check_int, is_box
 
 
-@register("grid", aliases=("grid_search",))
+@register_strategy("grid", aliases=("grid_search",))
 class GridSearch(Strategy):
     """Exhaustive grid.
 

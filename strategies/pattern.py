@@ -12,14 +12,14 @@ stops when the step falls below ``min_step``. Coordinates are those of the unit 
 
 import numpy as np
 
-from dfrank.registry import Strategy, register
+from dfrank.registry import Strategy, register_strategy
 
 from dfrank.hyperparams import Int, Real
 
 from ._common import check_float, cube_to_space, start_in_cube
 
 
-@register("pattern", aliases=("compass",))
+@register_strategy("pattern", aliases=("compass",))
 class PatternSearch(Strategy):
     """A Latin hypercube start, then a compass search from its best point.
 

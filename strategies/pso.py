@@ -14,14 +14,14 @@ is evaluated as one batch per iteration.
 
 import numpy as np
 
-from dfrank.registry import Strategy, register
+from dfrank.registry import Strategy, register_strategy
 
 from dfrank.hyperparams import Int, Real
 
 from ._common import is_box
 
 
-@register("pso", aliases=("rankpso",))
+@register_strategy("pso", aliases=("rankpso",))
 class ParticleSwarm(Strategy):
     """RankPSO.
 

@@ -1,12 +1,12 @@
 """Random search: uniform points of the space (Dirichlet(1, ..., 1) on the simplex),
 evaluated in batches. The baseline every strategy must beat."""
 
-from dfrank.registry import Strategy, register
+from dfrank.registry import Strategy, register_strategy
 
 from dfrank.hyperparams import Int
 
 
-@register("random", aliases=("random_search",))
+@register_strategy("random", aliases=("random_search",))
 class RandomSearch(Strategy):
     """Uniform random samples.
 

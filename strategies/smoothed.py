@@ -11,7 +11,7 @@ The surrogate's own value is reported in the restart's ``info``.
 
 import numpy as np
 
-from dfrank.registry import Strategy, register
+from dfrank.registry import Strategy, register_strategy
 from dfrank.smoothed import SmoothedMetric, feature_scale, ridge_start
 
 from dfrank.hyperparams import Int, Real, check_float
@@ -141,13 +141,13 @@ class _Approx(_Smoothed):
         return {"iterations": it, "surrogate": val, "converged": converged}
 
 
-@register("approx_ndcg")
+@register_strategy("approx_ndcg")
 class ApproxNDCG(_Approx):
     __doc__ = "ApproxNDCG (Qin, Liu & Li 2010). " + _Approx.__doc__
     kind = "approx_ndcg"
 
 
-@register("approx_ap")
+@register_strategy("approx_ap")
 class ApproxAP(_Approx):
     __doc__ = "ApproxAP (Qin, Liu & Li 2010). " + _Approx.__doc__
     kind = "approx_ap"
@@ -234,13 +234,13 @@ class _Smooth(_Smoothed):
         return {"surrogate": sm.value(v / scale), "stages": stages, "converged": True}
 
 
-@register("smooth_ndcg")
+@register_strategy("smooth_ndcg")
 class SmoothNDCG(_Smooth):
     __doc__ = "SmoothNDCG (Chapelle & Wu 2010). " + _Smooth.__doc__
     kind = "smooth_ndcg"
 
 
-@register("smooth_ap")
+@register_strategy("smooth_ap")
 class SmoothAP(_Smooth):
     __doc__ = "SmoothAP (Chapelle & Wu 2010). " + _Smooth.__doc__
     kind = "smooth_ap"

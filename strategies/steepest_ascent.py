@@ -11,14 +11,14 @@ so (``zero_gradient`` in the restart's info) instead of stopping silently.
 
 import numpy as np
 
-from dfrank.registry import Strategy, register
+from dfrank.registry import Strategy, register_strategy
 
 from dfrank.hyperparams import Choice, Int, Real
 
 from ._common import is_box, start_point
 
 
-@register("steepest_ascent", aliases=("fdsa",))
+@register_strategy("steepest_ascent", aliases=("fdsa",))
 class SteepestAscent(Strategy):
     """Finite-difference steepest ascent.
 

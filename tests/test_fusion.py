@@ -158,7 +158,7 @@ def test_signed_weights_on_the_augmented_simplex(case):
 def test_an_alias_of_the_default_search_keeps_its_presets(case, monkeypatch):
     # "coordinate_ascent" and the class are "ca": fuse's 5 restarts, tol and rule apply
     import dfrank.fusion as F
-    from dfrank.registry import get
+    from dfrank.registry import get_strategy as get
 
     CoordinateAscent = get("coordinate_ascent")
     seen = []

@@ -10,8 +10,8 @@ from dfrank.hyperparams import AsIs, Choice, Flag, Int, Real
 
 def _classes():
     seen = {}
-    for name in registry.available():
-        obj = registry.get(name)
+    for name in registry.strategy_names():
+        obj = registry.get_strategy(name)
         cls = obj if isinstance(obj, type) else type(obj)
         if isinstance(cls, type) and issubclass(cls, registry.Strategy):
             seen.setdefault(cls, name)

@@ -47,7 +47,7 @@ def test_the_background_compile_helpers_never_import_from_the_working_directory(
 
     from dfrank._jit.ahead import describe
     from dfrank._jit import background as _background
-    from dfrank.metrics.registry import get, tie_code
+    from dfrank.metrics.registry import get_metric as get, tie_code
     from numba.core import types
 
     m = get("ndcg@10")

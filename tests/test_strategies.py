@@ -399,3 +399,23 @@ def test_every_strategy_evaluates_its_start_within_no_time(strategy):
     assert res.status == "time" and res.n_evals >= 1 and np.isfinite(res.value)
     assert res.value == dfrank.maximize(data, strategy=strategy, max_seconds=0,
                                         seed=0).value
+
+
+def test_the_registries_names_say_which_registry():
+    """dfrank.registry and dfrank.metrics.registry both exported get, available and
+    register, and readers and tools confused them (issue #65): the modules' names now say
+    which (get_strategy, get_metric, ...); the former ones work one more release with a
+    warning naming the new one; the packages keep the short names, which say which."""
+    import dfrank.metrics
+    import dfrank.strategies
+    from dfrank import registry
+    from dfrank.metrics import registry as metric_registry
+
+    assert registry.get_strategy("ca") is dfrank.strategies.get("ca")
+    assert metric_registry.get_metric("map").label == dfrank.metrics.get("map").label
+    assert "ca" in registry.strategy_names() and "map" in metric_registry.metric_names()
+    for module, old, new in ((registry, "get", "get_strategy"),
+                             (registry, "register", "register_strategy"),
+                             (metric_registry, "available", "metric_names")):
+        with pytest.warns(DeprecationWarning, match=f"is now .*{new}"):
+            assert getattr(module, old) is getattr(module, new)

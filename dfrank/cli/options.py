@@ -187,14 +187,14 @@ def metric_of(args, name=None):
     repeated --metric), with --gain: resolved once, here, and passed down as an object (an
     unknown name is an error before any data is read)."""
     name = args.metric if name is None else name
-    from ..metrics.registry import get, is_ir_measure
+    from ..metrics.registry import get_metric, is_ir_measure
 
     if args.gain is None:
-        return get(name)
+        return get_metric(name)
     if is_ir_measure(name):
         raise UsageError(f"--gain is for dfrank's metric names; ir_measures' {name} has its "
                          "own gain")
-    return get(name, gain=args.gain)
+    return get_metric(name, gain=args.gain)
 
 
 def add_json(p, what):
@@ -298,10 +298,10 @@ def _option_value(strategy, key, text, item, flag):
     """``text`` read as the kind ``strategy`` declares for option ``key``
     (:mod:`dfrank.hyperparams`); a Python literal (else the text) where it declares none
     (an unknown option is refused where the strategy is made, naming the known ones)."""
-    from ..registry import Strategy, get
+    from ..registry import Strategy, get_strategy
 
     try:
-        found = get(strategy) if isinstance(strategy, str) else strategy
+        found = get_strategy(strategy) if isinstance(strategy, str) else strategy
     except ValueError:
         found = None
     cls = found if isinstance(found, type) else type(found)
@@ -321,10 +321,10 @@ def _same_strategy(a, b):
     """Whether two strategy names (or aliases) name one registered strategy."""
     if a == b:
         return True
-    from ..registry import get
+    from ..registry import get_strategy
 
     try:
-        return get(a) is get(b)
+        return get_strategy(a) is get_strategy(b)
     except ValueError:
         return False
 

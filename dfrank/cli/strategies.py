@@ -21,8 +21,8 @@ def run(args):
 
     if args.name is not None:
         return _options(registry, args.name)
-    for name in registry.available():
-        cls = _class(registry.get(name))
+    for name in registry.strategy_names():
+        cls = _class(registry.get_strategy(name))
         doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
         primary = getattr(cls, "name", None)
         alias = f" (alias of {primary})" if primary and primary != name else ""
@@ -40,7 +40,7 @@ def _class(obj):
 def _options(registry, name):
     from ..text import format_table
 
-    found = registry.get(name)
+    found = registry.get_strategy(name)
     strat = registry.resolve(found)
     cls = _class(found)
     kinds = cls.declared() if issubclass(cls, registry.Strategy) else {}

@@ -9,10 +9,10 @@ from ..api import maximize
 from ..crossval import check_folds, cross_validate
 from ..io.forms import as_qrels
 from ..metrics.registry import RUN_METRIC, RUN_TIES
-from ..metrics.registry import get as get_metric
+from ..metrics.registry import get_metric
 from ..objective import LinearObjective
 from ..parallel import child, seed_sequence
-from ..registry import get as get_strategy, resolve
+from ..registry import get_strategy, resolve
 from ..result import overall_status
 from ..stats import significance as paired_test
 from .baselines import baselines

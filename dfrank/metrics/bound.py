@@ -12,7 +12,7 @@ from .._kernels.scoring import all_rows, read_only
 from .._kernels.scratch import PerThread
 from .._jit import background as _background
 from . import _drivers, _kernels
-from .registry import GAINS, get, tie_code
+from .registry import GAINS, get_metric, tie_code
 
 __all__ = ["BoundMetric"]
 
@@ -43,7 +43,7 @@ class BoundMetric:
     """
 
     def __init__(self, metric, y, qptr, ties="pessimistic", unranked=None):
-        self.metric = get(metric)
+        self.metric = get_metric(metric)
         self.ties = ties
         self.tie_code = tie_code(ties)
         if not self.metric.supports_ties(ties):

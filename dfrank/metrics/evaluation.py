@@ -8,7 +8,7 @@ from ..data import RankingData
 from ..errors import DataFormatError
 from .bound import BoundMetric
 from .registry import DEFAULT_METRIC
-from .registry import get as get_metric
+from .registry import get_metric
 from .registry import with_options
 
 __all__ = ["evaluate", "evaluate_linear", "bind_metric", "check_scores"]

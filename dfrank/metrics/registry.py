@@ -22,7 +22,8 @@ import numpy as np
 from . import _kernels
 from ._rank import TIES
 
-__all__ = ["Metric", "get", "available", "register", "describe", "DEFAULT_METRIC",
+__all__ = ["Metric", "get_metric", "metric_names", "register_metric", "describe",
+           "DEFAULT_METRIC",
            "RUN_METRIC", "is_ir_measure", "from_ir_measure"]
 
 # The metric maximized when none is named: on LETOR-style data (the LETOR/RankLib
@@ -174,7 +175,7 @@ _add("kendall_tau", _Family(_kernels.KTAU, "none", False, True,
 _NAME = re.compile(r"^\s*([a-z_][a-z0-9_\-]*)\s*(?:@\s*(\d+))?\s*$")
 
 
-def available():
+def metric_names():
     """Names of all metrics, built-in and registered, with ``@k`` where a cut-off applies."""
     out = []
     for name, fam in sorted(_FAMILIES.items()):
@@ -191,12 +192,12 @@ def _unknown(text):
     known = sorted(set(_FAMILIES) | set(_ALIASES))
     close = difflib.get_close_matches(text.split("@")[0], known, n=3)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return ValueError(f"unknown metric {text!r}.{hint} Known metrics: {', '.join(available())} "
+    return ValueError(f"unknown metric {text!r}.{hint} Known metrics: {', '.join(metric_names())} "
                       "(dfrank's names are lower case, ir_measures' have capitals; register "
                       "your own with dfrank.metrics.register).")
 
 
-def get(name, *, gain="exp", rel_threshold=1.0, empty="zero", max_grade=None):
+def get_metric(name, *, gain="exp", rel_threshold=1.0, empty="zero", max_grade=None):
     """The :class:`Metric` for a name such as ``"ndcg@10"`` with the given options.
 
     A :class:`Metric` passes through (options given explicitly override its own); an
@@ -288,7 +289,7 @@ def from_ir_measure(measure):
             measure = _trec_measure(text)
             if measure is None:
                 raise ValueError(f"unknown metric {text!r}: not one of dfrank's (lower case: "
-                                 f"{', '.join(available())}), nor an ir_measures measure "
+                                 f"{', '.join(metric_names())}), nor an ir_measures measure "
                                  f"({e}), nor a trec_eval measure name") from None
         text = str(measure)
     entry = _IR_MEASURES.get(measure.NAME)
@@ -333,7 +334,7 @@ def with_options(metric, /, **options):
     return _validated(replace(metric, **options))
 
 
-def register(name, fn, *, cutoff=False, doc=None):
+def register_metric(name, fn, *, cutoff=False, doc=None):
     """Register a user metric written as a numba ``@njit`` function.
 
     Parameters
@@ -373,10 +374,27 @@ def unregister(name):
 
 def describe(name):
     """The formula and conventions of a metric."""
-    return get(name).doc
+    return get_metric(name).doc
 
 
 def tie_code(ties):
     if ties not in TIES:
         raise ValueError(f"ties must be one of {sorted(TIES)}, got {ties!r}")
     return TIES[ties]
+
+
+_RENAMED = {"get": "get_metric", "available": "metric_names", "register": "register_metric"}
+
+
+def __getattr__(name):
+    """The former names (``get``, ``available``, ``register``, which the strategies'
+    registry also has), for one release, with a warning naming the new one
+    (``dfrank.metrics.get`` and the others keep their names: the package says which)."""
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(f"dfrank.metrics.registry.{name} is now dfrank.metrics.registry."
+                      f"{_RENAMED[name]} (a name that says which registry); the old name "
+                      "goes in the next release", DeprecationWarning, stacklevel=2)
+        return globals()[_RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
