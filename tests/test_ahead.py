@@ -7,7 +7,7 @@ import numba
 import numpy as np
 import pytest
 
-import dfrank.linesearch as ls
+import dfrank.linesearch.search as ls
 from dfrank._jit import background as _background
 from dfrank.objective import LinearObjective
 

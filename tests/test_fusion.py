@@ -337,10 +337,10 @@ def test_fuse_memory_per_line_stays_within_the_budget(tmp_path, monkeypatch):
     allocations per line measured by tracemalloc (numpy's arrays; 1,240 bytes before),
     and the same weights as the line searched whole."""
     import tracemalloc
-    from dfrank import linesearch
+    from dfrank.linesearch import search
     qrels, runs, n_lines = big_runs(tmp_path)
     whole = dfrank.fuse(qrels, runs, "map")
-    monkeypatch.setattr(linesearch, "PART_CROSSINGS", 1 << 14)
+    monkeypatch.setattr(search, "PART_CROSSINGS", 1 << 14)
     dfrank.fuse(qrels, runs, "map")   # the kernels of parts loaded before measuring
     tracemalloc.start()
     try:

@@ -605,7 +605,7 @@ def _parted_matches_whole(obj, lines, monkeypatch, part):
     """Each line's search swept in parts of ``part`` crossings gives the whole line's
     interval and point bit for bit, and its value up to rounding (summed in finer bins);
     returns how many lines were swept in parts."""
-    from dfrank import linesearch as L
+    from dfrank.linesearch import search as L
     calls = []
     real = L._best_in_parts
     monkeypatch.setattr(L, "_best_in_parts", lambda *a: calls.append(1) or real(*a))
@@ -650,7 +650,7 @@ def test_a_parted_line_asks_for_more_bins_until_it_has_what_it_needs(monkeypatch
     """When the bins kept for the second sweep miss one that best_interval needs, the
     second sweep is made again with more (the bins that reach the best value found, then
     all of them): the result is still the whole line's."""
-    from dfrank import linesearch as L
+    from dfrank.linesearch import search as L
     rng = np.random.default_rng(8)
     obj = dfrank.LinearObjective(_graded(rng, rng.integers(5, 50, 30)), "ndcg@10")
     real, floors = L._select_bins, []
@@ -674,7 +674,7 @@ def test_the_hull_layers_only_prune(metric, monkeypatch):
     zeros, as LETOR's) the sample says to peel them, and the other queries lose events;
     where the sampled queries are too short to prune (5 documents for NDCG@5) the others
     keep all."""
-    import dfrank.linesearch as L
+    import dfrank.linesearch.search as L
     from dfrank._kernels.scratch import Scratch
     from dfrank.linesearch.candidates import HULL_SAMPLE
 
