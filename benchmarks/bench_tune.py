@@ -57,7 +57,7 @@ def bm25s_point(docs, topics, qrels, metric, k1, b):
 def bm25s_command(folder, qrels_path, metric):
     """One point as ``dfrank tune --`` runs it: a process writing the run, then scored."""
     from dfrank.tuning import RunEvaluator
-    from dfrank.command import CommandRun
+    from dfrank.engine_command import CommandRun
 
     run = CommandRun([sys.executable, os.path.join(EXAMPLES, "bm25s_search.py"),
                       "--collection", folder, "--k1", "{k1}", "--b", "{b}", "--output",

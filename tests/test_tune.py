@@ -13,7 +13,7 @@ import pytest
 
 import dfrank
 from dfrank import DataFormatError, TuneError, cli, ir
-from dfrank.command import CommandRun
+from dfrank.engine_command import CommandRun
 from dfrank.tuning import space_of, tune
 from tests.inputs import ENGINE, QRELS, wait_gone, write_file
 

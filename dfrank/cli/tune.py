@@ -119,7 +119,7 @@ def run(args):
                        inputs=[args.qrels, args.collection, args.topics])
     options = o.strategy_options(args.option, [args.strategy])[args.strategy]
     if command:
-        from ..command import CommandRun
+        from ..engine_command import CommandRun
 
         if args.collection:
             raise o.UsageError("give --collection (the built-in engine) or a command after "

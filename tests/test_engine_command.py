@@ -1,17 +1,17 @@
-"""dfrank.command: a search engine run as a shell command, its parameters, its cache and its
+"""dfrank.engine_command: a search engine run as a shell command, its parameters, its cache and its
 timeouts."""
 
 import os
 
 import pytest
 
-from dfrank.command import CommandRun
+from dfrank.engine_command import CommandRun
 from tests.inputs import wait_gone
 
 
 def test_reserved_names_are_no_parameters():
     """A parameter named run or cwd replaced the command's own placeholders: refused."""
-    from dfrank.command import CommandRun
+    from dfrank.engine_command import CommandRun
 
     for name in ("run", "cwd"):
         with pytest.raises(ValueError, match=f"cannot be named '{name}'"):
@@ -42,8 +42,20 @@ def test_a_timeout_ends_the_whole_process_group(tmp_path):
     pidfile = tmp_path / "child.pid"
     script = (f"sleep 300 & echo $! > {pidfile}; wait")
     runner = CommandRun(["bash", "-c", script, "{k}", "{run}"], ["k"], timeout=1.0)
-    from dfrank.command import CommandError
+    from dfrank.engine_command import CommandError
 
     with pytest.raises(CommandError, match="ran longer than 1 s"):
         runner({"k": 1.0})
     wait_gone(int(pidfile.read_text()), "the grandchild outlived the timeout")
+
+
+def test_the_former_module_name_still_works_and_says_the_new_one():
+    """dfrank.command stood beside dfrank.cli as if it were part of the command line
+    (issue #65): it is dfrank.engine_command, the old name kept one release."""
+    import importlib
+    import sys
+
+    sys.modules.pop("dfrank.command", None)
+    with pytest.warns(DeprecationWarning, match="now dfrank.engine_command"):
+        old = importlib.import_module("dfrank.command")
+    assert old.CommandRun is CommandRun
