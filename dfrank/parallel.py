@@ -92,6 +92,17 @@ def run_tasks(fn, tasks, n_jobs, shared=()):
         delayed(fn)(t, *shared) for t in tasks)
 
 
+def numba_threads_here(n):
+    """Run the numba parallel loops of this thread on ``n`` threads. numba keeps the count
+    per thread, so only threads that dfrank starts itself call this (the restarts run side
+    by side, a serial run's thread): the caller's threads keep theirs, and a count a user
+    set (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``) stays as it is; joblib's worker
+    processes are capped through joblib's inner thread limits instead."""
+    import numba
+
+    numba.set_num_threads(n)
+
+
 def run_in_threads(fn, tasks, workers, threads, shared=()):
     """Yield ``fn(task, *shared, cancel=event)`` for each task, in task order, from
     ``workers`` threads of this process that share ``threads`` numba threads (worker k
@@ -106,8 +117,6 @@ def run_in_threads(fn, tasks, workers, threads, shared=()):
     tasks end, interrupted, and every finished one is still yielded."""
     import threading
 
-    import numba
-
     source = iter(tasks)
     take = threading.Lock()
     ready = threading.Condition()
@@ -117,9 +126,7 @@ def run_in_threads(fn, tasks, workers, threads, shared=()):
     ended = [0]   # workers that ended
 
     def work(k):
-        # joblib's inner thread limits cap worker processes; in a thread of dfrank's own,
-        # numba's count is thread-local, so the caller's threads keep theirs
-        numba.set_num_threads(max(1, threads // workers + (k < threads % workers)))
+        numba_threads_here(max(1, threads // workers + (k < threads % workers)))
         try:
             while not cancel.is_set():
                 with take:

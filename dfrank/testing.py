@@ -111,12 +111,12 @@ def one_thread(fn, *args, **kwargs):
     serial run's restarts run one after another); its result, or what it raised."""
     import threading
 
-    import numba
+    from .parallel import numba_threads_here
 
     out = []
 
     def call():
-        numba.set_num_threads(1)
+        numba_threads_here(1)
         try:
             out.append((True, fn(*args, **kwargs)))
         except BaseException as e:

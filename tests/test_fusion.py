@@ -357,14 +357,7 @@ def test_with_folds_the_baselines_are_tested_against_the_held_out_fusion():
     in-sample test, though the held-out per-query values exist (issue #64)."""
     from dfrank.stats import significance
 
-    rng = np.random.default_rng(0)
-    qrels, runs = {}, {"bm25": {}, "dense": {}, "rerank": {}}
-    for q in range(30):
-        docs = [f"d{i}" for i in range(50)]
-        qrels[f"q{q}"] = {d: int(rng.integers(1, 3)) for d in docs if rng.random() < 0.3}
-        truth = {d: qrels[f"q{q}"].get(d, 0) + rng.normal() for d in docs}
-        for j, name in enumerate(runs):
-            runs[name][f"q{q}"] = {d: truth[d] + (3 - j) * rng.normal() for d in docs[:40]}
+    qrels, runs = make_runs(decimals=12)
     res = dfrank.fuse(qrels, runs, "map", norm="minmax", folds=5)
     assert res.tested == "held out"
     qids = list(res.per_query)

@@ -144,3 +144,25 @@ def test_a_failing_task_source_is_raised_not_cut_short():
         for x in run_in_threads(lambda t, cancel=None: t, tasks(), 2, 2):
             got.append(x)
     assert got == [0, 1]
+
+
+def test_the_threads_dfrank_starts_set_their_own_numba_count_only():
+    """Library code setting numba's thread count would override a user's (STYLE rule 7):
+    only the threads dfrank starts set theirs (numba keeps the count per thread), and the
+    calling thread's count, here one the user set, is left as it was."""
+    from dfrank.parallel import run_in_threads
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)   # the user's own setting
+    try:
+        seen = list(run_in_threads(lambda task, cancel: numba.get_num_threads(), range(4),
+                                   2, 2))
+        assert seen == [1, 1, 1, 1] and numba.get_num_threads() == 1
+        assert testing.one_thread(numba.get_num_threads) == 1
+        numba.set_num_threads(before)
+        if before > 1:
+            seen = list(run_in_threads(lambda task, cancel: numba.get_num_threads(),
+                                       range(4), 2, 2))
+            assert seen == [1, 1, 1, 1] and numba.get_num_threads() == before
+    finally:
+        numba.set_num_threads(before)

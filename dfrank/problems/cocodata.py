@@ -27,7 +27,7 @@ registers dfrank's as a testbed through cocopp's table of suites before ``cocopp
 
 import os
 
-from .ioh import NO_EVALUATIONS, _EMPTY_FIELDS, _folder_name, function_of, instance_of
+from .ioh import exported, function_of, instance_of, write_no_evaluations
 
 __all__ = ["export", "register_cocopp", "SUITE"]
 
@@ -58,23 +58,12 @@ def export(runs, folder):
     """Write ``runs`` (bench records) under ``folder`` in COCO's layout: ``(files written,
     runs that made no evaluation, left out and named in no_evaluations.tsv)``. The repeats
     of the reproducibility check are left out, as in the IOHprofiler export."""
-    groups, empty = {}, []
-    for r in runs:
-        if r.get("repeat"):
-            continue
-        if not len((r.get("trace") or {}).get("evals", [])):
-            empty.append(r)
-            continue
-        groups.setdefault((r["solver"], r["problem"]), []).append(r)
+    groups, empty = exported(runs)
     written = []
-    for (solver, pid), rs in sorted(groups.items(), key=lambda kv: (
-            kv[0][0], function_of(kv[0][1])[0])):
+    for solver, pid, folder_name, by_dim in groups:
         fid, name = function_of(pid)
-        base = os.path.join(folder, _folder_name(solver))
+        base = os.path.join(folder, folder_name)
         os.makedirs(os.path.join(base, f"data_f{fid}"), exist_ok=True)
-        by_dim = {}
-        for r in sorted(rs, key=lambda r: (r["dim"], r["fold"], r["seed"])):
-            by_dim.setdefault(int(r["dim"]), []).append(r)
         info = []
         for dim, drs in by_dim.items():
             rel = f"data_f{fid}/bbobexp_f{fid}_DIM{dim}"
@@ -95,16 +84,9 @@ def export(runs, folder):
         with open(path, "w") as f:
             f.writelines(info)
         written.append(path)
-    if empty:
-        path = os.path.join(folder, NO_EVALUATIONS)
-        os.makedirs(folder, exist_ok=True)
-        with open(path, "w") as f:
-            f.write("# runs that made no evaluation, which COCO's format cannot hold; dfrank "
-                    "counts them as runs that reached nothing\n")
-            f.write("\t".join(_EMPTY_FIELDS) + "\n")
-            f.writelines("\t".join(" ".join(str(r.get(k)).split()) for k in _EMPTY_FIELDS)
-                         + "\n" for r in empty)
-        written.append(path)
+    named = write_no_evaluations(folder, empty, "COCO's")
+    if named:
+        written.append(named)
     return written, empty
 
 

@@ -90,11 +90,11 @@ def _run_meta(run):
             "reference": float(run["reference"]), "start_value": float(run["start_value"])}
 
 
-def export(runs, folder):
-    """Write ``runs`` (bench records) under ``folder``, failed and early-stopped ones
-    included: ``(files written, in order; runs that made no evaluation, left out and named
-    in no_evaluations.tsv)``. The repeats of the reproducibility check are not runs of
-    the bench and are left out."""
+def exported(runs):
+    """The runs an export writes, grouped: ``([(solver, problem, folder name, {dim: runs in
+    fold and seed order}), ...] in solver and function order, runs that made no
+    evaluation)``. The repeats of the reproducibility check are not runs of the bench and
+    are left out. Shared by this export and COCO's (:mod:`.cocodata`)."""
     groups, empty = {}, []
     for r in runs:
         if r.get("repeat"):
@@ -103,16 +103,44 @@ def export(runs, folder):
             empty.append(r)
             continue
         groups.setdefault((r["solver"], r["problem"]), []).append(r)
-    written = []
+    out = []
     for (solver, pid), rs in sorted(groups.items(), key=lambda kv: (
             kv[0][0], function_of(kv[0][1])[0])):
-        fid, name = function_of(pid)
-        base = os.path.join(folder, _folder_name(solver))
-        data_dir = f"data_f{fid}_{name}"
-        os.makedirs(os.path.join(base, data_dir), exist_ok=True)
         by_dim = {}
         for r in sorted(rs, key=lambda r: (r["dim"], r["fold"], r["seed"])):
             by_dim.setdefault(int(r["dim"]), []).append(r)
+        out.append((solver, pid, _folder_name(solver), by_dim))
+    return out, empty
+
+
+def write_no_evaluations(folder, empty, fmt):
+    """Name the runs that made no evaluation in ``folder/no_evaluations.tsv`` (``fmt``'s
+    format cannot hold them); the file's path, or None when there were none."""
+    if not empty:
+        return None
+    path = os.path.join(folder, NO_EVALUATIONS)
+    os.makedirs(folder, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(f"# runs that made no evaluation, which {fmt} format cannot hold; dfrank "
+                "counts them as runs that reached nothing\n")
+        f.write("\t".join(_EMPTY_FIELDS) + "\n")
+        f.writelines("\t".join(" ".join(str(r.get(k)).split()) for k in _EMPTY_FIELDS)
+                     + "\n" for r in empty)
+    return path
+
+
+def export(runs, folder):
+    """Write ``runs`` (bench records) under ``folder``, failed and early-stopped ones
+    included: ``(files written, in order; runs that made no evaluation, left out and named
+    in no_evaluations.tsv)``. The repeats of the reproducibility check are not runs of
+    the bench and are left out."""
+    groups, empty = exported(runs)
+    written = []
+    for solver, pid, folder_name, by_dim in groups:
+        fid, name = function_of(pid)
+        base = os.path.join(folder, folder_name)
+        data_dir = f"data_f{fid}_{name}"
+        os.makedirs(os.path.join(base, data_dir), exist_ok=True)
         scenarios = []
         for dim, drs in by_dim.items():
             rel = f"{data_dir}/IOHprofiler_f{fid}_DIM{dim}.dat"
@@ -131,14 +159,5 @@ def export(runs, folder):
             json.dump(meta, f, indent=1)
             f.write("\n")
         written.append(path)
-    if empty:
-        path = os.path.join(folder, NO_EVALUATIONS)
-        os.makedirs(folder, exist_ok=True)
-        with open(path, "w") as f:
-            f.write("# runs that made no evaluation, which IOHprofiler's format cannot hold; "
-                    "dfrank counts them as runs that reached nothing\n")
-            f.write("\t".join(_EMPTY_FIELDS) + "\n")
-            f.writelines("\t".join(" ".join(str(r.get(k)).split()) for k in _EMPTY_FIELDS)
-                         + "\n" for r in empty)
-        written.append(path)
-    return written, empty
+    named = write_no_evaluations(folder, empty, "IOHprofiler's")
+    return written + ([named] if named else []), empty
