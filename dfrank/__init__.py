@@ -10,7 +10,7 @@ from ._jit import progress as _progress
 _threads.choose_defaults()   # before any numba pool starts; the user's environment wins
 _progress.install()          # one line on stderr when a first use compiles for long
 
-from . import callbacks, datasets, metrics  # noqa: E402
+from . import callbacks, cluster, datasets, metrics  # noqa: E402
 from .api import evaluate, maximize  # noqa: E402
 from .compare import Comparison, compare  # noqa: E402
 from .data import RankingData  # noqa: E402
@@ -41,7 +41,7 @@ def __getattr__(name):
 
 __all__ = ["evaluate", "maximize", "compare", "Comparison", "significance", "fuse",
            "FusionResult", "tune", "TuneResult", "TuneError",
-           "metrics", "datasets", "callbacks", "LinearRanker", "Result", "RankingData",
+           "metrics", "datasets", "callbacks", "cluster", "LinearRanker", "Result", "RankingData",
            "DataFormatError", "DataWarning", "load_svmlight", "load_qrels", "load_run",
            "evaluate_run", "evaluate_letor",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",

@@ -173,6 +173,8 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
             raise ValueError(f"valid has {valid.n_features} features but the training data "
                              f"has {objective.data.n_features}; load both with the same "
                              "n_features")
+    if getattr(objective, "on_cluster", False):
+        n_jobs = 1   # the restarts one after another, each split over the cluster's workers
     n_jobs_eff = effective_n_jobs(n_jobs)
     R = strat.n_restarts
     root = seed_sequence(seed)

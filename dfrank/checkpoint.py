@@ -51,6 +51,8 @@ def _digest(*arrays):
 def _data_digest(data):
     """Digest of labels, query layout and evenly spaced rows of the features (all of them
     when X is below 64 MB): cheap on web-sized data, and any other data set differs."""
+    if not hasattr(data, "X"):   # data on a cluster: its parts' digests, made there
+        return data.digest
     X = data.X
     step = max(1, X.nbytes // _HASH_BYTES)
     return _digest(data.y, data.qptr, X[::step], np.array(X.shape))

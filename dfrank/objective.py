@@ -339,7 +339,35 @@ def _check_magnitude(data):
                          "standard|minmax, or divide the column)")
 
 
-class LinearObjective(Objective):
+class SimplexLines:
+    """The part of an exact line search on the simplex that does not read the data: its
+    arguments checked, and the point it chose recorded (for :class:`LinearObjective` and
+    the objective of data held on a cluster, :class:`dfrank.cluster.ClusterObjective`)."""
+
+    def line_arguments(self, point, direction):
+        """``(lambda, direction, j)`` of :meth:`line`, checked; j is the coordinate the
+        direction is a unit vector of, else -1."""
+        lam = self.space.check(np.asarray(point, dtype=np.float64))
+        if lam.ndim != 1:
+            raise ValueError(f"a line search starts from one point, got shape {lam.shape}")
+        delta = np.asarray(direction, dtype=np.float64)
+        finite, j = (False, -1) if delta.shape != (self.space.dim,) else direction_kind(delta)
+        if not finite:
+            raise ValueError(f"direction must have {self.space.dim} finite coordinates, "
+                             f"got shape {delta.shape}: {delta}")
+        return lam, delta, j
+
+    def line_end(self, lam, delta, res):
+        """Record the point a line search from ``lam`` along ``delta`` chose (``res``, a
+        LineResult) at the line's value, and return it: lam, or the projection of
+        lam + t delta."""
+        new = lam if res.t == 0 else self.space.project(lam + res.t * delta)
+        self.n_evals -= 1  # _record counts it again
+        self._record(new[None, :], np.array([res.value]))
+        return new
+
+
+class LinearObjective(SimplexLines, Objective):
     """Mean metric of the linear ranker ``w = Simplex.to_weights(lambda)`` on ``data``.
 
     Parameters
@@ -493,38 +521,33 @@ class LinearObjective(Objective):
         product over all features at the new point, within rounding): a coordinate ascent
         carries them from one line to the next.
         """
-        lam = self.space.check(np.asarray(point, dtype=np.float64))
-        if lam.ndim != 1:
-            raise ValueError(f"a line search starts from one point, got shape {lam.shape}")
-        delta = np.asarray(direction, dtype=np.float64)
-        finite, j = (False, -1) if delta.shape != (self.space.dim,) else direction_kind(delta)
-        if not finite:
-            raise ValueError(f"direction must have {self.space.dim} finite coordinates, "
-                             f"got shape {delta.shape}: {delta}")
+        lam, delta, j = self.line_arguments(point, direction)
         s0 = None if scores is None else self._given_scores(scores)
+        s0, u, u_order = self.line_start(lam, delta, j, s0)
+        res = self.line_scores(s0, u, rule=rule, window=window, floor=floor, u_order=u_order,
+                               within=within)
+        new = self.line_end(lam, delta, res)
+        carried = None
+        if scores is not None:
+            carried = s0 if res.t == 0 else _moved_scores(s0, u, res.t, lam + res.t * delta)
+        return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
+                          res.profile, new, carried)
+
+    def line_start(self, lam, delta, j, s0=None):
+        """``(s0, u, u_order)`` of the line from ``lam`` along ``delta`` (:meth:`line`):
+        the scores at the start (``s0`` when given), along the direction, and the rows
+        sorted by u within each query when kept with the data (else None)."""
         w = lam[:-1] - lam[-1]  # Simplex.to_weights of a checked point
         if j >= 0:  # a coordinate: its u and order are kept with the data
             u, u_order = self._coordinate_line(j)
             if s0 is None:
                 s0 = linear_scores(self.XT, w, self.rows)
+            return s0, u, u_order
+        if s0 is None:
+            s0, u = linear_scores(self.XT, np.vstack([w, delta[:-1] - delta[-1]]), self.rows)
         else:
-            u_order = None
-            if s0 is None:
-                s0, u = linear_scores(self.XT, np.vstack([w, delta[:-1] - delta[-1]]),
-                                      self.rows)
-            else:
-                u = linear_scores(self.XT, delta[:-1] - delta[-1], self.rows)
-        res = self.line_scores(s0, u, rule=rule, window=window, floor=floor, u_order=u_order,
-                               within=within)
-        moved = lam + res.t * delta
-        new = lam if res.t == 0 else self.space.project(moved)
-        self.n_evals -= 1  # _record counts it again
-        self._record(new[None, :], np.array([res.value]))
-        carried = None
-        if scores is not None:
-            carried = s0 if res.t == 0 else _moved_scores(s0, u, res.t, moved)
-        return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
-                          res.profile, new, carried)
+            u = linear_scores(self.XT, delta[:-1] - delta[-1], self.rows)
+        return s0, u, None
 
     def _given_scores(self, scores):
         """A caller's scores at a line's start, checked as float64 of one per document."""
@@ -627,5 +650,13 @@ def make_objective(data_or_objective, metric=None, ties=None):
     if isinstance(data_or_objective, RankingData):
         return LinearObjective(data_or_objective, metric or DEFAULT_METRIC,
                                ties=ties or "pessimistic")
-    raise TypeError("maximize needs a RankingData or an Objective, got "
-                    f"{type(data_or_objective).__name__}")
+    from .cluster.data import as_cluster_data, is_cluster_input
+
+    if is_cluster_input(data_or_objective):
+        from .cluster.objective import ClusterObjective
+
+        return ClusterObjective(as_cluster_data(data_or_objective), metric or DEFAULT_METRIC,
+                                ties=ties or "pessimistic")
+    raise TypeError("maximize needs a RankingData, data on a Dask cluster (a Dask "
+                    "collection, a list of shard paths, dfrank.cluster.ClusterData) or an "
+                    f"Objective, got {type(data_or_objective).__name__}")

@@ -196,10 +196,16 @@ def _sweep_args(bound, line, s0, u, order, offsets, total, ws, shift):
 
 def _averaged(bound, base):
     """(sum of the averaged queries' values at t -> -inf, number of queries averaged)."""
-    if bound.metric.empty == "skip":
-        live = ~bound.empty
+    return averaged(base, bound.empty, bound.metric.empty == "skip")
+
+
+def averaged(base, empty, skip):
+    """:func:`_averaged` of per-query values ``base``, ``empty`` marking the queries
+    without a relevant document, which are left out when ``skip``."""
+    if skip:
+        live = ~empty
         return float(base[live].sum()), int(live.sum())
-    return float(base.sum()), bound.n_queries
+    return float(base.sum()), len(base)
 
 
 def _sweep(bound, classes, s0, u, u_order, ws, line=None):
@@ -386,18 +392,33 @@ def line_search(bound, classes, s0, u, *, rule="best", window=None, floor=-np.in
         else:
             bp = _sweep(bound, classes, s0, u, u_order, ws, line)
             total = bp.total
-            found = None if bp.n_eff == 0 else best_interval(
-                bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
-                float(bp.n_eff), *bp.bins, MIN_WIDTH, TOL, BIN_SHIFT, wlo, whi, _NO_KEPT)
-        if found is not None and found[0] == 1:
-            _, value, lo, hi, hazards = found
+            found = best_found(bp, wlo, whi)
+        if found is not None:
             s0c, uc = s0.copy(), u.copy()
-            profile = DeferredProfile(
-                lambda: cut(line_profile(bound, classes, s0c, uc, u_order)[0]))
-            if lo == wlo and hi == whi:  # the segment is one interval (as choose)
-                return LineResult(float(value), 0.0, -np.inf, np.inf, total, profile)
-            t = safe_point(hazards, lo, hi, 0.5 * (lo + hi))
-            return LineResult(float(value), t, float(lo), float(hi), total, profile)
+            return found_result(found, total, wlo, whi, DeferredProfile(
+                lambda: cut(line_profile(bound, classes, s0c, uc, u_order)[0])))
     if bp is None:
         bp = _sweep(bound, classes, s0, u, u_order, ws)
     return choose(cut(_assembled(bp, ws)), bp.total, rule=rule, window=window, floor=floor)
+
+
+def best_found(bp, wlo, whi):
+    """:func:`best_interval`'s tuple for the ``"best"`` interval of a line's
+    :class:`_Breakpoints` within [wlo, whi], or None when the choice is an unbounded
+    interval (or no query is averaged): then :func:`choose` on the whole profile decides."""
+    if bp.n_eff == 0:
+        return None
+    found = best_interval(bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
+                          float(bp.n_eff), *bp.bins, MIN_WIDTH, TOL, BIN_SHIFT, wlo, whi,
+                          _NO_KEPT)
+    return found if found[0] == 1 else None
+
+
+def found_result(found, total, wlo, whi, profile):
+    """The :class:`LineResult` of an interval :func:`best_found` chose (``profile``: the
+    line's, made when read)."""
+    _, value, lo, hi, hazards = found
+    if lo == wlo and hi == whi:  # the segment is one interval (as choose)
+        return LineResult(float(value), 0.0, -np.inf, np.inf, total, profile)
+    t = safe_point(hazards, lo, hi, 0.5 * (lo + hi))
+    return LineResult(float(value), t, float(lo), float(hi), total, profile)

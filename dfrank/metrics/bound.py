@@ -186,17 +186,23 @@ class BoundMetric:
         Works on the last axis; a fixed-order numpy sum, so the result does not depend on
         the number of threads. NaN if every query is skipped.
         """
-        values = np.asarray(values)
-        if self.metric.empty != "skip":
-            return values.sum(axis=-1) / values.shape[-1]
-        keep = ~np.isnan(values)
-        n = keep.sum(axis=-1)
-        total = np.where(keep, values, 0.0).sum(axis=-1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return total / n
+        return query_mean(values, self.metric.empty == "skip")
 
     def __call__(self, scores):
         return float(self.mean(self.per_query(scores)))
 
     def __repr__(self):
         return f"BoundMetric({self.metric.name!r}, n_queries={self.n_queries}, ties={self.ties!r})"
+
+
+def query_mean(values, skip):
+    """:meth:`BoundMetric.mean` of per-query ``values`` (last axis), leaving out the NaN
+    of skipped queries when ``skip``: for values gathered from data held in parts."""
+    values = np.asarray(values)
+    if not skip:
+        return values.sum(axis=-1) / values.shape[-1]
+    keep = ~np.isnan(values)
+    n = keep.sum(axis=-1)
+    total = np.where(keep, values, 0.0).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / n

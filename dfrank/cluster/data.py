@@ -1,0 +1,184 @@
+"""Ranking data held by a Dask cluster's workers, split by query: what the driver knows of
+it (:class:`ClusterData`), and how it is made from Dask collections or shard files.
+
+The driver keeps one future per part (its :class:`~dfrank.RankingData`, on a worker) and
+the parts' query ids, sizes and feature ids; never their features.
+"""
+
+import glob
+import os
+
+import numpy as np
+
+from .._optional import need
+from ..errors import DataFormatError
+from . import tasks
+
+__all__ = ["ClusterData", "from_dask", "from_shards", "as_cluster_data", "is_cluster_input",
+           "get_client"]
+
+
+def get_client(client=None, scheduler=None):
+    """The Dask client to use: ``client``; else one for ``scheduler`` (an address); else
+    the current one; else one for the address Dask's configuration names
+    (``DASK_SCHEDULER_ADDRESS``). Never starts a cluster of its own."""
+    dask = need("dask", "data on a Dask cluster")
+    distributed = need("distributed", "data on a Dask cluster")
+    Client, current = distributed.Client, distributed.get_client
+    if client is not None:
+        return client
+    if scheduler is not None:
+        return Client(scheduler)
+    try:
+        return current()
+    except ValueError:
+        pass
+    address = dask.config.get("scheduler-address", None)
+    if address:
+        return Client(address)
+    raise ValueError("no Dask cluster to use: make a distributed.Client first, pass "
+                     "client= (or scheduler='ADDRESS'), or set DASK_SCHEDULER_ADDRESS")
+
+
+class ClusterData:
+    """Learning-to-rank data whose queries are split into parts held by Dask workers.
+
+    Made by :func:`from_dask` or :func:`from_shards` (or passed to :func:`dfrank.maximize`,
+    :class:`dfrank.DirectRanker` and :func:`dfrank.evaluate_linear` as a Dask collection
+    or a list of shard paths). Query ``q`` of the whole is query ``q - first`` of its part;
+    the parts' order is the queries' order, as if their rows were one file.
+
+    Attributes: ``client``, ``parts`` (futures of the parts' RankingData), ``names``,
+    ``n_queries``, ``n_docs``, ``n_features``, ``feature_ids``, ``qids``, ``max_label``,
+    ``digest``, ``source``.
+    """
+
+    def __init__(self, client, parts, summaries, source):
+        self.client = client
+        self.parts = list(parts)
+        self.names = [s["source"] for s in summaries]
+        self.sizes = [len(s["qids"]) for s in summaries]
+        self.qids = np.concatenate([np.asarray(s["qids"]) for s in summaries])
+        self.n_queries = len(self.qids)
+        self.n_docs = int(sum(s["n_docs"] for s in summaries))
+        self.n_features = int(summaries[0]["n_features"])
+        self.feature_ids = np.asarray(summaries[0]["feature_ids"])
+        self.max_label = max(s["max_label"] for s in summaries)
+        self.digest = tasks.digest([s["digest"] for s in summaries])
+        self.source = source
+        self._bound = {}
+
+    def __repr__(self):
+        return (f"ClusterData({len(self.parts)} parts, n_queries={self.n_queries}, "
+                f"n_docs={self.n_docs}, n_features={self.n_features})")
+
+    def bound(self, metric, ties, options):
+        """Futures of the parts' objectives for ``metric`` under ``ties`` (made once)."""
+        key = (metric.key, ties, tuple(sorted(options.items())))
+        if key not in self._bound:
+            self._bound[key] = [self.client.submit(tasks.bind, p, metric, ties, options,
+                                                   pure=False) for p in self.parts]
+        return self._bound[key]
+
+    def map(self, fn, *args, parts=None):
+        """``fn(part, *args)`` on every part where it lives, gathered in order."""
+        futures = [self.client.submit(fn, p, *args, pure=False)
+                   for p in (self.parts if parts is None else parts)]
+        return self.client.gather(futures)
+
+
+def _checked(client, parts, summaries, source, reread=None):
+    """The :class:`ClusterData` of ``parts``: every query whole in one part, the same
+    features in every part (a part with fewer SVMlight features is read again with all,
+    by ``reread(index, n_features)``)."""
+    owner = {}
+    for i, s in enumerate(summaries):
+        for qid in np.asarray(s["qids"]).tolist():
+            if qid in owner:
+                raise DataFormatError(
+                    f"query {qid!r} is split: it has rows in {summaries[owner[qid]]['source']}"
+                    f" and in {s['source']}; each query's rows must lie in one part "
+                    "(partition the data by query)")
+            owner[qid] = i
+    n = max(int(s["n_features"]) for s in summaries)
+    short = [i for i, s in enumerate(summaries) if int(s["n_features"]) < n]
+    if short:
+        if reread is None:
+            i = short[0]
+            raise DataFormatError(f"{summaries[i]['source']} has {summaries[i]['n_features']} "
+                                  f"features, other parts {n}")
+        for i in short:
+            parts[i] = reread(i, n)
+        summaries = client.gather([client.submit(tasks.summary, p, pure=False)
+                                   for p in parts])
+    return ClusterData(client, parts, summaries, source)
+
+
+def from_shards(paths, *, client=None, scheduler=None):
+    """:class:`ClusterData` from SVMlight/LETOR files (paths or glob patterns, in order)
+    that the workers read themselves: each file a part, each query in one file."""
+    client = get_client(client, scheduler)
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files = []
+    for p in paths:
+        p = os.fspath(p)
+        found = sorted(glob.glob(p)) if glob.has_magic(p) else [p]
+        if not found:
+            raise FileNotFoundError(f"no shard matches {p!r}")
+        files += found
+    parts = [client.submit(tasks.read_part, f, i, pure=False) for i, f in enumerate(files)]
+    summaries = client.gather([client.submit(tasks.summary, p, pure=False) for p in parts])
+    return _checked(client, parts, summaries, f"{len(files)} shards ({files[0]}, ...)",
+                    reread=lambda i, n: client.submit(tasks.read_part, files[i], i, n,
+                                                      pure=False))
+
+
+def from_dask(X, y=None, qid=None, *, qid_column="qid", label_column="label", client=None,
+              scheduler=None):
+    """:class:`ClusterData` from Dask collections partitioned by query: a Dask DataFrame
+    with ``qid_column``, ``label_column`` and feature columns (every other one, in order);
+    or Dask arrays ``X`` (n_docs, n_features), ``y`` and ``qid`` chunked alike along rows.
+    Each partition is a part; each query's rows must lie in one partition."""
+    client = get_client(client, scheduler)
+    if y is None and qid is None and hasattr(X, "to_delayed") and hasattr(X, "columns"):
+        pieces = [(frame, qid_column, label_column) for frame in X.to_delayed()]
+    else:
+        if y is None or qid is None:
+            raise TypeError("from_dask takes a Dask DataFrame, or the arrays X, y and qid")
+        if X.ndim == 2 and len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})
+        if y.chunks[0] != X.chunks[0] or qid.chunks[0] != X.chunks[0]:
+            raise DataFormatError(f"X, y and qid must be chunked alike along rows (X: "
+                                  f"{X.chunks[0]}, y: {y.chunks[0]}, qid: {qid.chunks[0]})")
+        xs = X.to_delayed().ravel()
+        pieces = list(zip(xs, y.to_delayed().ravel(), qid.to_delayed().ravel()))
+    parts = [client.submit(tasks.read_part, client.compute(list(piece))
+                           if not isinstance(piece[1], str) else
+                           (client.compute(piece[0]), *piece[1:]), i, pure=False)
+             for i, piece in enumerate(pieces)]
+    summaries = client.gather([client.submit(tasks.summary, p, pure=False) for p in parts])
+    return _checked(client, parts, summaries, f"a Dask collection of {len(parts)} partitions")
+
+
+def is_cluster_input(obj):
+    """Whether ``obj`` is data held on a cluster: a :class:`ClusterData`, a Dask
+    collection, or a list of shard paths (checked without importing Dask)."""
+    import sys
+
+    if isinstance(obj, ClusterData):
+        return True
+    dask = sys.modules.get("dask")
+    if dask is not None and dask.is_dask_collection(obj):
+        return True
+    return isinstance(obj, (list, tuple)) and len(obj) > 0 and \
+        all(isinstance(p, (str, os.PathLike)) for p in obj)
+
+
+def as_cluster_data(obj, client=None):
+    """``obj`` (see :func:`is_cluster_input`) as a :class:`ClusterData`."""
+    if isinstance(obj, ClusterData):
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return from_shards(obj, client=client)
+    return from_dask(obj, client=client)

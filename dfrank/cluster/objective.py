@@ -1,0 +1,148 @@
+"""The objective of a linear ranker on data held by a Dask cluster (:class:`ClusterObjective`):
+the same values, lines and points as :class:`~dfrank.objective.LinearObjective` on the
+same data in one process, bit for bit, with the features never leaving their workers.
+
+Per evaluation the workers send their queries' values; per exact line search their
+queries' breakpoints (:mod:`dfrank.linesearch.split`), which the driver joins and
+chooses from, and the workers then move their scores by the step chosen. Scores stay on
+the workers: the driver holds :class:`ClusterScores`, futures of them.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..linesearch import LineResult, unsupported
+from ..linesearch.split import search_parts
+from ..metrics.bound import query_mean
+from ..metrics.registry import DEFAULT_METRIC, get_metric, with_options
+from ..objective import Objective, SimplexLines
+from ..spaces import Simplex
+from . import tasks
+
+__all__ = ["ClusterObjective", "ClusterScores"]
+
+
+@dataclass(frozen=True)
+class ClusterScores:
+    """Scores at ``point``, one future per part, each on its part's worker."""
+    point: np.ndarray
+    futures: tuple
+
+
+class ClusterObjective(SimplexLines, Objective):
+    """Mean metric of the linear ranker ``w = Simplex.to_weights(lambda)`` on
+    :class:`~dfrank.cluster.ClusterData`: :class:`~dfrank.objective.LinearObjective`'s
+    interface (values, batches, scores, exact lines along any direction), its restarts
+    run one after another, each line search split over the workers."""
+
+    is_linear = True
+    on_cluster = True
+
+    def __init__(self, data, metric=DEFAULT_METRIC, *, ties="pessimistic", max_evals=None,
+                 max_seconds=None, **metric_options):
+        m = get_metric(metric)
+        if metric_options:
+            m = with_options(m, **metric_options)
+        self.data = data
+        self.metric = m
+        self.ties = ties
+        options = dict(metric_options)
+        if m.max_grade is None:   # ERR's normalization by the largest label of all parts
+            options["max_grade"] = data.max_label
+        self.parts = data.bound(m, ties, options)
+        data.client.gather(self.parts)   # errors of binding (the data's, the metric's) now
+        super().__init__(Simplex(data.n_features), max_evals=max_evals,
+                         max_seconds=max_seconds)
+
+    def __repr__(self):
+        return (f"ClusterObjective({self.metric.name!r}, {len(self.parts)} parts, "
+                f"n_queries={self.data.n_queries}, n_features={self.data.n_features}, "
+                f"ties={self.ties!r})")
+
+    def _submit(self, fn, *args, each=None):
+        """``fn(part, *args, *each[i])`` on every part, futures in order."""
+        client = self.data.client
+        return tuple(client.submit(fn, p, *args, *(() if each is None else each[i]),
+                                   pure=False) for i, p in enumerate(self.parts))
+
+    def _gather(self, fn, *args, each=None):
+        return self.data.client.gather(list(self._submit(fn, *args, each=each)))
+
+    @property
+    def _skip(self):
+        return self.metric.empty == "skip"
+
+    # ------------------------------------------------------------------ values
+    def per_query_weights(self, W):
+        """Per-query values ``[P, n_queries]`` of linear weights ``W`` (P, d)."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        return np.concatenate(self._gather(tasks.per_query, W), axis=1)
+
+    def _values(self, pts):
+        W = pts[:, :-1] - pts[:, -1:]  # Simplex.to_weights on checked points
+        return query_mean(self.per_query_weights(W), self._skip)
+
+    def per_query(self, point):
+        """Per-query metric values at one point (not counted as an evaluation)."""
+        lam = self.space.check(np.asarray(point, dtype=np.float64))
+        return self.per_query_weights((lam[:-1] - lam[-1])[None, :])[0]
+
+    def scores(self, points):
+        """The scores at one simplex point, kept on the workers: :class:`ClusterScores`."""
+        lam = self.space.check(np.asarray(points, dtype=np.float64))
+        if lam.ndim != 1:
+            raise ValueError("on a cluster the scores of one point at a time are kept "
+                             f"(on the workers), got shape {lam.shape}")
+        return ClusterScores(lam, self._submit(tasks.scores, lam))
+
+    def flat_coordinates(self):
+        """The coordinates whose line changes no ranking of any part."""
+        return np.logical_and.reduce(self._gather(tasks.flat))
+
+    # ------------------------------------------------------------------ line search
+    @property
+    def exact_line(self):
+        return self.exact_line_reason is None
+
+    @property
+    def exact_line_reason(self):
+        return unsupported(self.metric, self.ties)
+
+    def line_scores(self, s0, u, **kwargs):
+        raise TypeError("on a cluster the scores stay on the workers: search lines with "
+                        "line(point, direction) (the strategies that search segments of "
+                        "the simplex's face, such as ca with nonnegative=True, do not run "
+                        "on a cluster)")
+
+    def line(self, point, direction, *, rule="best", window=None, floor=-np.inf,
+             within=None, scores=None):
+        """:meth:`LinearObjective.line` with the queries' sweeps on their workers (see
+        :mod:`dfrank.linesearch.split`); ``scores`` and ``LineResult.scores`` are
+        :class:`ClusterScores`."""
+        lam, delta, j = self.line_arguments(point, direction)
+        if scores is not None and not isinstance(scores, ClusterScores):
+            raise TypeError(f"scores must be the ClusterScores of scores(point), got "
+                            f"{type(scores).__name__}")
+        allowed, reason = self._allowance(self.line_cost)
+        if allowed < self.line_cost:
+            raise self._exhausted(reason)
+        s0 = [None] * len(self.parts) if scores is None else scores.futures
+        rows = self._gather(tasks.line, lam, delta, j, each=[(s,) for s in s0])
+        res = search_parts(rows, lambda v: query_mean(v, self._skip), skip=self._skip,
+                           rule=rule, window=window, floor=floor, within=within)
+        self.n_evals += self.line_cost
+        self.n_lines += 1
+        self.bytes_moved += sum(r.nbytes for r in rows)
+        new = self.line_end(lam, delta, res)
+        carried = None
+        if scores is not None:
+            carried = scores if res.t == 0 else ClusterScores(
+                new, self._submit(tasks.moved, lam, delta, j, res.t,
+                                  each=[(s,) for s in s0]))
+        return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
+                          res.profile, new, carried)
+
+    def reset(self):
+        super().reset()
+        self.bytes_moved = 0

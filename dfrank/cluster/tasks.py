@@ -1,0 +1,131 @@
+"""The tasks that run where a part of the data lives (a Dask worker): reading the part,
+binding the metric to it, and each step of a fit or an evaluation on its queries.
+
+Every task is a plain function of its arguments, so Dask can run it again on another
+worker from the same arguments: a part lost with its worker is read again, and its scores
+made again from the same steps, bit for bit.
+"""
+
+import hashlib
+import os
+
+import numpy as np
+
+from ..data import RankingData
+from ..errors import DataFormatError
+from ..linesearch.split import rows_of_line
+from ..objective import LinearObjective, _moved_scores
+from ..parallel import numba_threads_here
+
+__all__ = ["read_part", "summary", "bind", "scores", "line", "moved", "per_query", "flat",
+           "predict"]
+
+
+def _threads():
+    """numba runs on as many threads as the worker has (its ``--nthreads``): the worker
+    processes of one machine then share its cores instead of each taking all of them."""
+    try:
+        from distributed import get_worker
+
+        n = get_worker().state.nthreads
+    except (ImportError, ValueError, AttributeError):
+        return
+    numba_threads_here(max(1, int(n)))
+
+
+def read_part(source, index, n_features=None):
+    """The :class:`RankingData` of part ``index``: an SVMlight/LETOR file read here (a
+    path), or arrays ``(X, y, qid)``, or a pandas DataFrame with ``(frame, qid column,
+    label column)``, whose other columns are the features in their order."""
+    _threads()
+    if isinstance(source, (str, os.PathLike)):
+        from ..io import load_svmlight
+
+        return load_svmlight(source, n_features=n_features)
+    if len(source) == 3 and not isinstance(source[1], str):
+        X, y, qid = source
+        name = f"partition {index}"
+    else:
+        frame, qid_col, label_col = source
+        missing = [c for c in (qid_col, label_col) if c not in frame.columns]
+        if missing:
+            raise DataFormatError(f"partition {index} has no column {missing[0]!r} (columns: "
+                                  f"{list(frame.columns)[:8]}...)")
+        features = [c for c in frame.columns if c not in (qid_col, label_col)]
+        X = frame[features].to_numpy(dtype=np.float64)
+        y, qid = frame[label_col].to_numpy(), frame[qid_col].to_numpy()
+        name = f"partition {index}"
+    X, y, qid = np.asarray(X), np.asarray(y).ravel(), np.asarray(qid).ravel()
+    if X.ndim == 1:
+        X = X[:, None]
+    if n_features is not None and X.shape[1] < n_features:
+        X = np.hstack([X, np.zeros((X.shape[0], n_features - X.shape[1]), X.dtype)])
+    return RankingData.from_arrays(X, y, qid, source=name)
+
+
+def summary(data):
+    """What the driver needs of a part: its query ids, sizes, feature ids, largest label
+    and a digest of its content (for checkpoints)."""
+    from ..checkpoint import _data_digest
+
+    return {"qids": data.qids, "n_docs": data.n_docs, "n_features": data.n_features,
+            "feature_ids": data.feature_ids, "max_label": float(data.y.max()),
+            "digest": _data_digest(data), "source": data.source}
+
+
+def bind(data, metric, ties, options):
+    """The part's :class:`~dfrank.objective.LinearObjective` (its features transposed,
+    the metric bound to its queries, its line caches)."""
+    _threads()
+    return LinearObjective(data, metric, ties=ties, **options)
+
+
+def scores(part, lam):
+    """The part's scores at simplex point ``lam``."""
+    _threads()
+    return part.scores(lam)
+
+
+def line(part, lam, delta, j, s0):
+    """The part's side of the exact line search from ``lam`` along ``delta`` (s0: the
+    scores at lam, or None): :class:`~dfrank.linesearch.split.LineRows`."""
+    _threads()
+    s0, u, u_order = part.line_start(lam, delta, j, s0)
+    return rows_of_line(part.bound, part.classes, s0, u, u_order, part._scratch.get())
+
+
+def moved(part, lam, delta, j, t, s0):
+    """The part's scores after a line search from ``lam`` along ``delta`` chose ``t``,
+    from those at lam, as :meth:`LinearObjective.line` carries them."""
+    _threads()
+    _, u, _ = part.line_start(lam, delta, j, s0)
+    return _moved_scores(s0, u, t, lam + t * delta)
+
+
+def per_query(part, W):
+    """The part's per-query values of the linear weights ``W`` (P, d): (P, its queries)."""
+    _threads()
+    return part.per_query_weights(W)
+
+
+def flat(part):
+    """The part's simplex coordinates whose line changes none of its rankings."""
+    _threads()
+    return part.flat_coordinates()
+
+
+def predict(data, weights):
+    """The scores of the part's documents under ``weights``."""
+    _threads()
+    from .._kernels.scoring import features_T, linear_scores, nonzero_rows
+
+    return linear_scores(features_T(data), np.asarray(weights, np.float64),
+                         nonzero_rows(data))
+
+
+def digest(parts):
+    """One digest of the parts' digests, in order."""
+    h = hashlib.sha256()
+    for d in parts:
+        h.update(str(d).encode())
+    return h.hexdigest()
