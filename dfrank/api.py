@@ -342,4 +342,5 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed):
         plateau=info.get("plateau") if isinstance(info, dict) else None, message=msg,
         feature_ids=getattr(data, "feature_ids", None),
         space="simplex" if simplex else "box",
-        normalization=of_data(data) if isinstance(data, RankingData) else None)
+        normalization=of_data(data) if isinstance(data, RankingData) or
+        getattr(objective, "on_cluster", False) else None)

@@ -22,7 +22,7 @@ from ._optional import need
 from .api import maximize
 from .data import RankingData
 from .metrics._rank import TIES
-from .metrics.evaluation import evaluate
+from .metrics.evaluation import evaluate, evaluate_linear
 from .metrics.registry import DEFAULT_METRIC
 from .metrics.registry import get_metric
 from . import normalization
@@ -165,6 +165,12 @@ class DirectRanker(BaseEstimator):
         of (X, y) pairs, the first used) chooses among the restarts, with ``eval_group`` /
         ``eval_qid`` (lists, one per pair)."""
         options = self._validated_options()
+        if _on_cluster(X):
+            data, valid = self._cluster_data(X, y, group, qid, eval_set)
+            return self._fitted(maximize(
+                data, self.metric, self.strategy, seed=self.seed, budget=self.budget,
+                max_seconds=self.max_seconds, ties=self.ties, **options), None,
+                normalization.of_data(data))
         # feature_names_in_ and n_features_in_, as scikit-learn records them
         validate_data(self, X, reset=True, skip_check_array=True)
         data = self._data(X, y, group, qid)
@@ -192,6 +198,32 @@ class DirectRanker(BaseEstimator):
         res = maximize(data, self.metric, self.strategy, seed=self.seed, n_jobs=self.n_jobs,
                        budget=self.budget, max_seconds=self.max_seconds, valid=valid,
                        ties=self.ties, **options)
+        return self._fitted(res, valid, self.norm_)
+
+    def _cluster_data(self, X, y, group, qid, eval_set):
+        """The :class:`~dfrank.cluster.ClusterData` of Dask collections X, y and qid
+        (partitioned by query), for a fit where the data lie."""
+        from .cluster import from_dask
+
+        for name, given in (("group", group), ("eval_set", eval_set),
+                            ("normalize", self.normalize)):
+            if given:
+                raise ValueError(f"{name}= is not available for data on a Dask cluster "
+                                 "(pass qid=, a Dask array or Series of one id per row; "
+                                 "normalize the features where they are)")
+        if qid is None or y is None:
+            raise ValueError("a fit on Dask collections needs y and qid= (one id per row)")
+        arrays = [a.to_dask_array(lengths=True) if hasattr(a, "to_dask_array") else a
+                  for a in (X, y, qid)]
+        data = from_dask(*arrays)
+        self.n_features_in_ = data.n_features
+        if hasattr(X, "columns"):
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        return data, None
+
+    def _fitted(self, res, valid, norm):
+        """Record the result ``res`` of a fit as the fitted attributes; returns self."""
+        self.norm_ = norm
         self.result_ = res
         self.coef_ = np.asarray(res.weights, dtype=np.float64)
         self.best_score_ = float(res.valid_value if valid is not None else res.value)
@@ -228,15 +260,41 @@ class DirectRanker(BaseEstimator):
         return validate_data(self, X, reset=False, dtype=np.float64)
 
     def predict(self, X):
-        """One score per row (higher ranks first): :meth:`LinearRanker.predict`."""
+        """One score per row (higher ranks first): :meth:`LinearRanker.predict`; of a Dask
+        array or DataFrame, a Dask array computed where its partitions are."""
+        if _on_cluster(X):
+            from sklearn.utils.validation import check_is_fitted
+
+            check_is_fitted(self, "ranker_")
+            arr = X.to_dask_array(lengths=True) if hasattr(X, "to_dask_array") else X
+            if arr.ndim != 2 or arr.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has shape {arr.shape}; the model takes "
+                                 f"{self.n_features_in_} features")
+            return arr.rechunk({1: -1}).map_blocks(self.ranker_.predict, drop_axis=1,
+                                                   dtype=np.float64)
         X = self._check_fitted(X)
         return self.ranker_.predict(X)
 
     def score(self, X, y, group=None, qid=None):
         """The metric (``self.metric``, ``self.ties``) of the predictions."""
+        if _on_cluster(X):
+            from sklearn.utils.validation import check_is_fitted
+
+            check_is_fitted(self, "ranker_")
+            data = self._cluster_data(X, y, group, qid, None)[0]
+            return float(evaluate_linear(self.ranker_.weights, data, self.metric,
+                                         ties=self.ties))
         X = self._check_fitted(X)
         data = self._data(X, y, group, qid)
         return float(evaluate(self.ranker_.predict(X), data, self.metric, ties=self.ties))
+
+
+def _on_cluster(X):
+    """Whether X is a Dask collection (checked without importing Dask)."""
+    import sys
+
+    dask = sys.modules.get("dask")
+    return dask is not None and dask.is_dask_collection(X)
 
 
 def _is_int(x):

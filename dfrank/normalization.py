@@ -127,4 +127,6 @@ def within_queries(data, spanned=SPANNED):
 def of_data(data):
     """The normalization a model learned on ``data`` records: ``{"kind": "query"}`` when
     :func:`within_queries`, else ``{"kind": "none"}``."""
-    return {"kind": "query"} if within_queries(data) else {"kind": "none"}
+    within = getattr(data, "within_queries", None)   # data on a cluster: its parts said
+    within = within_queries(data) if within is None else within
+    return {"kind": "query"} if within else {"kind": "none"}

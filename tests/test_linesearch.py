@@ -821,3 +821,42 @@ def test_the_parallel_median_width_runs_with_numbas_own_chunks(monkeypatch):
     assert seen == [0]
     assert recording(edges[:-1], edges[1:], 8) == np.partition(w, (len(w) - 1) // 2)[
         (len(w) - 1) // 2]
+
+
+@pytest.mark.parametrize("metric,ties", [("ndcg@10", "pessimistic"), ("map", "pessimistic"),
+                                         ("err@10", "optimistic"), ("p@5", "expected"),
+                                         ("mrr", "stable")])
+def test_a_line_searched_in_parts_of_the_queries_equals_the_whole_search(metric, ties):
+    """dfrank.linesearch.split: each part sweeps its queries, the joined rows give the
+    whole search's point, interval and value bit for bit (parts of one query, of many,
+    and a line flat in some parts; ERR bound with the largest label of all parts)."""
+    from dfrank.data import RankingData
+    from dfrank.datasets import make_letor_like
+    from dfrank.linesearch import line_search
+    from dfrank.linesearch.split import rows_of_line, search_parts
+    from dfrank.objective import LinearObjective
+
+    data = make_letor_like(n_queries=150, docs_per_query=12, n_features=5, seed=4)
+    whole = LinearObjective(data, metric, ties=ties)
+    bounds = [0, 1, 2, 90, 150]
+    parts = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        r0, r1 = data.qptr[a], data.qptr[b]
+        part = RankingData(data.X[r0:r1], data.y[r0:r1], data.qptr[a:b + 1] - r0,
+                           data.qids[a:b])
+        parts.append(LinearObjective(part, metric, ties=ties, max_grade=float(data.y.max())))
+    rng = np.random.default_rng(1)
+    for trial in range(4):
+        w, v = rng.normal(size=5), rng.normal(size=5)
+        if trial == 3:   # along a feature constant in the first query: flat there
+            v = np.zeros(5)
+            part0 = data.X[:data.qptr[1]]
+            v[int(np.argmin(part0.max(axis=0) - part0.min(axis=0)))] = 1.0
+        for rule in ("best", "plateau"):
+            a = line_search(whole.bound, whole.classes, linear_scores(whole.XT, w, whole.rows),
+                            linear_scores(whole.XT, v, whole.rows), rule=rule)
+            rows = [rows_of_line(p.bound, p.classes, linear_scores(p.XT, w, p.rows),
+                                 linear_scores(p.XT, v, p.rows)) for p in parts]
+            b = search_parts(rows, whole.bound.mean, skip=whole.metric.empty == "skip",
+                             rule=rule)
+            assert (a.value, a.t, a.lower, a.upper) == (b.value, b.t, b.lower, b.upper)

@@ -65,6 +65,8 @@ class ClusterData:
         self.feature_ids = np.asarray(summaries[0]["feature_ids"])
         self.max_label = max(s["max_label"] for s in summaries)
         self.digest = tasks.digest([s["digest"] for s in summaries])
+        # features normalized within each query in every part (LETOR's QueryLevelNorm)
+        self.within_queries = all(s["within_queries"] for s in summaries)
         self.source = source
         self._bound = {}
 

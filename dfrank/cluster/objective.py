@@ -20,7 +20,7 @@ from ..objective import Objective, SimplexLines
 from ..spaces import Simplex
 from . import tasks
 
-__all__ = ["ClusterObjective", "ClusterScores"]
+__all__ = ["ClusterObjective", "ClusterScores", "evaluate_linear"]
 
 
 @dataclass(frozen=True)
@@ -146,3 +146,25 @@ class ClusterObjective(SimplexLines, Objective):
     def reset(self):
         super().reset()
         self.bytes_moved = 0
+
+
+def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic",
+                    per_query=False, **options):
+    """:func:`dfrank.metrics.evaluation.evaluate_linear` of data on a cluster (a
+    :class:`~dfrank.cluster.ClusterData`, a Dask collection or shard paths): each part's
+    queries evaluated where they are, the same values as in one process."""
+    from .data import as_cluster_data
+
+    data = as_cluster_data(data)
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    if w.shape != (data.n_features,) or not np.all(np.isfinite(w)):
+        raise ValueError(f"weights must be {data.n_features} finite numbers (one per "
+                         f"feature), got shape {w.shape}")
+    single = not isinstance(metrics, (list, tuple))
+    out = {}
+    for name in [metrics] if single else list(metrics):
+        objective = ClusterObjective(data, name, ties=ties, **options)
+        values = objective.per_query_weights(w[None, :])[0]
+        out[objective.metric.name] = values if per_query else \
+            float(query_mean(values, objective._skip))
+    return next(iter(out.values())) if single else out

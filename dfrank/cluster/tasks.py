@@ -67,10 +67,12 @@ def summary(data):
     """What the driver needs of a part: its query ids, sizes, feature ids, largest label
     and a digest of its content (for checkpoints)."""
     from ..checkpoint import _data_digest
+    from ..normalization import within_queries
 
     return {"qids": data.qids, "n_docs": data.n_docs, "n_features": data.n_features,
             "feature_ids": data.feature_ids, "max_label": float(data.y.max()),
-            "digest": _data_digest(data), "source": data.source}
+            "digest": _data_digest(data), "source": data.source,
+            "within_queries": within_queries(data)}
 
 
 def bind(data, metric, ties, options):

@@ -1,0 +1,147 @@
+"""dfrank.cluster: a fit, an evaluation and a prediction on data held by Dask workers
+equal those of one process on the same data, bit for bit, for any partitioning."""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import dfrank
+from dfrank.data import RankingData
+from dfrank.datasets import make_letor_like
+from dfrank.errors import DataFormatError
+from dfrank.io import save_svmlight
+
+distributed = pytest.importorskip("distributed", reason="needs dask[distributed] "
+                                                        "(pip install 'dfrank[dask]')")
+da = pytest.importorskip("dask.array")
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as c:
+        yield c
+
+
+def _rows(data):
+    return np.repeat(data.qids, np.diff(data.qptr))
+
+
+def _arrays(data, cuts):
+    """Dask arrays X, y, qid of ``data`` cut after the queries ``cuts``."""
+    rows = tuple(np.diff([0] + [int(data.qptr[q]) for q in cuts] + [data.n_docs]))
+    return (da.from_array(data.X, chunks=(rows, -1)), da.from_array(data.y, chunks=(rows,)),
+            da.from_array(_rows(data), chunks=(rows,)))
+
+
+def _shards(data, cuts, folder):
+    """SVMlight files of ``data`` cut after the queries ``cuts``, and the whole file."""
+    bounds = [0] + list(cuts) + [data.n_queries]
+    paths = []
+    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        r0, r1 = int(data.qptr[a]), int(data.qptr[b])
+        part = RankingData(data.X[r0:r1], data.y[r0:r1], data.qptr[a:b + 1] - r0,
+                           data.qids[a:b])
+        paths.append(os.path.join(folder, f"part{k}.txt"))
+        save_svmlight(part, paths[-1])
+    whole = os.path.join(folder, "whole.txt")
+    with open(whole, "w") as f:
+        f.write("".join(open(p).read() for p in paths))
+    return paths, whole
+
+
+def _same(a, b):
+    assert a.value == b.value and np.array_equal(a.point, b.point)
+    assert np.array_equal(a.weights, b.weights) and a.n_evals == b.n_evals
+    assert a.strategy == b.strategy
+
+
+def test_the_default_fit_on_a_cluster_equals_one_process_for_any_partitioning(client):
+    data = make_letor_like(n_queries=1100, docs_per_query=12, n_features=6, seed=5)
+    local = dfrank.maximize(data, seed=2)
+    assert local.strategy == "coordinate_ascent"   # auto: ca above 1,000 queries
+    for cuts in ([550], [1, 2, 700], [300, 301, 302, 900]):
+        _same(local, dfrank.maximize(dfrank.cluster.from_dask(*_arrays(data, cuts)), seed=2))
+
+
+@pytest.mark.parametrize("metric,rule", [("map", "plateau"), ("err@10", "best"),
+                                         ("ndcg@5", "best")])
+def test_ca_on_shard_files_equals_ca_on_the_whole_file(client, tmp_path, metric, rule):
+    data = make_letor_like(n_queries=120, docs_per_query=15, n_features=5, seed=7)
+    data.y[data.y == data.y.max()] = 3   # ERR's normalization reads the largest label:
+    data.y[:15] = np.minimum(data.y[:15], 1)   # the first shard's is smaller than the rest's
+    paths, whole = _shards(data, [40, 41], tmp_path)
+    local = dfrank.maximize(dfrank.load_svmlight(whole), metric, "ca", seed=1, restarts=2,
+                            rule=rule)
+    remote = dfrank.maximize([os.path.join(tmp_path, "part*.txt")], metric, "ca", seed=1,
+                             restarts=2, rule=rule)
+    _same(local, remote)
+
+
+def test_a_dask_dataframe_with_qid_and_label_columns_fits_as_its_rows(client):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    data = make_letor_like(n_queries=60, docs_per_query=10, n_features=4, seed=3)
+    frame = pd.DataFrame(data.X, columns=[f"f{i}" for i in range(4)])
+    frame.insert(0, "qid", _rows(data))
+    frame.insert(1, "label", data.y)
+    remote = dfrank.maximize(dd.from_pandas(frame, npartitions=3, sort=False), "ndcg@10",
+                             "ca", seed=0, restarts=2)
+    _same(dfrank.maximize(data, "ndcg@10", "ca", seed=0, restarts=2), remote)
+
+
+def test_a_worker_killed_mid_fit_gives_the_same_model(client):
+    data = make_letor_like(n_queries=200, docs_per_query=12, n_features=6, seed=11)
+    local = dfrank.maximize(data, "ndcg@10", "ca", seed=4, restarts=2)
+    remote_data = dfrank.cluster.from_dask(*_arrays(data, [100]))
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one(intermediate):
+        if not killed and intermediate.n_evals >= 10:   # mid-way through the first restart
+            address, pid = sorted(pids.items())[0]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(address)
+
+    remote = dfrank.maximize(remote_data, "ndcg@10", "ca", seed=4, restarts=2,
+                             callback=kill_one)
+    assert killed
+    _same(local, remote)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_a_query_split_across_partitions_is_an_error_naming_both(client, tmp_path):
+    data = make_letor_like(n_queries=20, docs_per_query=6, n_features=3, seed=1)
+    X, y, qid = _arrays(data, [10])
+    rows = X.chunks[0]
+    cut = (rows[0] - 2, rows[1] + 2)   # the last two rows of query 9 go to partition 1
+    with pytest.raises(DataFormatError, match=r"query .* is split: .*partition 0.* "
+                                              r"partition 1"):
+        dfrank.cluster.from_dask(X.rechunk((cut, -1)), y.rechunk((cut,)), qid.rechunk((cut,)))
+    paths, _ = _shards(data, [10], tmp_path)
+    with open(paths[1], "a") as f:   # a row of the first shard's query in the second
+        f.write(open(paths[0]).readline())
+    with pytest.raises(DataFormatError, match=r"part0\.txt and in .*part1\.txt"):
+        dfrank.cluster.from_shards(paths)
+
+
+def test_evaluate_predict_and_score_on_a_cluster_equal_one_process(client):
+    pytest.importorskip("sklearn")
+    data = make_letor_like(n_queries=80, docs_per_query=10, n_features=5, seed=9)
+    X, y, qid = _arrays(data, [30, 31])
+    est = dfrank.DirectRanker(strategy="ca", restarts=2, seed=3).fit(X, y, qid=qid)
+    local = dfrank.DirectRanker(strategy="ca", restarts=2, seed=3).fit(data.X, data.y,
+                                                                       qid=_rows(data))
+    assert np.array_equal(est.coef_, local.coef_)
+    assert np.array_equal(est.predict(X).compute(), local.predict(data.X))
+    assert est.score(X, y, qid=qid) == local.score(data.X, data.y, qid=_rows(data))
+    metrics = ["ndcg@10", "map", "err@10"]
+    on_cluster = dfrank.metrics.evaluation.evaluate_linear(
+        est.coef_, dfrank.cluster.from_dask(X, y, qid), metrics, per_query=True)
+    here = dfrank.metrics.evaluation.evaluate_linear(est.coef_, data, metrics, per_query=True)
+    for m in metrics:
+        assert np.array_equal(on_cluster[m], here[m], equal_nan=True)
