@@ -28,6 +28,7 @@ def add_arguments(p):
                         "ties in file order, NDCG@k of a query shorter than k counts 0 "
                         "(metrics p@1..16 for 3.0 or p@1..10 for 4.0, ndcg@ the same, map)")
     o.add_ties(p)
+    o.add_scheduler(p, "DATA")
     o.add_quiet(p)
 
 
@@ -45,8 +46,11 @@ def run(args):
         raise DataFormatError(f"the model reads feature id {largest:,}, above max_features="
                               f"{cap:,}: the data would be a dense matrix that wide; pass "
                               "--max-features if the data really is", path=args.model)
-    data = o.load(args.data, args, min_features=largest)
     names = args.metric or list(DEFAULT_METRICS)
+    data = o.cluster_data(args, args.data)
+    if data is not None:   # evaluated where its shards are
+        return _on_cluster(model, data, names, args)
+    data = o.load(args.data, args, min_features=largest)
     if args.letor_tool:
         values = _letor_tool_values(model.predict(data), data, names, args)
     else:
@@ -54,23 +58,51 @@ def run(args):
         o.compiling(args.quiet)
         values = evaluate(model.predict(data), data, metrics, ties=args.ties,
                           per_query=args.per_query)
+    _report(values, data.qids, args)
+    return 0
+
+
+def _on_cluster(model, data, names, args):
+    """The model's metrics on data held by a cluster's workers."""
+    from ..metrics.evaluation import evaluate_linear
+
+    if args.letor_tool:
+        raise o.UsageError("--letor-tool reads the data in this process; drop --scheduler")
+    if model.normalization and model.normalization.get("kind") not in (None, "none",
+                                                                       "query"):
+        raise o.UsageError("the model normalizes features by constants, which a cluster's "
+                           "shards are not: evaluate it on files read here")
+    column = {int(f): j for j, f in enumerate(data.feature_ids)}
+    missing = [int(f) for f in model.feature_ids if int(f) not in column]
+    if missing:
+        raise o.UsageError(f"the model reads feature id {missing[0]}, which the shards do "
+                           f"not have (their ids run up to {int(data.feature_ids.max())})")
+    weights = np.zeros(data.n_features)   # the model's weights on the shards' columns
+    weights[[column[int(f)] for f in model.feature_ids]] = model.weights
+    metrics = [o.metric_of(args, m) for m in names]
+    values = evaluate_linear(weights, data, metrics, ties=args.ties, per_query=args.per_query)
+    _report(values, data.qids, args)
+    return 0
+
+
+def _report(values, qids, args):
+    """Print (or write as JSON) the metrics' ``values``, per query of ``qids`` if asked."""
     out = o.Outputs()
     js = {k: (v.tolist() if args.per_query else v) for k, v in values.items()}
     if args.per_query:
-        js["qid"] = [q.item() if hasattr(q, "item") else q for q in data.qids]
+        js["qid"] = [q.item() if hasattr(q, "item") else q for q in qids]
     out.json(args.json, js, "values")
     if args.json != "-":
         if args.per_query:
             names = list(values)
             rows = [[str(q)] + [f"{values[n][i]:.4f}" for n in names]
-                    for i, q in enumerate(data.qids)]
+                    for i, q in enumerate(qids)]
             rows.append(["all"] + [f"{np.nanmean(values[n]):.4f}" for n in names])
             print(format_table(rows, ["qid"] + names))
         else:
             print(format_table([[k, f"{v:.4f}"] for k, v in values.items()],
                                ["metric", "value"]))
     out.done()
-    return 0
 
 
 def _letor_tool_values(scores, data, metrics, args):

@@ -15,6 +15,7 @@ examples:
   dfrank fit Fold1/train.txt.gz --valid Fold1/vali.txt.gz --test Fold1/test.txt.gz \\
       --metric ndcg@10 -o model.json
   dfrank fit Fold1/train.txt.gz --strategy ca --restarts 5 -o model.json
+  dfrank fit 'shards/train-*.txt' --scheduler tcp://10.0.0.1:8786 -o model.json
 
 The default strategy is {DEFAULT_STRATEGY}: smoothed_es (a smoothed metric, 5 runs averaged)
 below 1,000 training queries, where a single maximum overfits; ca (coordinate ascent, exact
@@ -52,6 +53,7 @@ def add_arguments(p):
                    help="write the full result (JSON, with traces) here")
     o.add_json(p, "the outcome (values, evaluations, seconds, weights)")
     o.add_ties(p)
+    o.add_scheduler(p, "TRAIN")
     o.add_quiet(p)
 
 
@@ -61,6 +63,9 @@ def _normalization(kind, train, path):
 
     if kind is None:
         return None
+    if not hasattr(train, "X"):
+        raise o.UsageError("--normalize fits constants on TRAIN in this process; on a "
+                           "cluster, normalize the shards where they are")
     if normalization.within_queries(train):
         raise o.UsageError(f"{path}: its features are normalized within each query already "
                            "(as LETOR's QueryLevelNorm files and MQ2008 are), and normalizing "

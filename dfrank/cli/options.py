@@ -232,6 +232,32 @@ def add_data(p, valid_help, test_help):
     add_reading(p, "TRAIN")
 
 
+def add_scheduler(p, which):
+    """--scheduler: read ``which`` on a Dask cluster's workers (shard files) and work there."""
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help=f"run on the Dask cluster of this scheduler (tcp://host:8786): "
+                        f"{which} is then a glob of LETOR/SVMlight shards, each holding whole "
+                        "queries, that the workers read from a folder they share; the "
+                        "features never leave them, and the model equals one process's on "
+                        "the same rows. Default: DASK_SCHEDULER_ADDRESS, when set and "
+                        f"{which} is a glob (pip install 'dfrank[dask]')")
+
+
+def cluster_data(args, path):
+    """The :class:`~dfrank.cluster.ClusterData` of the shards ``path`` names when the command
+    runs on a cluster (``--scheduler``, or DASK_SCHEDULER_ADDRESS and a glob), else None."""
+    import glob
+
+    address = getattr(args, "scheduler", None)
+    if address is None and os.environ.get("DASK_SCHEDULER_ADDRESS") and glob.has_magic(path):
+        address = os.environ["DASK_SCHEDULER_ADDRESS"]
+    if address is None:
+        return None
+    from ..cluster import from_shards
+
+    return from_shards(path, scheduler=address)
+
+
 def add_reading(p, which="the file"):
     """--query-file, --one-query and --max-features: how a LETOR/SVMlight file is read."""
     group = p.add_mutually_exclusive_group()
@@ -356,7 +382,7 @@ def load(path, args, n_features=None, grouping=True, min_features=None):
 def load_sets(args):
     """TRAIN, and --valid/--test read with TRAIN's feature count (None when absent); a file
     without qids takes its sibling query file (FILE.query), as LightGBM does."""
-    train = load(args.train, args)
+    train = cluster_data(args, args.train) or load(args.train, args)
     valid = load(args.valid, args, train.n_features, False) if args.valid else None
     test = load(args.test, args, train.n_features, False) if args.test else None
     return train, valid, test
@@ -493,7 +519,15 @@ def _warm_up(metric, ties, exact, strategy, data):
 
     strat = copy.deepcopy(resolve(strategy))   # the caller's own instance runs untouched
     if strat.chooses and data is not None:
-        strat = strat.pick(LinearObjective(data, metric, ties=ties))
+        if isinstance(data, RankingData):
+            strat = strat.pick(LinearObjective(data, metric, ties=ties))
+        else:   # data on a cluster: auto picks by its size
+            import types
+
+            from ..spaces import Simplex
+
+            strat = strat.pick(types.SimpleNamespace(space=Simplex(data.n_features),
+                                                     data=data))
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 2))
     tiny = RankingData.from_arrays(X, np.arange(12) % 3, np.repeat([0, 1], 6))
