@@ -236,3 +236,41 @@ class busy:
             p.kill()
             p.wait()
         return False
+
+
+def rss_anon():
+    """This process's anonymous resident memory in bytes (RssAnon: the pages only swap
+    could free; mapped files' pages, which the system drops and reads again, are left out)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("no RssAnon in /proc/self/status (Linux only)")
+
+
+class AnonPeak:
+    """The peak of :func:`rss_anon` from ``start()`` to ``stop()``, sampled every
+    ``every`` seconds by a thread (an allocation is faulted in page by page, so one that
+    matters lives for many samples)."""
+
+    def __init__(self, every=0.002):
+        import threading
+
+        self.every, self.peak, self._stop = every, 0, threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, rss_anon())
+            time.sleep(self.every)
+
+    def start(self):
+        self.peak = rss_anon()
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_anon())
+        return self.peak

@@ -4,6 +4,7 @@ header, written and read as plain arrays (:class:`dfrank.RankingData`'s ``save``
 
     data.save("train.dfrank")                         # once, after the slow text parse
     data = RankingData.load("train.dfrank")           # later: X is a memory map
+                                                      # (and XT, X transposed, another)
 
 Why a directory of ``.npy`` files: ``numpy.load(mmap_mode="r")`` maps an ``.npy`` file
 without reading it (a ``.npz`` member cannot be mapped), and ``allow_pickle=False`` keeps
@@ -21,12 +22,14 @@ import numpy as np
 
 from .errors import DataFormatError
 
-__all__ = ["write_arrays", "read_arrays", "DATA_FORMAT", "DATA_VERSION", "ARRAYS"]
+__all__ = ["write_arrays", "read_arrays", "write_transposed", "DATA_FORMAT", "DATA_VERSION",
+           "ARRAYS"]
 
 DATA_FORMAT = "dfrank.data"
-DATA_VERSION = 1
+DATA_VERSION = 2    # 2: the features also transposed (XT), as the kernels read them
 HEADER = "data.json"
-ARRAYS = ("X", "y", "qptr", "qids", "docids", "feature_ids")
+ARRAYS = ("X", "y", "qptr", "qids", "docids", "feature_ids", "XT")
+_BLOCK_BYTES = 1 << 26   # the transposed copy is written a block of rows at a time
 
 
 def _plain(a, name):
@@ -57,6 +60,8 @@ def write_arrays(path, arrays, header):
             a = _plain(a, name)
             np.save(os.path.join(tmp, f"{name}.npy"), a, allow_pickle=False)
             specs[name] = {"dtype": a.dtype.str, "shape": list(a.shape)}
+            if name == "X":
+                specs["XT"] = write_transposed(os.path.join(tmp, "XT.npy"), a)
         head = dict(header, format=DATA_FORMAT, version=DATA_VERSION, arrays=specs)
         with open(os.path.join(tmp, HEADER), "w") as f:
             json.dump(head, f, indent=1)
@@ -74,6 +79,20 @@ def write_arrays(path, arrays, header):
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return path
+
+
+def write_transposed(file, X):
+    """Write X transposed (n_features, n_docs), C-ordered, a block of rows at a time (no
+    whole copy in memory): the layout the scoring kernels read, mapped by :func:`read_arrays`
+    so that a fit on a mapped cache holds no copy of the features of its own."""
+    XT = np.lib.format.open_memmap(file, mode="w+", dtype=X.dtype,
+                                   shape=(X.shape[1], X.shape[0]))
+    step = max(1, _BLOCK_BYTES // max(1, X.shape[1] * X.itemsize))
+    for r in range(0, X.shape[0], step):
+        XT[:, r:r + step] = X[r:r + step].T
+    XT.flush()
+    del XT
+    return {"dtype": X.dtype.str, "shape": [X.shape[1], X.shape[0]]}
 
 
 def read_arrays(path, mmap=True):
@@ -106,7 +125,9 @@ def read_arrays(path, mmap=True):
             raise DataFormatError(f"unknown array {name!r} in the header", path=path)
         file = os.path.join(path, f"{name}.npy")
         try:
-            a = np.load(file, mmap_mode="r" if (mmap and name == "X") else None,
+            if name == "XT" and not mmap:   # made again from X when read into memory
+                continue
+            a = np.load(file, mmap_mode="r" if (mmap and name in ("X", "XT")) else None,
                         allow_pickle=False)
         except FileNotFoundError:
             raise DataFormatError(f"{name}.npy is missing", path=path) from None

@@ -210,18 +210,23 @@ class RankingData:
         """Write a binary cache (a directory of ``.npy`` files with a versioned JSON
         header, no pickle; see :mod:`dfrank._datafile`) that :meth:`load` maps back in a
         moment."""
-        return write_arrays(path, {name: getattr(self, name) for name in ARRAYS},
+        return write_arrays(path, {name: getattr(self, name) for name in ARRAYS
+                                   if name != "XT"},   # written from X
                             {"n_docs": self.n_docs, "n_features": self.n_features,
                              "n_queries": self.n_queries, "source": self.source})
 
     @classmethod
     def load(cls, path, mmap=True):
         """Read a cache written by :meth:`save`; with ``mmap`` (default) the feature matrix
-        is a read-only memory map, so loading costs no time and no memory up front."""
+        is a read-only memory map, so loading costs no time and no memory up front, and
+        so is its transposed copy that the kernels read (in caches since version 2)."""
         arrays, header = read_arrays(path, mmap=mmap)
-        return cls(arrays["X"], arrays["y"], arrays["qptr"], arrays["qids"],
+        data = cls(arrays["X"], arrays["y"], arrays["qptr"], arrays["qids"],
                    docids=arrays.get("docids"), feature_ids=arrays.get("feature_ids"),
                    source=header.get("source") or os.fspath(path))
+        if arrays.get("XT") is not None:   # the kernels' layout, mapped too: no copy made
+            data.derived.XT = arrays["XT"]
+        return data
 
     # ------------------------------------------------------------------ views
     def query_rows(self, i):

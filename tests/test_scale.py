@@ -48,6 +48,31 @@ def test_cache_round_trip_is_a_memory_map(data, tmp_path, dtype):
     assert eager.X.flags.writeable
 
 
+def test_a_mapped_cache_gives_the_kernels_its_transposed_features_without_a_copy(data,
+                                                                                  tmp_path):
+    """One layout of the features in memory: the cache holds them transposed too (as the
+    kernels read them), mapped like X, so a fit on it makes no copy; a cache written
+    before (version 1, no XT) still loads and fits the same."""
+    from dfrank._kernels.scoring import features_T
+
+    path = tmp_path / "c.dfrank"
+    data.save(path)
+    back = dfrank.RankingData.load(path)
+    XT = features_T(back)
+    assert isinstance(XT, np.memmap) and not XT.flags.writeable
+    np.testing.assert_array_equal(XT, data.X.T)
+    head = path / "data.json"
+    h = json.loads(head.read_text())
+    del h["arrays"]["XT"]
+    head.write_text(json.dumps({**h, "version": 1}))
+    (path / "XT.npy").unlink()
+    old = dfrank.RankingData.load(path)
+    assert not isinstance(features_T(old), np.memmap)
+    r1 = dfrank.maximize(back, "ndcg@10", "ca", restarts=2, seed=0)
+    r2 = dfrank.maximize(old, "ndcg@10", "ca", restarts=2, seed=0)
+    assert r1.value == r2.value and np.array_equal(r1.point, r2.point)
+
+
 def test_cache_errors(data, tmp_path):
     with pytest.raises(FileNotFoundError, match="no such dfrank data cache"):
         dfrank.RankingData.load(tmp_path / "nope")

@@ -199,7 +199,7 @@ def nonzero_rows(data):
     the only ones :func:`dot_block` needs to read."""
     if data.derived.XT_rows is None:
         XT = features_T(data)
-        data.derived.XT_rows = np.flatnonzero(np.any(XT != 0, axis=1)).astype(np.int64)
+        data.derived.XT_rows = np.flatnonzero(XT.any(axis=1)).astype(np.int64)  # no temporary
     return data.derived.XT_rows
 
 

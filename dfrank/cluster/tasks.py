@@ -33,11 +33,40 @@ def _threads():
     numba_threads_here(max(1, int(n)))
 
 
+def _transposed_on_disk(data):
+    """Keep the part's transposed features (what the kernels read) in a file of the
+    worker's local directory, mapped, instead of a second copy in memory: its pages are
+    the system's to drop and read again. The file is unlinked at once (the mapping
+    keeps it until the part is gone)."""
+    import tempfile
+
+    from .._datafile import write_transposed
+
+    try:
+        from distributed import get_worker
+
+        folder = get_worker().local_directory
+    except (ImportError, ValueError, AttributeError):
+        folder = None
+    fd, path = tempfile.mkstemp(prefix="dfrank-XT-", suffix=".npy", dir=folder)
+    os.close(fd)
+    try:
+        write_transposed(path, data.X)
+        data.derived.XT = np.load(path, mmap_mode="r")
+    finally:
+        os.unlink(path)
+    return data
+
+
 def read_part(source, index, n_features=None):
     """The :class:`RankingData` of part ``index``: an SVMlight/LETOR file read here (a
     path), or arrays ``(X, y, qid)``, or a pandas DataFrame with ``(frame, qid column,
     label column)``, whose other columns are the features in their order."""
     _threads()
+    return _transposed_on_disk(_read(source, index, n_features))
+
+
+def _read(source, index, n_features):
     if isinstance(source, (str, os.PathLike)):
         from ..io import load_svmlight
 
