@@ -18,6 +18,7 @@ from .errors import DataFormatError, DataWarning, TuneError  # noqa: E402
 from .fusion import FusionResult, fuse  # noqa: E402
 from .tuning import TuneResult, tune  # noqa: E402
 from .io import load_qrels, load_run, load_svmlight  # noqa: E402
+from .metrics.evaluation import evaluate_linear  # noqa: E402
 from .metrics.letor_tool import evaluate_letor  # noqa: E402
 from .metrics.trec_eval import evaluate_run  # noqa: E402
 from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # noqa: E402
@@ -39,7 +40,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'dfrank' has no attribute {name!r}")
 
 
-__all__ = ["evaluate", "maximize", "compare", "Comparison", "significance", "fuse",
+__all__ = ["evaluate", "evaluate_linear", "maximize", "compare", "Comparison", "significance", "fuse",
            "FusionResult", "tune", "TuneResult", "TuneError",
            "metrics", "datasets", "callbacks", "cluster", "LinearRanker", "Result", "RankingData",
            "DataFormatError", "DataWarning", "load_svmlight", "load_qrels", "load_run",

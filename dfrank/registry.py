@@ -48,6 +48,8 @@ class Strategy:
     needs_linear_objective = False   # needs a LinearObjective (data, simplex)
     linear_reason = "for its exact line search"
     supports_box = True              # can search a Box
+    reads_features = False           # reads the data's features in this process (not on
+    #                                  data held by a cluster, dfrank.cluster)
     makes_line_searches = False      # calls objective.line (the line search's kernels)
     chooses = False                  # picks another strategy by the objective: pick(objective)
     # can keep a simplex search on its non-negative face (option nonnegative=True): what
@@ -104,6 +106,11 @@ class Strategy:
             raise TypeError(f"{self.label} needs a linear ranker objective (LinearObjective "
                             f"over a Simplex) {self.linear_reason}; got "
                             f"{type(objective).__name__} over {objective.space!r}")
+        if self.reads_features and getattr(objective, "on_cluster", False):
+            raise TypeError(f"{self.label} reads the features in this process, and these "
+                            "are held by a Dask cluster's workers: run coordinate ascent "
+                            "('ca', the default there) or a strategy that only evaluates "
+                            "points (pso, random, grid, steepest_ascent)")
         if isinstance(objective.space, Box) and not self.supports_box:
             raise TypeError(f"{self.label} searches the simplex of a linear ranker; it "
                             f"cannot search {objective.space!r}")

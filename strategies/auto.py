@@ -7,7 +7,9 @@ generalizes: coordinate ascent with its exact line search then reaches higher va
 held-out queries in a fraction of the time (``benchmarks/choose_default_by_size.py``; the
 table is in docs/decisions.md). So ``auto`` runs ``smoothed_es`` below
 :data:`MANY_QUERIES` training queries and ``ca`` with one restart from there on, and
-``pattern`` on a box of parameters. The result names the strategy that ran.
+``pattern`` on a box of parameters. The result names the strategy that ran. On data held
+by a cluster (:mod:`dfrank.cluster`) it runs ``ca`` whatever the size: ``smoothed_es``
+reads the features in the driver's process.
 """
 
 from dfrank.registry import BOX_STRATEGY, Strategy, register_strategy, resolve
@@ -22,6 +24,8 @@ def choice(objective):
         return BOX_STRATEGY, {}
     data = getattr(objective, "data", None)
     if data is not None and data.n_queries >= MANY_QUERIES:
+        return "ca", {"restarts": 1}
+    if getattr(objective, "on_cluster", False):   # smoothed_es reads the features here
         return "ca", {"restarts": 1}
     return "smoothed_es", {}
 

@@ -111,6 +111,8 @@ class IPOPCMAES(Strategy):
         once at the end (not counted in the budget). "best" keeps the best run.
     """
 
+    reads_features = True   # its coordinates are scaled by each feature's deviation
+
     default_restarts = 10
 
     hyperparameters = {"popsize": Int(4, none=True),

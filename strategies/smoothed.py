@@ -20,6 +20,7 @@ from dfrank.hyperparams import Int, Real, check_float
 class _Smoothed(Strategy):
     """Shared plumbing: binding the surrogate to the objective's data and metric."""
 
+    reads_features = True
     kind = None
     needs_linear_objective = True
     linear_reason = "to differentiate its scores"

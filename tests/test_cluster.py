@@ -140,8 +140,8 @@ def test_evaluate_predict_and_score_on_a_cluster_equal_one_process(client):
     assert np.array_equal(est.predict(X).compute(), local.predict(data.X))
     assert est.score(X, y, qid=qid) == local.score(data.X, data.y, qid=_rows(data))
     metrics = ["ndcg@10", "map", "err@10"]
-    on_cluster = dfrank.metrics.evaluation.evaluate_linear(
+    on_cluster = dfrank.evaluate_linear(
         est.coef_, dfrank.cluster.from_dask(X, y, qid), metrics, per_query=True)
-    here = dfrank.metrics.evaluation.evaluate_linear(est.coef_, data, metrics, per_query=True)
+    here = dfrank.evaluate_linear(est.coef_, data, metrics, per_query=True)
     for m in metrics:
         assert np.array_equal(on_cluster[m], here[m], equal_nan=True)

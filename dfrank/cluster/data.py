@@ -117,8 +117,9 @@ def _checked(client, parts, summaries, source, reread=None):
 
 
 def from_shards(paths, *, client=None, scheduler=None):
-    """:class:`ClusterData` from SVMlight/LETOR files (paths or glob patterns, in order)
-    that the workers read themselves: each file a part, each query in one file."""
+    """:class:`ClusterData` from SVMlight/LETOR files (paths or glob patterns, in order;
+    or binary caches of :meth:`RankingData.save`) that the workers read themselves: each
+    file a part, each query in one file."""
     client = get_client(client, scheduler)
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]

@@ -8,6 +8,7 @@ chooses from, and the workers then move their scores by the step chosen. Scores 
 the workers: the driver holds :class:`ClusterScores`, futures of them.
 """
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,9 @@ class ClusterObjective(SimplexLines, Objective):
     """Mean metric of the linear ranker ``w = Simplex.to_weights(lambda)`` on
     :class:`~dfrank.cluster.ClusterData`: :class:`~dfrank.objective.LinearObjective`'s
     interface (values, batches, scores, exact lines along any direction), its restarts
-    run one after another, each line search split over the workers."""
+    run one after another, each line search split over the workers. ``traffic`` counts
+    the line searches of every restart: lines, bytes and breakpoint rows sent to the
+    driver, and the seconds spent waiting for the workers and choosing."""
 
     is_linear = True
     on_cluster = True
@@ -52,6 +55,9 @@ class ClusterObjective(SimplexLines, Objective):
             options["max_grade"] = data.max_label
         self.parts = data.bound(m, ties, options)
         data.client.gather(self.parts)   # errors of binding (the data's, the metric's) now
+        # what the line searches moved and where their time went, over every restart
+        self.traffic = {"lines": 0, "bytes": 0, "rows": 0, "gather_seconds": 0.0,
+                        "choose_seconds": 0.0}
         super().__init__(Simplex(data.n_features), max_evals=max_evals,
                          max_seconds=max_seconds)
 
@@ -128,12 +134,14 @@ class ClusterObjective(SimplexLines, Objective):
         if allowed < self.line_cost:
             raise self._exhausted(reason)
         s0 = [None] * len(self.parts) if scores is None else scores.futures
+        t0 = time.perf_counter()
         rows = self._gather(tasks.line, lam, delta, j, each=[(s,) for s in s0])
+        t1 = time.perf_counter()
         res = search_parts(rows, lambda v: query_mean(v, self._skip), skip=self._skip,
                            rule=rule, window=window, floor=floor, within=within)
+        self._count(rows, t1 - t0, time.perf_counter() - t1)
         self.n_evals += self.line_cost
         self.n_lines += 1
-        self.bytes_moved += sum(r.nbytes for r in rows)
         new = self.line_end(lam, delta, res)
         carried = None
         if scores is not None:
@@ -143,9 +151,13 @@ class ClusterObjective(SimplexLines, Objective):
         return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
                           res.profile, new, carried)
 
-    def reset(self):
-        super().reset()
-        self.bytes_moved = 0
+    def _count(self, rows, gather, choose):
+        t = self.traffic
+        t["lines"] += 1
+        t["bytes"] += sum(r.nbytes for r in rows)
+        t["rows"] += sum(len(r.t) for r in rows)
+        t["gather_seconds"] += gather
+        t["choose_seconds"] += choose
 
 
 def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic",

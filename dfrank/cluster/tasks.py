@@ -42,6 +42,8 @@ def _transposed_on_disk(data):
 
     from .._datafile import write_transposed
 
+    if data.derived.XT is not None:   # mapped from a binary cache already
+        return data
     try:
         from distributed import get_worker
 
@@ -60,14 +62,21 @@ def _transposed_on_disk(data):
 
 def read_part(source, index, n_features=None):
     """The :class:`RankingData` of part ``index``: an SVMlight/LETOR file read here (a
-    path), or arrays ``(X, y, qid)``, or a pandas DataFrame with ``(frame, qid column,
-    label column)``, whose other columns are the features in their order."""
+    path; or a binary cache of :meth:`RankingData.save`, mapped), or arrays ``(X, y,
+    qid)``, or a pandas DataFrame with ``(frame, qid column, label column)``, whose other
+    columns are the features in their order."""
     _threads()
     return _transposed_on_disk(_read(source, index, n_features))
 
 
 def _read(source, index, n_features):
     if isinstance(source, (str, os.PathLike)):
+        if os.path.isdir(source):   # a binary cache (RankingData.save): mapped
+            data = RankingData.load(source)
+            if n_features is not None and n_features != data.n_features:
+                raise DataFormatError(f"{source} has {data.n_features} features, other "
+                                      f"parts {n_features}")
+            return data
         from ..io import load_svmlight
 
         return load_svmlight(source, n_features=n_features)
