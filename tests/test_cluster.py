@@ -145,3 +145,30 @@ def test_evaluate_predict_and_score_on_a_cluster_equal_one_process(client):
     here = dfrank.evaluate_linear(est.coef_, data, metrics, per_query=True)
     for m in metrics:
         assert np.array_equal(on_cluster[m], here[m], equal_nan=True)
+
+
+def test_the_driver_never_receives_the_features(client, monkeypatch):
+    """What comes back from the workers during a fit is values, breakpoints and summaries:
+    never a part's RankingData, its objective or an array as large as its features."""
+    from dfrank.objective import LinearObjective
+
+    data = make_letor_like(n_queries=60, docs_per_query=10, n_features=30, seed=2)
+    received = []
+    gather = type(client).gather
+
+    def spy(self, futures, *args, **kwargs):
+        out = gather(self, futures, *args, **kwargs)
+        received.extend(out if isinstance(out, list) else [out])
+        return out
+
+    monkeypatch.setattr(type(client), "gather", spy)
+    remote = dfrank.maximize(dfrank.cluster.from_dask(*_arrays(data, [30])), "ndcg@10", "ca",
+                             seed=0, restarts=2)
+    _same(dfrank.maximize(data, "ndcg@10", "ca", seed=0, restarts=2), remote)
+    assert received
+    for r in received:
+        assert not isinstance(r, (RankingData, LinearObjective))
+        arrays = [getattr(r, f) for f in vars(r)] if hasattr(r, "__dict__") else \
+            (list(r.values()) if isinstance(r, dict) else [r])
+        for a in arrays:
+            assert not (isinstance(a, np.ndarray) and a.size >= data.X.size // 2)

@@ -82,11 +82,15 @@ class ClusterData:
                                                    pure=False) for p in self.parts]
         return self._bound[key]
 
-    def map(self, fn, *args, parts=None):
-        """``fn(part, *args)`` on every part where it lives, gathered in order."""
-        futures = [self.client.submit(fn, p, *args, pure=False)
-                   for p in (self.parts if parts is None else parts)]
-        return self.client.gather(futures)
+    def wait(self, futures):
+        """Wait for ``futures`` to finish where they are, raising the first one's error;
+        their results stay on the workers (never gathered here)."""
+        from distributed import wait
+
+        wait(futures)
+        for f in futures:
+            if f.status == "error":
+                f.result()   # raises the task's own exception
 
 
 def _checked(client, parts, summaries, source, reread=None):

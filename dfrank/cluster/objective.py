@@ -54,7 +54,7 @@ class ClusterObjective(SimplexLines, Objective):
         if m.max_grade is None:   # ERR's normalization by the largest label of all parts
             options["max_grade"] = data.max_label
         self.parts = data.bound(m, ties, options)
-        data.client.gather(self.parts)   # errors of binding (the data's, the metric's) now
+        data.wait(self.parts)   # errors of binding (the data's, the metric's) now
         # what the line searches moved and where their time went, over every restart
         self.traffic = {"lines": 0, "bytes": 0, "rows": 0, "gather_seconds": 0.0,
                         "choose_seconds": 0.0}
