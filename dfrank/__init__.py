@@ -40,8 +40,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'dfrank' has no attribute {name!r}")
 
 
-__all__ = ["evaluate", "evaluate_linear", "maximize", "compare", "Comparison", "significance", "fuse",
-           "FusionResult", "tune", "TuneResult", "TuneError",
+__all__ = ["evaluate", "evaluate_linear", "maximize", "compare", "Comparison", "significance",
+           "fuse", "FusionResult", "tune", "TuneResult", "TuneError",
            "metrics", "datasets", "callbacks", "cluster", "LinearRanker", "Result", "RankingData",
            "DataFormatError", "DataWarning", "load_svmlight", "load_qrels", "load_run",
            "evaluate_run", "evaluate_letor",

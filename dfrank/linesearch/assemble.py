@@ -28,7 +28,7 @@ fixed blocks of queries; the threads of :func:`assemble` split its work at bin b
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, omitted, u1
+from .._jit.examples import arr, b1, f8, first, i8, later, omitted, u1
 from .._jit.store import njit
 from .._kernels.chunks import PRANGE_ONLY
 from .._kernels.sort import (_SHIFT32, _count_digits, _insert, _key32, _radix_passes,
@@ -88,6 +88,18 @@ def bin_runs(out_t, out_d, n, runs, run_sp, shift):
         run_sp[n_r, 1] = p
         n_r += 1
     return n_r
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE_ONLY)
+def runs_of_rows(out_t, out_d, offsets, n_out, runs, run_sp, n_runs, shift):
+    """Every query's :func:`bin_runs`, at its rows' offset (``n_runs[q]`` of them): the
+    runs a sweep makes beside its rows, made again from the rows alone (for breakpoints
+    sent without them, :mod:`dfrank.linesearch.split`). Queries in parallel."""
+    for q in prange(len(n_out)):
+        a = offsets[q]
+        b = a + n_out[q]
+        n_runs[q] = bin_runs(out_t[a:b], out_d[a:b], n_out[q], runs[a:b], run_sp[a:b],
+                             shift)
 
 
 @njit(cache=True, nogil=True)
@@ -656,4 +668,5 @@ EXAMPLES = (
           arr(i8), arr(f8), f8, f8, i8, f8, f8, arr(u1)),
     first(bin_sums, arr(i8), arr(f8, 2), arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(f8),
           omitted(True), i8),
+    later(runs_of_rows, arr(f8), arr(f8), arr(i8), arr(i8), arr(i8), arr(f8, 2), arr(i8), i8),
 )

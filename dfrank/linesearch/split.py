@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels.scratch import Scratch
-from .assemble import N_BINS, bin_sums, sum_blocks
+from .._kernels.chunks import one_at_a_time
+from .assemble import BIN_SHIFT, N_BINS, bin_sums, runs_of_rows, sum_blocks
 from .candidates import flat_within_queries
 from .choice import RULES, choose
 from .profile import DeferredProfile, LineProfile
@@ -32,8 +33,8 @@ class LineRows:
     """One part's side of a line: its queries' breakpoints, in query order.
 
     ``t, d, h``: each query's breakpoints (position, change of its value, hazard), query
-    after query, ``n_out`` of them per query; ``runs, run_sp, n_runs``: the same rows
-    summed by bin (:func:`~dfrank.linesearch.assemble.bin_runs`); ``base``: each query's
+    after query, ``n_out`` of them per query (their sums by bin are made again from them
+    where they are joined); ``base``: each query's
     value at t -> -inf; ``empty``: the queries without a relevant document; ``total``: the
     crossings counted by the candidates; ``flat``: no document of the part passes another
     along the line, and then ``at_start`` holds each query's value at t = 0."""
@@ -41,9 +42,6 @@ class LineRows:
     d: np.ndarray
     h: np.ndarray
     n_out: np.ndarray
-    runs: np.ndarray
-    run_sp: np.ndarray
-    n_runs: np.ndarray
     base: np.ndarray
     empty: np.ndarray
     total: int
@@ -53,8 +51,7 @@ class LineRows:
     @property
     def nbytes(self):
         """Bytes this part sends for the line."""
-        return sum(getattr(self, f).nbytes for f in
-                   ("t", "d", "h", "n_out", "runs", "run_sp", "n_runs", "base", "empty"))
+        return sum(getattr(self, f).nbytes for f in ("t", "d", "h", "n_out", "base", "empty"))
 
 
 def _taken(offsets, counts):
@@ -73,32 +70,29 @@ def rows_of_line(bound, classes, s0, u, u_order=None, scratch=None):
     _, _, _, _, offsets, base, n_out, n_runs, qorder, *_ = line.fixed
     out_t, out_d, out_h, runs, run_sp = _sweep_rows(bound, line, s0, u, qorder, offsets,
                                                     line.total, ws)
-    rows, binned = _taken(offsets, n_out), _taken(offsets, n_runs)
-    return LineRows(out_t[rows], out_d[rows], out_h[rows], n_out.copy(), runs[binned],
-                    run_sp[binned], n_runs.copy(), base.copy(), bound.empty.copy(),
-                    int(line.total), flat, bound.per_query(s0) if flat else None)
+    rows = _taken(offsets, n_out)
+    return LineRows(out_t[rows], out_d[rows], out_h[rows], n_out.copy(), base.copy(),
+                    bound.empty.copy(), int(line.total), flat,
+                    bound.per_query(s0) if flat else None)
 
 
 def _joined(parts, skip):
     """The :class:`_Breakpoints` of the parts' queries, in the parts' order."""
     n_out = np.concatenate([p.n_out for p in parts])
-    n_runs = np.concatenate([p.n_runs for p in parts])
     offsets = np.zeros(len(n_out) + 1, np.int64)
     np.cumsum(n_out, out=offsets[1:])
     size = max(int(offsets[-1]), 1)
-    runs = np.zeros(size, np.int64)
-    run_sp = np.zeros((size, 2))
-    at = _taken(offsets, n_runs)   # each query's runs at its rows' offset
-    runs[at] = np.concatenate([p.runs for p in parts])
-    run_sp[at] = np.concatenate([p.run_sp for p in parts])
+    t, d = np.concatenate([p.t for p in parts]), np.concatenate([p.d for p in parts])
+    # the runs by bin the parts' sweeps made beside their rows, made again from them
+    runs, run_sp, n_runs = np.empty(size, np.int64), np.empty((size, 2)), np.empty_like(n_out)
+    with one_at_a_time():
+        runs_of_rows(t, d, offsets, n_out, runs, run_sp, n_runs, BIN_SHIFT)
     bins = (np.empty(N_BINS), np.empty(N_BINS), np.empty(N_BINS, np.int64),
             np.empty(N_BINS + 1))
     bin_sums(runs, run_sp, offsets, n_runs, *bins, blocks=sum_blocks(n_runs, N_BINS))
     base_sum, n_eff = averaged(np.concatenate([p.base for p in parts]),
                                np.concatenate([p.empty for p in parts]), skip)
-    return _Breakpoints(np.concatenate([p.t for p in parts]),
-                        np.concatenate([p.d for p in parts]),
-                        np.concatenate([p.h for p in parts]), offsets, n_out, base_sum,
+    return _Breakpoints(t, d, np.concatenate([p.h for p in parts]), offsets, n_out, base_sum,
                         n_eff, max(sum(p.total for p in parts), size), bins)
 
 
