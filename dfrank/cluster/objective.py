@@ -26,9 +26,15 @@ __all__ = ["ClusterObjective", "ClusterScores", "evaluate_linear"]
 
 @dataclass(frozen=True)
 class ClusterScores:
-    """Scores at ``point``, one future per part, each on its part's worker."""
+    """Scores at ``point``, one future per part, each on its part's worker. Those a line
+    search moved also keep how: ``start`` (the scores it started from) and ``step`` (its
+    start, direction, coordinate and t), so that the next line's tasks move them
+    themselves instead of waiting for ``futures`` (one exchange with the cluster less
+    per line; ``futures`` stay the scores' record, which a lost worker is rebuilt from)."""
     point: np.ndarray
     futures: tuple
+    start: tuple = None
+    step: tuple = None
 
 
 class ClusterObjective(SimplexLines, Objective):
@@ -133,9 +139,14 @@ class ClusterObjective(SimplexLines, Objective):
         allowed, reason = self._allowance(self.line_cost)
         if allowed < self.line_cost:
             raise self._exhausted(reason)
-        s0 = [None] * len(self.parts) if scores is None else scores.futures
+        if scores is None:
+            s0, step = [None] * len(self.parts), None
+        elif scores.step is None:
+            s0, step = scores.futures, None
+        else:
+            s0, step = scores.start, scores.step
         t0 = time.perf_counter()
-        rows = self._gather(tasks.line, lam, delta, j, each=[(s,) for s in s0])
+        rows = self._gather(tasks.line, lam, delta, j, each=[(s, step) for s in s0])
         t1 = time.perf_counter()
         res = search_parts(rows, lambda v: query_mean(v, self._skip), skip=self._skip,
                            rule=rule, window=window, floor=floor, within=within)
@@ -144,10 +155,13 @@ class ClusterObjective(SimplexLines, Objective):
         self.n_lines += 1
         new = self.line_end(lam, delta, res)
         carried = None
-        if scores is not None:
-            carried = scores if res.t == 0 else ClusterScores(
-                new, self._submit(tasks.moved, lam, delta, j, res.t,
-                                  each=[(s,) for s in s0]))
+        if scores is not None and res.t == 0:
+            carried = ClusterScores(new, scores.futures, scores.start, scores.step)
+        elif scores is not None:
+            start = scores.futures   # the scores at lam (computed, or being computed)
+            carried = ClusterScores(new, self._submit(tasks.moved, lam, delta, j, res.t,
+                                                      each=[(s,) for s in start]),
+                                    start, (lam, delta, j, res.t))
         return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
                           res.profile, new, carried)
 

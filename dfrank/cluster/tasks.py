@@ -126,10 +126,15 @@ def scores(part, lam):
     return part.scores(lam)
 
 
-def line(part, lam, delta, j, s0):
-    """The part's side of the exact line search from ``lam`` along ``delta`` (s0: the
-    scores at lam, or None): :class:`~dfrank.linesearch.split.LineRows`."""
+def line(part, lam, delta, j, s0, step=None):
+    """The part's side of the exact line search from ``lam`` along ``delta``:
+    :class:`~dfrank.linesearch.split.LineRows`. ``s0``: the scores at lam (None: made
+    here); or, with ``step`` = (the previous line's start, direction, coordinate and t),
+    the scores at that start, moved here as :func:`moved` moves them (the same values,
+    without waiting for that task)."""
     _threads()
+    if step is not None:
+        s0 = _moved(part, *step, s0)
     s0, u, u_order = part.line_start(lam, delta, j, s0)
     return rows_of_line(part.bound, part.classes, s0, u, u_order, part._scratch.get())
 
@@ -138,6 +143,10 @@ def moved(part, lam, delta, j, t, s0):
     """The part's scores after a line search from ``lam`` along ``delta`` chose ``t``,
     from those at lam, as :meth:`LinearObjective.line` carries them."""
     _threads()
+    return _moved(part, lam, delta, j, t, s0)
+
+
+def _moved(part, lam, delta, j, t, s0):
     _, u, _ = part.line_start(lam, delta, j, s0)
     return _moved_scores(s0, u, t, lam + t * delta)
 
