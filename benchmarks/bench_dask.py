@@ -181,7 +181,11 @@ def main():
           f"({size / 2**20:,.0f} MiB of features in {N_SHARDS} shards), "
           f"{test.n_docs:,} test documents; files in {folder}")
 
-    limit = int(3 * size + (1 << 30))   # the mapped shards count in a worker's RSS
+    def limit(workers):
+        """A worker's memory limit: Dask measures its whole resident set, where the shards
+        it maps (X and its transposed copy) count beside what it allocates."""
+        return int(4 * size / workers + (1 << 30))
+
     rows, loads, local = [], [], {}
     for threads in (1, 2):
         res = one_process(cache, threads)
@@ -193,7 +197,7 @@ def main():
         loads.append(load_cell(load_now()))
     lines = None
     for workers in (1, 2, 4):
-        secs, r, traffic, peaks, owners, read = on_cluster(shards, workers, limit)
+        secs, r, traffic, peaks, owners, read = on_cluster(shards, workers, limit(workers))
         same = local[min(workers, 2)]
         equal = np.array_equal(r.weights, np.array(same["weights"])) and \
             r.value == same["value"]
@@ -236,7 +240,7 @@ def main():
           f"{n * (sweeps + choose) / 60:.0f} min plus the transfer "
           f"({per['bytes'] * scale * n / 2**30:,.0f} GiB at the network's rate)")
     if args.trees:
-        secs, value = lightgbm_on_cluster(folder, test, limit, args.trees)
+        secs, value = lightgbm_on_cluster(folder, test, limit(2), args.trees)
         two = [r for r in rows if r[0].startswith("cluster, 2 ")][0]
         print(f"\nlightgbm.DaskLGBMRanker({args.trees} trees), 2 workers x 1 thread: "
               f"{secs:.1f} s, test NDCG@10 {value:.4f}; dfrank's default fit on the same "

@@ -11,14 +11,13 @@ _threads.choose_defaults()   # before any numba pool starts; the user's environm
 _progress.install()          # one line on stderr when a first use compiles for long
 
 from . import callbacks, cluster, datasets, metrics  # noqa: E402
-from .api import evaluate, maximize  # noqa: E402
+from .api import evaluate, evaluate_linear, maximize  # noqa: E402
 from .compare import Comparison, compare  # noqa: E402
 from .data import RankingData  # noqa: E402
 from .errors import DataFormatError, DataWarning, TuneError  # noqa: E402
 from .fusion import FusionResult, fuse  # noqa: E402
 from .tuning import TuneResult, tune  # noqa: E402
 from .io import load_qrels, load_run, load_svmlight  # noqa: E402
-from .metrics.evaluation import evaluate_linear  # noqa: E402
 from .metrics.letor_tool import evaluate_letor  # noqa: E402
 from .metrics.trec_eval import evaluate_run  # noqa: E402
 from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # noqa: E402

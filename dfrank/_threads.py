@@ -25,7 +25,7 @@ import ctypes
 import os
 import sys
 
-__all__ = ["choose_defaults", "tbb_library", "load_tbb"]
+__all__ = ["choose_defaults", "tbb_library", "load_tbb", "numba_threads_here"]
 
 # the file numba's tbbpool links against, by platform (its soname)
 _TBB_FILES = {"linux": "libtbb.so.12", "darwin": "libtbb.12.dylib", "win32": "tbb12.dll"}
@@ -89,3 +89,15 @@ def choose_defaults(environ=os.environ, load=load_tbb):
         return {}
     environ["OMP_WAIT_POLICY"] = "PASSIVE"
     return {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
+def numba_threads_here(n):
+    """Run the numba parallel loops of this thread on ``n`` threads. numba keeps the count
+    per thread, so only threads that dfrank starts itself call this (the restarts run side
+    by side, a serial run's thread): the caller's threads keep theirs, and a count a user
+    set (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``) stays as it is; joblib's worker
+    processes are capped through joblib's inner thread limits instead, and a Dask worker's
+    tasks (:mod:`dfrank.cluster`) run on its own thread count."""
+    import numba
+
+    numba.set_num_threads(n)

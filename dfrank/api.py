@@ -10,7 +10,11 @@ from .checkpoint import Checkpoint, fingerprint
 from .data import RankingData
 from .errors import NoEvaluationError
 from .files import sole_writer
-from .metrics.evaluation import bind_metric, evaluate, evaluate_linear
+from .cluster import ClusterObjective, as_cluster_data, is_cluster_input
+from .cluster.objective import evaluate_linear as _evaluate_on_cluster
+from .metrics.evaluation import bind_metric, evaluate
+from .metrics.evaluation import evaluate_linear as _evaluate_linear
+from .metrics.registry import DEFAULT_METRIC
 from .normalization import of_data
 from .objective import BudgetExhausted, check_budget, make_objective
 from .parallel import (child, describe_seed, effective_n_jobs, run_in_threads, run_tasks,
@@ -20,7 +24,17 @@ from .observers import CallbackCaller, CheckpointWriter, ProgressBar, RunState
 from .result import RestartResult, Result, overall_status
 from .spaces import Box, Simplex
 
-__all__ = ["evaluate", "maximize", "bind_metric"]
+__all__ = ["evaluate", "evaluate_linear", "maximize", "bind_metric"]
+
+
+def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic",
+                    per_query=False, **options):
+    """:func:`evaluate` of the linear scorer ``weights`` (one per feature of ``data``), in
+    one pass that scores and ranks; on data held by a Dask cluster (a
+    :class:`~dfrank.cluster.ClusterData`, a Dask collection, shard paths) each part's
+    queries are evaluated where they are, to the same values."""
+    evaluate_here = _evaluate_on_cluster if is_cluster_input(data) else _evaluate_linear
+    return evaluate_here(weights, data, metrics, ties=ties, per_query=per_query, **options)
 
 
 # --------------------------------------------------------------------------- maximize
@@ -153,7 +167,11 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
         raise TypeError(f"callback must be callable (it receives the intermediate Result), "
                         f"got {callback!r}")
     budget, max_seconds = check_budget(budget, max_seconds, "budget")
-    objective = make_objective(data_or_objective, metric, ties)
+    if is_cluster_input(data_or_objective):   # its queries' work done where they are
+        objective = ClusterObjective(as_cluster_data(data_or_objective),
+                                     metric or DEFAULT_METRIC, ties=ties or "pessimistic")
+    else:
+        objective = make_objective(data_or_objective, metric, ties)
     if budget is None:
         budget = objective.max_evals
     if max_seconds is None:
@@ -301,7 +319,7 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed):
     if valid is not None:
         for r in with_point:
             if r.valid_value is None:
-                r.valid_value = evaluate_linear(objective.space.to_weights(r.point), valid,
+                r.valid_value = _evaluate_linear(objective.space.to_weights(r.point), valid,
                                                 objective.metric, ties=objective.ties)
     if with_point:
         def key(r):
@@ -315,9 +333,9 @@ def _result_of(objective, strat, restarts, valid, seed, elapsed):
         if combined is not None:   # one answer made from all restarts (not counted)
             point = combined
             weights = objective.space.to_weights(point)
-            value = evaluate_linear(weights, objective.data, objective.metric,
+            value = _evaluate_linear(weights, objective.data, objective.metric,
                                     ties=objective.ties)
-            valid_value = None if valid is None else evaluate_linear(
+            valid_value = None if valid is None else _evaluate_linear(
                 weights, valid, objective.metric, ties=objective.ties)
     else:
         best, point, value, valid_value = None, None, -np.inf, None

@@ -19,12 +19,12 @@ Granularity: finished restarts always; inside a restart, strategies that can res
 worker, runs again from its start.
 """
 
-import hashlib
 import os
 import time
 
 import numpy as np
 
+from .data import content_digest
 from .errors import DataFormatError
 from .files import jsonable, read_json, write_json_atomic
 from .result import RestartResult
@@ -36,26 +36,6 @@ CHECKPOINT_FORMAT = "dfrank.checkpoint"
 # 2: the traces of finished restarts hold each improvement at its own evaluation number;
 # 1: at the number of its batch's best point
 CHECKPOINT_VERSION = 2
-_HASH_BYTES = 64 << 20      # rows of X hashed: evenly spaced, about this many bytes
-
-
-def _digest(*arrays):
-    h = hashlib.blake2b(digest_size=16)
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
-    return h.hexdigest()
-
-
-def _data_digest(data):
-    """Digest of labels, query layout and evenly spaced rows of the features (all of them
-    when X is below 64 MB): cheap on web-sized data, and any other data set differs."""
-    if not hasattr(data, "X"):   # data on a cluster: its parts' digests, made there
-        return data.digest
-    X = data.X
-    step = max(1, X.nbytes // _HASH_BYTES)
-    return _digest(data.y, data.qptr, X[::step], np.array(X.shape))
 
 
 def fingerprint(objective, strategy, root, budget, n_restarts):
@@ -71,7 +51,8 @@ def fingerprint(objective, strategy, root, budget, n_restarts):
           "budget": budget, "restarts": int(n_restarts)}
     data = getattr(objective, "data", None)
     if data is not None:
-        fp["data"] = _data_digest(data)
+        # data on a cluster: the digest of its parts' digests, made where they are
+        fp["data"] = data.digest if not hasattr(data, "X") else content_digest(data)
     return jsonable(fp)
 
 

@@ -4,6 +4,7 @@ Query ``i`` owns rows ``qptr[i]:qptr[i+1]`` of ``X`` and ``y`` (queries are cont
 rows). This is the layout every kernel in :mod:`dfrank.metrics` works on.
 """
 
+import hashlib
 import os
 
 import numpy as np
@@ -11,7 +12,9 @@ import numpy as np
 from ._datafile import ARRAYS, read_arrays, write_arrays
 from .errors import DataFormatError
 
-__all__ = ["RankingData"]
+__all__ = ["RankingData", "content_digest"]
+
+_HASH_BYTES = 64 << 20      # rows of X hashed: evenly spaced, about this many bytes
 
 
 def _as_features(X, dtype=None):
@@ -309,3 +312,21 @@ def group_runs(qid, *, row_name="row", row_numbers=None, path=None):
             line=None if row_numbers is None else int(row_numbers[starts[r]]))
     qptr = np.concatenate([starts, [n]]).astype(np.int64)
     return qptr, run_qids
+
+
+def _digest(*arrays):
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
+    return h.hexdigest()
+
+
+def content_digest(data):
+    """Digest of labels, query layout and evenly spaced rows of the features (all of them
+    when X is below 64 MB): cheap on web-sized data, and any other data set differs (what
+    a checkpoint records of its data)."""
+    X = data.X
+    step = max(1, X.nbytes // _HASH_BYTES)
+    return _digest(data.y, data.qptr, X[::step], np.array(X.shape))

@@ -19,10 +19,10 @@ import numbers
 import numpy as np
 
 from ._optional import need
-from .api import maximize
+from .api import evaluate_linear, maximize
 from .data import RankingData
 from .metrics._rank import TIES
-from .metrics.evaluation import evaluate, evaluate_linear
+from .metrics.evaluation import evaluate
 from .metrics.registry import DEFAULT_METRIC
 from .metrics.registry import get_metric
 from . import normalization

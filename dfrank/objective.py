@@ -382,6 +382,7 @@ class LinearObjective(SimplexLines, Objective):
 
     is_linear = True
     concurrent = True   # restarts may evaluate it from several threads at once
+    line_cache_share = 1.0   # of LINE_CACHE_BYTES (a part of data split by query: less)
 
     def __init__(self, data, metric=DEFAULT_METRIC, *, ties="pessimistic", max_evals=None,
                  max_seconds=None, **metric_options):
@@ -431,10 +432,11 @@ class LinearObjective(SimplexLines, Objective):
         """``(u, rows sorted by u within each query)`` along simplex coordinate j, computed
         once per coordinate and kept with the data (a coordinate ascent searches each
         coordinate many times; the scores' product is then made for one vector, not two)
-        while the kept lines stay within ``LINE_CACHE_BYTES``. The lines beyond it (web-sized
-        sets, 16 bytes a document each) are computed at each use, without the order: the
-        line search's candidates then sort each query's rows themselves, in the same
-        stable order, in scratch of their own."""
+        while the kept lines stay within ``LINE_CACHE_BYTES`` (times ``line_cache_share``:
+        a part of data split by query keeps its share, :mod:`dfrank.cluster`). The lines
+        beyond it (web-sized sets, 16 bytes a document each) are computed at each use,
+        without the order: the line search's candidates then sort each query's rows
+        themselves, in the same stable order, in scratch of their own."""
         lines = self.data.derived.coordinate_lines
         line = lines.get(j)
         if line is None:
@@ -446,7 +448,8 @@ class LinearObjective(SimplexLines, Objective):
                 u = linear_scores(self.XT, self.space.direction_to_weights(
                     np.eye(self.space.dim)[j]), self.rows)
             size = 2 * u.nbytes   # u and its order (int64)
-            if sum(a.nbytes + b.nbytes for a, b in lines.values()) + size > LINE_CACHE_BYTES:
+            if sum(a.nbytes + b.nbytes for a, b in lines.values()) + size > \
+                    LINE_CACHE_BYTES * self.line_cache_share:
                 return u, None
             line = lines[j] = (u, sort_within_queries(u, self.data.qptr))
         return line
@@ -650,13 +653,6 @@ def make_objective(data_or_objective, metric=None, ties=None):
     if isinstance(data_or_objective, RankingData):
         return LinearObjective(data_or_objective, metric or DEFAULT_METRIC,
                                ties=ties or "pessimistic")
-    from .cluster.data import as_cluster_data, is_cluster_input
-
-    if is_cluster_input(data_or_objective):
-        from .cluster.objective import ClusterObjective
-
-        return ClusterObjective(as_cluster_data(data_or_objective), metric or DEFAULT_METRIC,
-                                ties=ties or "pessimistic")
     raise TypeError("maximize needs a RankingData, data on a Dask cluster (a Dask "
                     "collection, a list of shard paths, dfrank.cluster.ClusterData) or an "
                     f"Objective, got {type(data_or_objective).__name__}")

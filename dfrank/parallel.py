@@ -12,6 +12,7 @@ never changes numba's or numpy's global thread settings. Inside
 import numpy as np
 from joblib import Parallel, delayed
 
+from ._threads import numba_threads_here
 from .data import RankingData
 from .objective import Objective
 
@@ -90,17 +91,6 @@ def run_tasks(fn, tasks, n_jobs, shared=()):
     _teach_dask_sizes()
     yield from Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(fn)(t, *shared) for t in tasks)
-
-
-def numba_threads_here(n):
-    """Run the numba parallel loops of this thread on ``n`` threads. numba keeps the count
-    per thread, so only threads that dfrank starts itself call this (the restarts run side
-    by side, a serial run's thread): the caller's threads keep theirs, and a count a user
-    set (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``) stays as it is; joblib's worker
-    processes are capped through joblib's inner thread limits instead."""
-    import numba
-
-    numba.set_num_threads(n)
 
 
 def run_in_threads(fn, tasks, workers, threads, shared=()):

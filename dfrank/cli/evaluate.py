@@ -64,7 +64,7 @@ def run(args):
 
 def _on_cluster(model, data, names, args):
     """The model's metrics on data held by a cluster's workers."""
-    from ..metrics.evaluation import evaluate_linear
+    from ..api import evaluate_linear
 
     if args.letor_tool:
         raise o.UsageError("--letor-tool reads the data in this process; drop --scheduler")

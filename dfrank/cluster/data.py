@@ -58,6 +58,7 @@ class ClusterData:
         self.parts = list(parts)
         self.names = [s["source"] for s in summaries]
         self.sizes = [len(s["qids"]) for s in summaries]
+        self.part_docs = [int(s["n_docs"]) for s in summaries]
         self.qids = np.concatenate([np.asarray(s["qids"]) for s in summaries])
         self.n_queries = len(self.qids)
         self.n_docs = int(sum(s["n_docs"] for s in summaries))
@@ -79,7 +80,8 @@ class ClusterData:
         key = (metric.key, ties, tuple(sorted(options.items())))
         if key not in self._bound:
             self._bound[key] = [self.client.submit(tasks.bind, p, metric, ties, options,
-                                                   pure=False) for p in self.parts]
+                                                   n / self.n_docs, pure=False)
+                                for p, n in zip(self.parts, self.part_docs)]
         return self._bound[key]
 
     def wait(self, futures):

@@ -15,7 +15,7 @@ from ..data import RankingData
 from ..errors import DataFormatError
 from ..linesearch.split import rows_of_line
 from ..objective import LinearObjective, _moved_scores
-from ..parallel import numba_threads_here
+from .._threads import numba_threads_here
 
 __all__ = ["read_part", "summary", "bind", "scores", "line", "moved", "per_query", "flat",
            "predict"]
@@ -104,20 +104,23 @@ def _read(source, index, n_features):
 def summary(data):
     """What the driver needs of a part: its query ids, sizes, feature ids, largest label
     and a digest of its content (for checkpoints)."""
-    from ..checkpoint import _data_digest
+    from ..data import content_digest
     from ..normalization import within_queries
 
     return {"qids": data.qids, "n_docs": data.n_docs, "n_features": data.n_features,
             "feature_ids": data.feature_ids, "max_label": float(data.y.max()),
-            "digest": _data_digest(data), "source": data.source,
+            "digest": content_digest(data), "source": data.source,
             "within_queries": within_queries(data)}
 
 
-def bind(data, metric, ties, options):
+def bind(data, metric, ties, options, share=1.0):
     """The part's :class:`~dfrank.objective.LinearObjective` (its features transposed,
-    the metric bound to its queries, its line caches)."""
+    the metric bound to its queries, its line caches: ``share`` of one process's, the
+    part's share of the documents)."""
     _threads()
-    return LinearObjective(data, metric, ties=ties, **options)
+    part = LinearObjective(data, metric, ties=ties, **options)
+    part.line_cache_share = share
+    return part
 
 
 def scores(part, lam):

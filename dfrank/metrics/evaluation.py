@@ -73,19 +73,12 @@ def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_qu
 
 def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_query=False,
                     **options):
-    """:func:`evaluate` of the linear scorer ``weights`` (one per feature of ``data``;
-    data on a Dask cluster is evaluated there, see :mod:`dfrank.cluster`).
+    """:func:`evaluate` of the linear scorer ``weights`` (one per feature of ``data``).
 
     The same values as ``evaluate`` of the scores ``X @ weights`` summed in dfrank's order
     (:func:`dfrank._kernels.scoring.linear_scores`), computed in one pass that scores and
     ranks, without a score vector.
     """
-    from ..cluster.data import is_cluster_input
-
-    if is_cluster_input(data):   # where its parts are
-        from ..cluster.objective import evaluate_linear as on_cluster
-
-        return on_cluster(weights, data, metrics, ties=ties, per_query=per_query, **options)
     _check_data(data)
     w = np.ascontiguousarray(weights, dtype=np.float64)
     if w.shape != (data.n_features,):
