@@ -126,6 +126,7 @@ class Objective:
     concurrent = False  # may be evaluated from several threads at once (own buffers each)
     exact_line = False  # has the exact line search for its metric and tie policy
     line_cost = 1
+    position = None     # (sweep, line, lines per sweep) of a coordinate ascent, as it goes
 
     def expect_lines(self):
         """Exact line searches are coming (a strategy says so before its first point):

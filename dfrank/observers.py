@@ -86,7 +86,8 @@ class Observer:
 
 class ProgressBar(Observer):
     """Restarts done of how many (tqdm, with its estimate of the time left), and the
-    evaluations and the best value so far beside them."""
+    evaluations and the best value so far beside them (and the sweep and line a coordinate
+    ascent is at: a single restart on large data, or on a cluster, takes a while)."""
     follows_evaluations = True
 
     def __init__(self, n_restarts, n_done, label):
@@ -95,12 +96,15 @@ class ProgressBar(Observer):
         self.bar = tqdm(total=n_restarts, initial=n_done, desc=label, unit="restart",
                         leave=False, dynamic_ncols=True)
 
-    def _note(self, n_evals, best):
-        self.bar.set_postfix_str(f"{n_evals} evals, best {best:.4f}", refresh=False)
+    def _note(self, n_evals, best, where=""):
+        self.bar.set_postfix_str(f"{where}{n_evals} evals, best {best:.4f}", refresh=False)
         self.bar.update(0)   # redraws when tqdm's refresh interval has passed
 
     def evaluated(self, state, obj):
-        self._note(state.n_evals + obj.n_evals, max(state.best_value, obj.best_value))
+        # a coordinate ascent says where its sweep is (one long restart still moves)
+        sweep, line, lines = getattr(obj, "position", None) or (0, 0, 0)
+        where = f"sweep {sweep}, line {line + 1}/{lines}, " if sweep else ""
+        self._note(state.n_evals + obj.n_evals, max(state.best_value, obj.best_value), where)
 
     def finished(self, state, restart):
         self.bar.update(1)

@@ -124,12 +124,16 @@ class CoordinateAscent(Strategy):
         widths[skip] = np.inf
         gain = np.inf
         sweep = 0
+        n_lines = int((~skip).sum())
         for sweep in range(1, self.max_sweeps + 1):
             before = value
             order = rng.permutation(dim) if self.shuffle else np.arange(dim)
+            done = 0
             for j in order:
                 if skip[j]:
                     continue
+                objective.position = (sweep, done, n_lines)   # for a progress bar
+                done += 1
                 if exact:
                     res = objective.line(point, eye[j], rule=self.rule, window=self.window,
                                          floor=value, scores=scores)

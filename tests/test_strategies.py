@@ -419,3 +419,28 @@ def test_the_registries_names_say_which_registry():
                              (metric_registry, "available", "metric_names")):
         with pytest.warns(DeprecationWarning, match=f"is now .*{new}"):
             assert getattr(module, old) is getattr(module, new)
+
+
+def test_the_progress_bar_of_a_coordinate_ascent_says_its_sweep_and_line(monkeypatch):
+    """One restart of ca on large data is one long step of a bar counting restarts: the
+    bar's note says which sweep and which of its lines the search is at."""
+    notes = []
+
+    class Bar:
+        def set_postfix_str(self, text, refresh=True):
+            notes.append(text)
+
+        def update(self, n):
+            pass
+
+        def close(self):
+            pass
+
+    import tqdm.auto
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", lambda *args, **kwargs: Bar())
+    data = testing.planted_data()
+    r = dfrank.maximize(data, "ndcg@10", "ca", restarts=1, seed=0, progress=True)
+    lines = data.n_features + 1 - int(LinearObjective(data).flat_coordinates().sum())
+    assert f"sweep 1, line 1/{lines}, " in notes[1]
+    assert any(n.startswith(f"sweep {r.restarts[0].info['sweeps']}, ") for n in notes)

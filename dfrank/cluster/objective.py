@@ -72,14 +72,17 @@ class ClusterObjective(SimplexLines, Objective):
                 f"n_queries={self.data.n_queries}, n_features={self.data.n_features}, "
                 f"ties={self.ties!r})")
 
-    def _submit(self, fn, *args, each=None):
+    def _submit(self, fn, *args, each=None, priority=0):
         """``fn(part, *args, *each[i])`` on every part, futures in order."""
         client = self.data.client
         return tuple(client.submit(fn, p, *args, *(() if each is None else each[i]),
-                                   pure=False) for i, p in enumerate(self.parts))
+                                   pure=False, priority=priority)
+                     for i, p in enumerate(self.parts))
 
     def _gather(self, fn, *args, each=None):
-        return self.data.client.gather(list(self._submit(fn, *args, each=each)))
+        """:meth:`_submit`'s results, waited for: before any task queued without waiting
+        (the moved scores, which the next line's tasks do not need)."""
+        return self.data.client.gather(list(self._submit(fn, *args, each=each, priority=1)))
 
     @property
     def _skip(self):

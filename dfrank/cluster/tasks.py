@@ -8,6 +8,7 @@ made again from the same steps, bit for bit.
 
 import hashlib
 import os
+import threading
 
 import numpy as np
 
@@ -21,9 +22,15 @@ __all__ = ["read_part", "summary", "bind", "scores", "line", "moved", "per_query
            "predict"]
 
 
+_SET = threading.local()   # whether this worker thread has set numba's count already
+
+
 def _threads():
     """numba runs on as many threads as the worker has (its ``--nthreads``): the worker
-    processes of one machine then share its cores instead of each taking all of them."""
+    processes of one machine then share its cores instead of each taking all of them.
+    Set once per worker thread (numba keeps the count per thread)."""
+    if getattr(_SET, "done", False):
+        return
     try:
         from distributed import get_worker
 
@@ -31,6 +38,7 @@ def _threads():
     except (ImportError, ValueError, AttributeError):
         return
     numba_threads_here(max(1, int(n)))
+    _SET.done = True
 
 
 def _transposed_on_disk(data):
