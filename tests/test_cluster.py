@@ -172,3 +172,30 @@ def test_the_driver_never_receives_the_features(client, monkeypatch):
             (list(r.values()) if isinstance(r, dict) else [r])
         for a in arrays:
             assert not (isinstance(a, np.ndarray) and a.size >= data.X.size // 2)
+
+
+def test_fit_and_evaluate_on_shards_with_a_scheduler_address(client, tmp_path, monkeypatch,
+                                                             capsys):
+    """``dfrank fit GLOB --scheduler ADDRESS`` writes the model a fit of the whole file
+    writes; ``dfrank evaluate`` of it on the shards prints the whole file's values (with
+    the address in DASK_SCHEDULER_ADDRESS and a glob, as Dask reads it)."""
+    import json
+
+    from dfrank import cli
+
+    data = make_letor_like(n_queries=90, docs_per_query=10, n_features=5, seed=6)
+    paths, whole = _shards(data, [30, 60], tmp_path)
+    glob = os.path.join(tmp_path, "part*.txt")
+    address = client.scheduler.address
+    for args, out in (([glob, "--scheduler", address], "cluster.json"), ([whole], "one.json")):
+        assert cli.main(["fit", *args, "--strategy", "ca", "--restarts", "2", "-o",
+                         str(tmp_path / out), "--quiet"]) == 0
+    models = [json.load(open(tmp_path / f)) for f in ("cluster.json", "one.json")]
+    assert models[0]["weights"] == models[1]["weights"]
+    capsys.readouterr()
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", address)
+    printed = []
+    for where in (glob, whole):
+        assert cli.main(["evaluate", str(tmp_path / "one.json"), where, "--json", "-"]) == 0
+        printed.append(json.loads(capsys.readouterr().out))
+    assert printed[0] == printed[1]

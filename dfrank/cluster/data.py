@@ -27,12 +27,16 @@ def get_client(client=None, scheduler=None):
     Client, current = distributed.Client, distributed.get_client
     if client is not None:
         return client
-    if scheduler is not None:
-        return Client(scheduler)
     try:
-        return current()
+        here = current()
     except ValueError:
-        pass
+        here = None
+    if scheduler is not None:   # this process's client of that scheduler, if it has one
+        same = here is not None and here.scheduler is not None and \
+            here.scheduler.address == scheduler
+        return here if same else Client(scheduler)
+    if here is not None:
+        return here
     address = dask.config.get("scheduler-address", None)
     if address:
         return Client(address)
