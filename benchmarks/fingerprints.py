@@ -41,9 +41,9 @@ def digest(a):
 def one_name_per_strategy():
     """The first registered name of each class (and of each preset of a class)."""
     seen, names = set(), []
-    names = getattr(registry, "strategy_names", None) or registry.available   # older commits
+    every = getattr(registry, "strategy_names", None) or registry.available   # older commits
     get = getattr(registry, "get_strategy", None) or registry.get
-    for name in sorted(set(names())):
+    for name in sorted(set(every())):
         obj = get(name)
         key = (obj, None) if isinstance(obj, type) else (type(obj), repr(vars(obj)))
         if key not in seen:

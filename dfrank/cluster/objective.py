@@ -81,8 +81,13 @@ class ClusterObjective(SimplexLines, Objective):
 
     def _gather(self, fn, *args, each=None):
         """:meth:`_submit`'s results, waited for: before any task queued without waiting
-        (the moved scores, which the next line's tasks do not need)."""
-        return self.data.client.gather(list(self._submit(fn, *args, each=each, priority=1)))
+        (the moved scores, which the next line's tasks do not need), and fetched from the
+        workers straight, not through the scheduler (unless the client was made with
+        ``direct_to_workers=False``: workers it cannot reach)."""
+        client = self.data.client
+        direct = getattr(client, "direct_to_workers", None) is not False
+        return client.gather(list(self._submit(fn, *args, each=each, priority=1)),
+                             direct=direct)
 
     @property
     def _skip(self):
