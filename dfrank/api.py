@@ -11,8 +11,10 @@ from .data import RankingData
 from .errors import NoEvaluationError
 from .files import sole_writer
 from .cluster import ClusterObjective, as_cluster_data, is_cluster_input
+from .cluster.objective import evaluate as _evaluate_scores_on_cluster
 from .cluster.objective import evaluate_linear as _evaluate_on_cluster
-from .metrics.evaluation import bind_metric, evaluate
+from .metrics.evaluation import bind_metric
+from .metrics.evaluation import evaluate as _evaluate
 from .metrics.evaluation import evaluate_linear as _evaluate_linear
 from .metrics.registry import DEFAULT_METRIC
 from .normalization import of_data
@@ -25,6 +27,19 @@ from .result import RestartResult, Result, overall_status
 from .spaces import Box, Simplex
 
 __all__ = ["evaluate", "evaluate_linear", "maximize", "bind_metric"]
+
+
+def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_query=False,
+             **options):
+    evaluate_here = _evaluate_scores_on_cluster if is_cluster_input(data) else _evaluate
+    return evaluate_here(scores, data, metrics, ties=ties, per_query=per_query, **options)
+
+
+evaluate.__doc__ = _evaluate.__doc__ + """
+    On data held by a Dask cluster (:mod:`dfrank.cluster`) ``scores`` is a Dask array, one
+    score per document in the rows' order, and each part's queries are evaluated where
+    they are, to the same values.
+    """
 
 
 def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic",

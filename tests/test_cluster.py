@@ -145,6 +145,10 @@ def test_evaluate_predict_and_score_on_a_cluster_equal_one_process(client):
     here = dfrank.evaluate_linear(est.coef_, data, metrics, per_query=True)
     for m in metrics:
         assert np.array_equal(on_cluster[m], here[m], equal_nan=True)
+    scores = est.predict(X)   # a Dask array, chunked unlike the parts
+    assert dfrank.evaluate(scores.rechunk(50), dfrank.cluster.from_dask(X, y, qid),
+                           metrics) == \
+        dfrank.evaluate(local.predict(data.X), data, metrics)
 
 
 def test_the_driver_never_receives_the_features(client, monkeypatch):

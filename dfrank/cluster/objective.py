@@ -21,7 +21,7 @@ from ..objective import Objective, SimplexLines
 from ..spaces import Simplex
 from . import tasks
 
-__all__ = ["ClusterObjective", "ClusterScores", "evaluate_linear"]
+__all__ = ["ClusterObjective", "ClusterScores", "evaluate_linear", "evaluate"]
 
 
 @dataclass(frozen=True)
@@ -201,4 +201,36 @@ def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic"
         values = objective.per_query_weights(w[None, :])[0]
         out[objective.metric.name] = values if per_query else \
             float(query_mean(values, objective._skip))
+    return next(iter(out.values())) if single else out
+
+
+def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_query=False,
+             **options):
+    """:func:`dfrank.evaluate` of ``scores`` (a Dask array, one score per document in the
+    rows' order) on data held by a cluster: each part's queries evaluated where they are,
+    with its own slice of the scores, to the same values as in one process."""
+    from .data import as_cluster_data
+
+    data = as_cluster_data(data)
+    if not hasattr(scores, "to_delayed") or getattr(scores, "ndim", 0) != 1 or \
+            scores.shape[0] != data.n_docs:
+        raise ValueError(f"scores of data on a cluster must be a 1-D Dask array of "
+                         f"{data.n_docs} scores (one per document, in the rows' order), got "
+                         f"{type(scores).__name__} of shape {getattr(scores, 'shape', None)}")
+    client = data.client
+    pieces = scores.rechunk((tuple(data.part_docs),)).to_delayed().ravel()
+    chunks = [client.compute(p) for p in pieces]
+    single = not isinstance(metrics, (list, tuple))
+    out = {}
+    for name in [metrics] if single else list(metrics):
+        m = get_metric(name)
+        if options:
+            m = with_options(m, **options)
+        opts = dict(options)
+        if m.max_grade is None:
+            opts["max_grade"] = data.max_label
+        values = np.concatenate(client.gather([
+            client.submit(tasks.values_of_scores, p, c, m, ties, opts, pure=False)
+            for p, c in zip(data.parts, chunks)]))
+        out[m.name] = values if per_query else float(query_mean(values, m.empty == "skip"))
     return next(iter(out.values())) if single else out

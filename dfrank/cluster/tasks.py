@@ -19,7 +19,7 @@ from ..objective import LinearObjective, _moved_scores
 from .._threads import numba_threads_here
 
 __all__ = ["read_part", "summary", "bind", "scores", "line", "moved", "per_query", "flat",
-           "predict"]
+           "predict", "values_of_scores"]
 
 
 _SET = threading.local()   # whether this worker thread has set numba's count already
@@ -166,6 +166,15 @@ def per_query(part, W):
     """The part's per-query values of the linear weights ``W`` (P, d): (P, its queries)."""
     _threads()
     return part.per_query_weights(W)
+
+
+def values_of_scores(data, scores, metric, ties, options):
+    """The part's per-query values of ``scores`` (one per document of the part)."""
+    _threads()
+    from ..metrics.evaluation import evaluate
+
+    return evaluate(np.asarray(scores).ravel(), data, metric, ties=ties, per_query=True,
+                    **options)
 
 
 def flat(part):

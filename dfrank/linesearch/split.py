@@ -6,7 +6,10 @@ lives) and sends their breakpoints, their runs by bin and their values at t -> -
 (:class:`LineRows`); :func:`search_parts` joins the parts in query order and runs the very
 stages the one-process search runs on the same arrays -- the sums by bin, the assembly,
 the choice -- so that the chosen point and value equal the one-process ones bit for bit,
-whatever the partitioning. The one exception: a ``"best"`` line of more than
+whatever the partitioning. Every breakpoint travels (17 bytes), not only the sums by bin
+and the rows of the bins chosen: the default ``"plateau"`` rule reads the whole profile
+(its median interval width, each interval's window), and sums by bin added part after
+part would depend on the partitioning. The one exception: a ``"best"`` line of more than
 :data:`~dfrank.linesearch.search.PART_CROSSINGS` crossings, which one process sweeps in
 parts with finer bins, is chosen here from all its rows at once (the same interval, its
 value within rounding).
