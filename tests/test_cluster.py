@@ -203,3 +203,18 @@ def test_fit_and_evaluate_on_shards_with_a_scheduler_address(client, tmp_path, m
         assert cli.main(["evaluate", str(tmp_path / "one.json"), where, "--json", "-"]) == 0
         printed.append(json.loads(capsys.readouterr().out))
     assert printed[0] == printed[1]
+
+
+def test_a_checkpointed_fit_on_a_cluster_resumes_to_the_same_result(client, tmp_path):
+    """A checkpoint records data on a cluster by its parts' digests (made where they are):
+    the run resumes from it to the uninterrupted result, and other data is refused."""
+    data = make_letor_like(n_queries=80, docs_per_query=8, n_features=4, seed=12)
+    parts = dfrank.cluster.from_dask(*_arrays(data, [40]))
+    path = tmp_path / "run.ckpt"
+    whole = dfrank.maximize(parts, "ndcg@10", "ca", seed=0, restarts=3, checkpoint=path)
+    again = dfrank.maximize(parts, "ndcg@10", "ca", seed=0, restarts=3, resume=path)
+    _same(whole, again)
+    other = make_letor_like(n_queries=80, docs_per_query=8, n_features=4, seed=13)
+    with pytest.raises(ValueError, match="checkpoint"):
+        dfrank.maximize(dfrank.cluster.from_dask(*_arrays(other, [40])), "ndcg@10", "ca",
+                        seed=0, restarts=3, resume=path)
