@@ -52,16 +52,16 @@ class ClusterData:
     or a list of shard paths). Query ``q`` of the whole is query ``q - first`` of its part;
     the parts' order is the queries' order, as if their rows were one file.
 
-    Attributes: ``client``, ``parts`` (futures of the parts' RankingData), ``names``,
-    ``n_queries``, ``n_docs``, ``n_features``, ``feature_ids``, ``qids``, ``max_label``,
-    ``digest``, ``source``.
+    Attributes: ``client``, ``parts`` (futures of the parts' RankingData), ``names`` (where
+    each part came from), ``part_docs`` (its documents), ``n_queries``, ``n_docs``,
+    ``n_features``, ``feature_ids``, ``qids``, ``max_label``, ``digest``,
+    ``within_queries`` (features normalized within each query in every part), ``source``.
     """
 
     def __init__(self, client, parts, summaries, source):
         self.client = client
         self.parts = list(parts)
         self.names = [s["source"] for s in summaries]
-        self.sizes = [len(s["qids"]) for s in summaries]
         self.part_docs = [int(s["n_docs"]) for s in summaries]
         self.qids = np.concatenate([np.asarray(s["qids"]) for s in summaries])
         self.n_queries = len(self.qids)
@@ -70,7 +70,6 @@ class ClusterData:
         self.feature_ids = np.asarray(summaries[0]["feature_ids"])
         self.max_label = max(s["max_label"] for s in summaries)
         self.digest = tasks.digest([s["digest"] for s in summaries])
-        # features normalized within each query in every part (LETOR's QueryLevelNorm)
         self.within_queries = all(s["within_queries"] for s in summaries)
         self.source = source
         self._bound = {}
@@ -103,15 +102,16 @@ def _checked(client, parts, summaries, source, reread=None):
     """The :class:`ClusterData` of ``parts``: every query whole in one part, the same
     features in every part (a part with fewer SVMlight features is read again with all,
     by ``reread(index, n_features)``)."""
-    owner = {}
-    for i, s in enumerate(summaries):
-        for qid in np.asarray(s["qids"]).tolist():
-            if qid in owner:
-                raise DataFormatError(
-                    f"query {qid!r} is split: it has rows in {summaries[owner[qid]]['source']}"
-                    f" and in {s['source']}; each query's rows must lie in one part "
-                    "(partition the data by query)")
-            owner[qid] = i
+    qids = np.concatenate([np.asarray(s["qids"]) for s in summaries])
+    owner = np.repeat(np.arange(len(summaries)), [len(s["qids"]) for s in summaries])
+    order = np.argsort(qids, kind="stable")
+    twice = np.flatnonzero(qids[order][1:] == qids[order][:-1])
+    if len(twice):   # (within a part, a query's rows are one run already)
+        a, b = order[twice[0]], order[twice[0] + 1]
+        raise DataFormatError(
+            f"query {qids[a].item()!r} is split: it has rows in "
+            f"{summaries[owner[a]]['source']} and in {summaries[owner[b]]['source']}; each "
+            "query's rows must lie in one part (partition the data by query)")
     n = max(int(s["n_features"]) for s in summaries)
     short = [i for i, s in enumerate(summaries) if int(s["n_features"]) < n]
     if short:
