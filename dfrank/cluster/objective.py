@@ -24,6 +24,19 @@ from . import tasks
 __all__ = ["ClusterObjective", "ClusterScores", "evaluate_linear", "evaluate"]
 
 
+def metric_on_parts(metric, options, data):
+    """``(the metric with options, the options each part binds it with)``: those given, and
+    the largest label of all parts where the metric reads the data's (ERR's
+    normalization), so that every part normalizes as the whole does."""
+    m = get_metric(metric)
+    if options:
+        m = with_options(m, **options)
+    options = dict(options)
+    if m.max_grade is None:
+        options["max_grade"] = data.max_label
+    return m, options
+
+
 @dataclass(frozen=True)
 class ClusterScores:
     """Scores at ``point``, one future per part, each on its part's worker. Those a line
@@ -50,15 +63,10 @@ class ClusterObjective(SimplexLines, Objective):
 
     def __init__(self, data, metric=DEFAULT_METRIC, *, ties="pessimistic", max_evals=None,
                  max_seconds=None, **metric_options):
-        m = get_metric(metric)
-        if metric_options:
-            m = with_options(m, **metric_options)
+        m, options = metric_on_parts(metric, metric_options, data)
         self.data = data
         self.metric = m
         self.ties = ties
-        options = dict(metric_options)
-        if m.max_grade is None:   # ERR's normalization by the largest label of all parts
-            options["max_grade"] = data.max_label
         self.parts = data.bound(m, ties, options)
         data.wait(self.parts)   # errors of binding (the data's, the metric's) now
         # what the line searches moved and where their time went, over every restart
@@ -223,12 +231,7 @@ def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_qu
     single = not isinstance(metrics, (list, tuple))
     out = {}
     for name in [metrics] if single else list(metrics):
-        m = get_metric(name)
-        if options:
-            m = with_options(m, **options)
-        opts = dict(options)
-        if m.max_grade is None:
-            opts["max_grade"] = data.max_label
+        m, opts = metric_on_parts(name, options, data)
         values = np.concatenate(client.gather([
             client.submit(tasks.values_of_scores, p, c, m, ties, opts, pure=False)
             for p, c in zip(data.parts, chunks)]))
