@@ -3,6 +3,7 @@
 
 import contextlib
 import functools
+import time
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from .cluster.objective import evaluate_linear as _evaluate_on_cluster
 from .metrics.evaluation import bind_metric
 from .metrics.evaluation import evaluate as _evaluate
 from .metrics.evaluation import evaluate_linear as _evaluate_linear
-from .metrics.registry import DEFAULT_METRIC
+from .metrics.registry import DEFAULT_METRIC, DEFAULT_TIES
 from .normalization import of_data
 from .objective import BudgetExhausted, check_budget, make_objective
 from .parallel import (child, describe_seed, effective_n_jobs, run_in_threads, run_tasks,
@@ -29,7 +30,7 @@ from .spaces import Box, Simplex
 __all__ = ["evaluate", "evaluate_linear", "maximize", "bind_metric"]
 
 
-def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_query=False,
+def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES, per_query=False,
              **options):
     evaluate_here = _evaluate_scores_on_cluster if is_cluster_input(data) else _evaluate
     return evaluate_here(scores, data, metrics, ties=ties, per_query=per_query, **options)
@@ -42,7 +43,7 @@ evaluate.__doc__ = _evaluate.__doc__ + """
     """
 
 
-def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic",
+def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES,
                     per_query=False, **options):
     """:func:`evaluate` of the linear scorer ``weights`` (one per feature of ``data``), in
     one pass that scores and ranks; on data held by a Dask cluster (a
@@ -71,10 +72,8 @@ def _run_restart(task, objective, listener=None, progress=None, cancel=None):
     ``progress(index, objective, state_fn)``, when given, receives the strategy's
     mid-restart states (checkpointed runs); a task may carry ``resume`` = such a saved
     state, from which a resumable strategy continues."""
-    import time as _time
-
     strategy, index, ss, max_evals, deadline, resume = task
-    max_seconds = None if deadline is None else max(0.0, deadline - _time.time())
+    max_seconds = None if deadline is None else max(0.0, deadline - time.time())
     obj = objective.fresh(max_evals=max_evals, max_seconds=max_seconds)
     obj.listener = listener
     obj.cancel = cancel
@@ -175,37 +174,16 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
         Also when the budget runs out, the callback stops the run or Ctrl-C interrupts it
         (``interrupted=True``): the best point found so far is kept.
     """
-    import time
-
     t_start = time.perf_counter()
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable (it receives the intermediate Result), "
                         f"got {callback!r}")
     budget, max_seconds = check_budget(budget, max_seconds, "budget")
-    if is_cluster_input(data_or_objective):   # its queries' work done where they are
-        objective = ClusterObjective(as_cluster_data(data_or_objective),
-                                     metric or DEFAULT_METRIC, ties=ties or "pessimistic")
-    else:
-        objective = make_objective(data_or_objective, metric, ties)
-    if budget is None:
-        budget = objective.max_evals
-    if max_seconds is None:
-        max_seconds = objective.max_seconds
-    if strategy is None:
-        strategy = BOX_STRATEGY if isinstance(objective.space, Box) else DEFAULT_STRATEGY
-    strat = resolve(strategy, **options)
-    if strat.chooses:   # auto: the strategy for this objective's size
-        strat = strat.pick(objective)
-    strat.check(objective)
-    if valid is not None:
-        if not isinstance(valid, RankingData):
-            raise TypeError(f"valid must be a RankingData, got {type(valid).__name__}")
-        if not getattr(objective, "is_linear", False):
-            raise ValueError("valid= needs a linear ranker objective (data, not a box)")
-        if valid.n_features != objective.data.n_features:
-            raise ValueError(f"valid has {valid.n_features} features but the training data "
-                             f"has {objective.data.n_features}; load both with the same "
-                             "n_features")
+    objective = _objective_of(data_or_objective, metric, ties)
+    budget = objective.max_evals if budget is None else budget
+    max_seconds = objective.max_seconds if max_seconds is None else max_seconds
+    strat = _strategy_for(objective, strategy, options)
+    _check_valid(valid, objective)
     if getattr(objective, "on_cluster", False):
         n_jobs = 1   # the restarts one after another, each split over the cluster's workers
     n_jobs_eff = effective_n_jobs(n_jobs)
@@ -216,33 +194,77 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
     saver, restored, partial = _checkpointing(checkpoint, resume, checkpoint_every,
                                               fingerprint(objective, strat, root, budget, R)
                                               if checkpoint or resume else None, strat)
-    skip = {r.index for r in restored}
-
-    def tasks():
-        """Restarts made on demand; none is started after the deadline but the first,
-        which evaluates at least its start point."""
-        first = True
-        for r in range(n_tasks):
-            if r in skip:
-                continue
-            if deadline is not None and not first and time.time() >= deadline:
-                return
-            first = False
-            yield (strat, r, child(root, r), _restart_budget(budget, R, r), deadline,
-                   partial if (partial is not None and partial["index"] == r) else None)
-
-    def assemble(restarts, seconds):
-        return _result_of(objective, strat, restarts, valid, seed, seconds)
-
     writer = CheckpointWriter(saver) if saver is not None else None
-    sole = contextlib.ExitStack()   # this run, the one writer of its checkpoint
-    if saver is not None:
-        sole.enter_context(sole_writer(saver.path, "checkpoint"))
-    state = RunState(restored, assemble, [
-        ProgressBar(n_tasks, len(restored), strat.label) if progress else None, writer,
-        CallbackCaller(callback, n_jobs_eff != 1, objective, valid) if callback else None],
-        t_start=t_start)
-    interrupted = False
+    # this run is the one writer of its checkpoint until the end
+    with contextlib.nullcontext() if saver is None else sole_writer(saver.path, "checkpoint"):
+        state = RunState(restored, lambda restarts, seconds: _result_of(
+            objective, strat, restarts, valid, seed, seconds), [
+            ProgressBar(n_tasks, len(restored), strat.label) if progress else None, writer,
+            CallbackCaller(callback, n_jobs_eff != 1, objective, valid) if callback else None],
+            t_start=t_start)
+        tasks = _restart_tasks(strat, n_tasks, {r.index for r in restored}, root, budget,
+                               deadline, partial)
+        interrupted = _run_restarts(objective, strat, state, writer, tasks,
+                                    n_tasks - len(restored), n_jobs, n_jobs_eff,
+                                    callback is not None)
+    return _final_result(state, interrupted, n_tasks, deadline, strat)
+
+
+def _objective_of(data_or_objective, metric, ties):
+    """The objective :func:`maximize` maximizes: the data's on a cluster's workers
+    (:mod:`dfrank.cluster`), or :func:`make_objective`'s."""
+    if is_cluster_input(data_or_objective):   # its queries' work done where they are
+        return ClusterObjective(as_cluster_data(data_or_objective), metric or DEFAULT_METRIC,
+                                ties=ties or DEFAULT_TIES)
+    return make_objective(data_or_objective, metric, ties)
+
+
+def _strategy_for(objective, strategy, options):
+    """The strategy instance that runs on ``objective``: ``strategy`` resolved (the
+    default for the objective's space when None), ``auto``'s pick made, and checked."""
+    if strategy is None:
+        strategy = BOX_STRATEGY if isinstance(objective.space, Box) else DEFAULT_STRATEGY
+    strat = resolve(strategy, **options)
+    if strat.chooses:   # auto: the strategy for this objective's size
+        strat = strat.pick(objective)
+    strat.check(objective)
+    return strat
+
+
+def _check_valid(valid, objective):
+    """Refuse validation data that cannot validate ``objective``'s rankers."""
+    if valid is None:
+        return
+    if not isinstance(valid, RankingData):
+        raise TypeError(f"valid must be a RankingData, got {type(valid).__name__}")
+    if not getattr(objective, "is_linear", False):
+        raise ValueError("valid= needs a linear ranker objective (data, not a box)")
+    if valid.n_features != objective.data.n_features:
+        raise ValueError(f"valid has {valid.n_features} features but the training data "
+                         f"has {objective.data.n_features}; load both with the same "
+                         "n_features")
+
+
+def _restart_tasks(strat, n_tasks, skip, root, budget, deadline, partial):
+    """The restarts' arguments, made on demand (those in ``skip`` done already); none is
+    started after the deadline but the first, which evaluates at least its start point."""
+    first = True
+    R = strat.n_restarts
+    for r in range(n_tasks):
+        if r in skip:
+            continue
+        if deadline is not None and not first and time.time() >= deadline:
+            return
+        first = False
+        yield (strat, r, child(root, r), _restart_budget(budget, R, r), deadline,
+               partial if (partial is not None and partial["index"] == r) else None)
+
+
+def _run_restarts(objective, strat, state, writer, tasks, n_left, n_jobs, n_jobs_eff,
+                  has_callback):
+    """Run the restarts, each one's result handed to ``state`` as it ends (in threads, in
+    joblib's workers or one after another); the checkpoint ``writer`` is the only writer
+    of its file. Returns whether Ctrl-C interrupted them."""
     runs = None
     try:
         local = functools.partial(
@@ -251,12 +273,12 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
                                                                    state_fn))
             if writer is not None and strat.resumable else None)
         # (a progress bar then counts restarts as they end, as with joblib's workers)
-        workers = _restart_threads(objective, strat, n_tasks - len(skip), n_jobs_eff,
-                                   callback is not None or writer is not None)
+        workers = _restart_threads(objective, strat, n_left, n_jobs_eff,
+                                   has_callback or writer is not None)
         if workers:
-            runs = run_in_threads(_run_restart, tasks(), *workers, shared=(objective,))
+            runs = run_in_threads(_run_restart, tasks, *workers, shared=(objective,))
         else:
-            runs = run_tasks(local if n_jobs_eff == 1 else _run_restart, tasks(), n_jobs,
+            runs = run_tasks(local if n_jobs_eff == 1 else _run_restart, tasks, n_jobs,
                              shared=(objective,))
         for res in runs:
             try:
@@ -266,14 +288,17 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
             if res.status in ("stopped", "interrupted"):
                 break
     except KeyboardInterrupt:
-        interrupted = True
+        return True
     finally:
         if runs is not None:
             runs.close()   # restarts still running in threads end (interrupted) here
-        try:
-            state.close()
-        finally:
-            sole.close()
+        state.close()
+    return False
+
+
+def _final_result(state, interrupted, n_tasks, deadline, strat):
+    """The run's :class:`Result` from its finished restarts (in restart order), with the
+    status and message of a run that ended early."""
     done = sorted(state.done, key=lambda r: r.index)
     if not any(r.point is not None for r in done):
         if interrupted or any(r.status == "interrupted" for r in done):

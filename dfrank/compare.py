@@ -12,6 +12,7 @@ the best one by a paired test over queries (:func:`dfrank.stats.significance`) o
 per-query values averaged over seeds.
 """
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -207,13 +208,13 @@ def _label(spec):
 def _one_run(task, objective, valid, test):
     """One (strategy, seed) run; module level so that joblib can send it to a worker (the
     objective and the data go as separate arguments: a cluster receives them once)."""
-    spec, options, seed, budget, max_seconds = task
+    label, strat, seed, budget, max_seconds = task
     t0 = time.perf_counter()
     try:
-        res = maximize(objective.fresh(), strategy=spec, seed=seed, budget=budget,
-                       max_seconds=max_seconds, valid=valid, n_jobs=1, **options)
+        res = maximize(objective.fresh(), strategy=copy.deepcopy(strat), seed=seed,
+                       budget=budget, max_seconds=max_seconds, valid=valid, n_jobs=1)
     except NoEvaluationError as e:   # a strategy too slow to start within the allowance
-        return Run(strategy=_label(spec), seed=seed, train=float("nan"),
+        return Run(strategy=label, seed=seed, train=float("nan"),
                    seconds=time.perf_counter() - t0, status=f"no evaluation: {e}")
     seconds = time.perf_counter() - t0
     test_value, per_query = None, None
@@ -226,7 +227,7 @@ def _one_run(task, objective, valid, test):
     # with valid data the final ranker is the restart best on valid, not always the best
     # training point: "train" is the best the run found, as its anytime trace says
     best_train = max(res.value, float(np.max(res.trace["values"])))
-    return Run(strategy=_label(spec), seed=seed, train=best_train, valid=res.valid_value,
+    return Run(strategy=label, seed=seed, train=best_train, valid=res.valid_value,
                test=test_value, n_evals=res.n_evals, seconds=seconds, trace=res.trace,
                status=",".join(statuses), point=res.point, test_per_query=per_query)
 
@@ -292,12 +293,13 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
             spec, opts = spec
         elif isinstance(spec, str):
             opts = options.get(spec, {})
-        resolve(spec, **opts).check(objective)      # fail before any run starts
-        specs.append((spec, dict(opts)))
+        strat = resolve(spec, **opts)   # made once: every run of it starts from a copy
+        strat.check(objective)          # fail before any run starts
+        specs.append((_label(spec), strat))
     if significance not in TESTS:
         raise ValueError(f"unknown significance test {significance!r}; known: "
                          f"{', '.join(TESTS)}")
-    tasks = [(spec, opts, seed, budget, max_seconds) for spec, opts in specs for seed in seeds]
+    tasks = [(label, strat, seed, budget, max_seconds) for label, strat in specs for seed in seeds]
     runs = gather(run_tasks(_one_run, tasks, n_jobs, shared=(objective, valid, test)),
                   len(tasks), "compare", progress)
     name = getattr(getattr(objective, "metric", None), "name", None)

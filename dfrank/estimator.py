@@ -23,7 +23,7 @@ from .api import evaluate_linear, maximize
 from .data import RankingData
 from .metrics._rank import TIES
 from .metrics.evaluation import evaluate
-from .metrics.registry import DEFAULT_METRIC
+from .metrics.registry import DEFAULT_METRIC, DEFAULT_TIES
 from .metrics.registry import get_metric
 from . import normalization
 from .registry import DEFAULT_STRATEGY, resolve
@@ -72,7 +72,7 @@ class DirectRanker(BaseEstimator):
 
     def __init__(self, metric=DEFAULT_METRIC, strategy=DEFAULT_STRATEGY,
                  strategy_options=None, restarts=None, seed=0, n_jobs=1,
-                 ties="pessimistic", normalize=None, budget=None, max_seconds=None):
+                 ties=DEFAULT_TIES, normalize=None, budget=None, max_seconds=None):
         self.metric = metric
         self.strategy = strategy
         self.strategy_options = strategy_options

@@ -5,7 +5,9 @@ of the kinds below); that one declaration checks the values (``Strategy.check_op
 which :func:`dfrank.maximize` and ``DirectRanker`` call), reads them from the command line
 (``--option KEY=VALUE`` parses VALUE as the option's kind), and says what each takes in
 ``dfrank strategies NAME``. Constraints between options or on the objective (a step below
-another, a resolution that fits a box) stay in the strategy's ``check``.
+another, a resolution that fits a box) stay in the strategy's ``check``. The same kinds
+check the command line's flags (:func:`flag_type`) and a run's budget
+(:func:`dfrank.objective.check_budget`).
 """
 
 import ast
@@ -14,15 +16,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Int", "Real", "Span", "Name", "Choice", "Flag", "AsIs", "check_int",
-           "check_float", "check_choice"]
+__all__ = ["Int", "Count", "Workers", "Real", "Span", "Name", "Choice", "Flag", "AsIs",
+           "flag_type", "check_int", "check_float", "check_choice"]
+
+
+def _who(owner, name):
+    """The start of a message about option ``name`` of ``owner`` (either may be empty)."""
+    return ": ".join(x for x in (owner, name) if x)
 
 
 def check_int(owner, name, value, low, high=None):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low \
             or (high is not None and value > high):
         bound = f">= {low}" + (f" and <= {high}" if high is not None else "")
-        raise ValueError(f"{owner}: {name} must be an integer {bound}, got {value!r}")
+        raise ValueError(f"{_who(owner, name)} must be an integer {bound}, got {value!r}")
 
 
 def check_float(owner, name, value, low=None, high=None, low_open=False):
@@ -32,13 +39,13 @@ def check_float(owner, name, value, low=None, high=None, low_open=False):
     if ok and high is not None:
         ok = value <= high
     if not ok:
-        raise ValueError(f"{owner}: {name} must be a number {_range(low, high, low_open)}, "
-                         f"got {value!r}")
+        raise ValueError(f"{_who(owner, name)} must be a number "
+                         f"{_range(low, high, low_open)}, got {value!r}")
 
 
 def check_choice(owner, name, value, choices):
     if value not in choices:
-        raise ValueError(f"{owner}: {name} must be one of {list(choices)}, got {value!r}")
+        raise ValueError(f"{_who(owner, name)} must be one of {list(choices)}, got {value!r}")
 
 
 def _range(low, high, low_open):
@@ -84,6 +91,47 @@ class Int(_Kind):
         return (f"an integer >= {self.low}" + (f" and <= {self.high}" if self.high is not None
                                                 else "")
                 + "".join(f", or {w}" for w in self.words))
+
+
+@dataclass(frozen=True)
+class Count(_Kind):
+    """A whole number >= low, as an integer or a float without a fraction (``1e6``
+    evaluations); :meth:`value` gives it as an int."""
+    low: int
+    none: bool = False
+
+    def _check(self, owner, name, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+                not np.isfinite(value) or int(value) != value or value < self.low:
+            raise ValueError(f"{_who(owner, name)} must be {self._describe()}, got {value!r}")
+
+    def _parse(self, text):
+        value = float(text)
+        return int(value) if np.isfinite(value) and int(value) == value else value
+
+    def _describe(self):
+        return f"an integer >= {self.low}"
+
+    def value(self, owner, name, value):
+        """``value`` checked, as an int (None stays None where allowed)."""
+        self.check(owner, name, value)
+        return None if value is None else int(value)
+
+
+@dataclass(frozen=True)
+class Workers(_Kind):
+    """A number of parallel workers: an integer >= 1, or -1 for every core (joblib's)."""
+
+    def _check(self, owner, name, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
+                not (value >= 1 or value == -1):
+            raise ValueError(f"{_who(owner, name)} must be {self._describe()}, got {value!r}")
+
+    def _parse(self, text):
+        return int(text)
+
+    def _describe(self):
+        return "an integer >= 1, or -1 (every core)"
 
 
 @dataclass(frozen=True)
@@ -197,6 +245,24 @@ class AsIs(_Kind):
 
     def _describe(self):
         return self.what
+
+
+def flag_type(kind, name):
+    """An argparse ``type=`` named ``name`` that reads a command-line flag's text as
+    ``kind`` and checks it: the flags go through the same kinds as the strategies'
+    options."""
+    import argparse
+
+    def parse(text):
+        try:
+            value = kind.parse(text)
+            kind.check("", "", value)
+        except (ValueError, SyntaxError, TypeError):
+            raise argparse.ArgumentTypeError(f"takes {kind.describe()}, got {text!r}") from None
+        return value
+
+    parse.__name__ = name   # argparse names the type by it
+    return parse
 
 
 def __getattr__(name):

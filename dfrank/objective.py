@@ -20,12 +20,13 @@ from ._kernels.chunks import one_at_a_time
 from ._kernels.scoring import (features_T, linear_scores, moved_scores_into, nonzero_rows,
                                widened_into)
 from .data import RankingData
+from .hyperparams import Count, Real
 from ._kernels.scratch import PerThread
 from .linesearch import (LineClasses, LineResult, compile_sweep_ahead, direction_kind,
                          flat_within_queries, line_search, sort_within_queries,
                          unsupported)
 from .metrics.evaluation import bind_metric
-from .metrics.registry import DEFAULT_METRIC
+from .metrics.registry import DEFAULT_METRIC, DEFAULT_TIES
 from .spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
@@ -89,20 +90,17 @@ def check_allowance(budget, max_seconds, who):
     return budget, max_seconds
 
 
+_EVALS = Count(0, none=True)
+_SECONDS = Real(0, none=True)
+
+
 def check_budget(max_evals, max_seconds, evals_name="max_evals"):
-    """``(max_evals, max_seconds)`` checked: None, or an integer >= 0 and a finite number
-    >= 0 (a clear ValueError otherwise)."""
-    if max_evals is not None:
-        if isinstance(max_evals, bool) or not isinstance(max_evals, (int, np.integer, float)) \
-                or not np.isfinite(max_evals) or int(max_evals) != max_evals or max_evals < 0:
-            raise ValueError(f"{evals_name} must be an integer >= 0 (objective evaluations), "
-                             f"got {max_evals!r}")
-        max_evals = int(max_evals)
-    if max_seconds is not None:
-        if not (max_seconds >= 0) or not np.isfinite(max_seconds):
-            raise ValueError(f"max_seconds must be a finite number >= 0, got {max_seconds!r}")
-        max_seconds = float(max_seconds)
-    return max_evals, max_seconds
+    """``(max_evals, max_seconds)`` checked by their kinds (:mod:`dfrank.hyperparams`):
+    None, or a whole number >= 0 of objective evaluations and a finite number >= 0 of
+    seconds (a clear ValueError otherwise)."""
+    max_evals = _EVALS.value("", evals_name, max_evals)
+    _SECONDS.check("", "max_seconds", max_seconds)
+    return max_evals, None if max_seconds is None else float(max_seconds)
 
 
 class Objective:
@@ -385,7 +383,7 @@ class LinearObjective(SimplexLines, Objective):
     concurrent = True   # restarts may evaluate it from several threads at once
     line_cache_share = 1.0   # of LINE_CACHE_BYTES (a part of data split by query: less)
 
-    def __init__(self, data, metric=DEFAULT_METRIC, *, ties="pessimistic", max_evals=None,
+    def __init__(self, data, metric=DEFAULT_METRIC, *, ties=DEFAULT_TIES, max_evals=None,
                  max_seconds=None, **metric_options):
         if not isinstance(data, RankingData):
             raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
@@ -587,7 +585,7 @@ class ScoringObjective(Objective):
     metric, ties, max_evals, max_seconds, **metric_options : as :class:`LinearObjective`
     """
 
-    def __init__(self, score_fn, data, space, metric=DEFAULT_METRIC, *, ties="pessimistic",
+    def __init__(self, score_fn, data, space, metric=DEFAULT_METRIC, *, ties=DEFAULT_TIES,
                  max_evals=None, max_seconds=None, **metric_options):
         if not callable(score_fn):
             raise TypeError("score_fn must be callable: x -> one score per document")
@@ -653,7 +651,7 @@ def make_objective(data_or_objective, metric=None, ties=None):
         return data_or_objective
     if isinstance(data_or_objective, RankingData):
         return LinearObjective(data_or_objective, metric or DEFAULT_METRIC,
-                               ties=ties or "pessimistic")
+                               ties=ties or DEFAULT_TIES)
     raise TypeError("maximize needs a RankingData, data on a Dask cluster (a Dask "
                     "collection, a list of shard paths, dfrank.cluster.ClusterData) or an "
                     f"Objective, got {type(data_or_objective).__name__}")

@@ -18,7 +18,7 @@ from .metrics.registry import DEFAULT_METRIC
 from .spaces import Box
 
 __all__ = ["register_strategy", "register_family", "get_strategy", "strategy_names",
-           "resolve", "Strategy",
+           "resolve", "strategy_class", "Strategy",
            "FunctionStrategy", "DEFAULT_STRATEGY", "BOX_STRATEGY", "DEFAULT_METRIC"]
 
 ENTRY_POINT_GROUP = "dfrank.strategies"
@@ -243,18 +243,22 @@ def _unknown_option(cls, option):
 
 
 def resolve(spec, **options):
-    """A ready :class:`Strategy` from a name, class, instance or function, with options."""
+    """A ready :class:`Strategy` from a name, class, instance or function, with options:
+    the one place a strategy's name becomes the instance that runs. What
+    :func:`get_strategy` returned for a name may be given instead of the name (a preset
+    instance is then copied, as for its name)."""
     import copy
 
     if isinstance(spec, str):
-        obj = get_strategy(spec)
-        if isinstance(obj, Strategy):  # a preset instance: copy, then override
-            return copy.deepcopy(obj).set_params(**options)
-        return _construct(obj, options)
+        spec = get_strategy(spec)
+        if isinstance(spec, Strategy):  # a preset instance: copy, then override
+            return copy.deepcopy(spec).set_params(**options)
     if isinstance(spec, type) and issubclass(spec, Strategy):
         return _construct(spec, options)
     if isinstance(spec, Strategy):
-        return copy.deepcopy(spec).set_params(**options) if options else spec
+        if options or any(spec is v for v in _REGISTRY.values()):
+            return copy.deepcopy(spec).set_params(**options)
+        return spec
     if callable(spec):
         if options:
             raise TypeError(f"options {sorted(options)} cannot be passed to a function "
@@ -262,6 +266,13 @@ def resolve(spec, **options):
         return FunctionStrategy(spec)
     raise TypeError(f"a strategy is a name, a Strategy class or instance, or a function; "
                     f"got {spec!r}")
+
+
+def strategy_class(spec):
+    """The class of a strategy given by name (or alias), class or instance."""
+    if isinstance(spec, str):
+        spec = get_strategy(spec)
+    return spec if isinstance(spec, type) else type(spec)
 
 
 def _construct(cls, options):

@@ -89,8 +89,6 @@ RUN_B = run([("1", "a2", 3.0), ("1", "a1", 2.0), ("1", "a3", 1.0),
 
 
 def cranfield_like(tmp_path):
-    from tests.test_tune import small_collection
-
     docs, topics, qrels = small_collection(n_docs=40, n_q=4)
     (tmp_path / "docs.tsv").write_text("".join(f"{d}\t{t}\n" for d, t in docs.items()))
     (tmp_path / "topics.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
@@ -130,3 +128,68 @@ def big_runs(tmp_path, nq=150, m=400):
             for i, (d, x) in enumerate(zip(rng.choice(2 * m, m, replace=False),
                                            np.sort(rng.random(m))[::-1]))))
     return write_file(tmp_path, "qrels.txt", qrels), runs, 2 * nq * m
+
+
+def small_collection(seed=0, n_docs=120, n_q=15, vocab=40):
+    """Documents over a small vocabulary (some duplicated, so scores tie), topics of 1-4
+    words, graded judgments including judged documents that hold no query word."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}x" for i in range(vocab)]
+    docs = {}
+    for i in range(n_docs):
+        n = int(rng.integers(3, 30))
+        docs[f"d{i:03d}"] = " ".join(rng.choice(words, n, p=np.linspace(2, 1, vocab) /
+                                                np.linspace(2, 1, vocab).sum()))
+    for i in range(0, 10, 3):              # identical documents: ties broken by docno
+        docs[f"e{i:03d}"] = docs[f"d{i:03d}"]
+    topics = {f"q{j}": " ".join(rng.choice(words, int(rng.integers(1, 5))))
+              for j in range(n_q)}
+    topics["q_empty"] = "the of and"      # nothing the collection knows: scores 0
+    qrels = {}
+    ids = list(docs)
+    for q in topics:
+        judged = rng.choice(ids, 12, replace=False)
+        qrels[q] = {d: int(rng.integers(0, 3)) for d in judged}
+    return docs, topics, qrels
+
+
+class EngineRun:
+    """A picklable run function of an engine's BM25 (for joblib's processes)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def __call__(self, params):
+        return self.engine.run("bm25", params)
+
+
+def make_runs(seed=0, n_q=24, n_docs=40, n_runs=3, decimals=1):
+    """Judgments and ``n_runs`` runs over them, ``{qid: {docno: score}}``: noisy views of
+    one truth, each leaving documents out, scores rounded so that some tie."""
+    rng = np.random.default_rng(seed)
+    qrels, runs = {}, {f"r{j}": {} for j in range(n_runs)}
+    for q in range(n_q):
+        qid = f"q{q}"
+        docs = [f"d{i}" for i in range(n_docs)]
+        rel = {d: int(rng.integers(0, 3)) for d in docs if rng.random() < 0.4}
+        if not rel:
+            rel = {"d0": 0}
+        qrels[qid] = rel
+        truth = {d: rel.get(d, 0) + rng.normal() for d in docs}
+        for j in range(n_runs):
+            sel = [d for d in docs if rng.random() < 0.7]
+            # rounded scores: ties, broken by docno as trec_eval does
+            runs[f"r{j}"][qid] = {d: float(np.round(truth[d] * (j + 1) + 2 * rng.normal(),
+                                                    decimals)) for d in sel}
+    return qrels, runs
+
+
+def write_letor(path, data):
+    """``data`` written as a LETOR file at ``path`` (docids d0, d1, ...); the path."""
+    with open(path, "w") as f:
+        for q in range(data.n_queries):
+            r = data.query_rows(q)
+            for i in range(r.start, r.stop):
+                feats = " ".join(f"{j + 1}:{data.X[i, j]:.6f}" for j in range(data.n_features))
+                f.write(f"{int(data.y[i])} qid:{data.qids[q]} {feats} #docid = d{i}\n")
+    return str(path)

@@ -11,17 +11,8 @@ import dfrank
 from dfrank import LinearRanker, cli, testing
 from dfrank.io.svmlight import save_svmlight
 from tests.inputs import (LETOR, LETOR_NO_LAST_DOCID, QRELS, RUN_A, RUN_B, cranfield_like,
-                          letor_data, model_file, trec_files, tune_argv, write_file)
-
-
-def write_letor(path, data):
-    with open(path, "w") as f:
-        for q in range(data.n_queries):
-            r = data.query_rows(q)
-            for i in range(r.start, r.stop):
-                feats = " ".join(f"{j + 1}:{data.X[i, j]:.6f}" for j in range(data.n_features))
-                f.write(f"{int(data.y[i])} qid:{data.qids[q]} {feats} #docid = d{i}\n")
-    return str(path)
+                          letor_data, model_file, trec_files, tune_argv, write_file,
+                          write_letor)
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +145,7 @@ def test_fit_default_is_smoothed_es_averaged(files, capsys):
     (["fit", "TRAIN", "--strategy", "annealing"], 2, "unknown strategy"),
     (["fit", "TRAIN", "--option", "restart=3"], 2, "Did you mean 'restarts'"),
     (["fit", "TRAIN", "--option", "nonsense"], 2, "[STRATEGY:]KEY=VALUE"),
-    (["fit", "TRAIN", "--budget", "-3"], 2, "--budget: must be at least 1"),
+    (["fit", "TRAIN", "--budget", "-3"], 2, "--budget: takes an integer >= 1, got '-3'"),
     (["evaluate", "TRAIN", "TRAIN"], 1, "not valid JSON"),
     (["grid", "TRAIN", "--features", "1"], 2, "two or more"),
 ])
@@ -234,13 +225,14 @@ def test_name_value_numbers():
             o.parse_numbers([bad], "--default")
 
 
-def test_warm_up_warms_what_auto_runs_on_the_data(monkeypatch):
-    """#48 item 5: with auto, the strategy auto picks for the data's size is warmed (the
-    line search from 1,000 training queries on)."""
+def test_warm_up_warms_what_auto_picks_for_the_data(monkeypatch):
+    """With auto, the strategy it picks for the data's size (``options.chosen``) is the one
+    warmed: the line search from 1,000 training queries on, smoothed_es below."""
     import numpy as np
 
     from dfrank import RankingData, api
     from dfrank.cli import options
+    from dfrank.registry import resolve
 
     ran = []
     monkeypatch.setattr(api, "maximize", lambda data, metric, strategy, **kw:
@@ -249,9 +241,30 @@ def test_warm_up_warms_what_auto_runs_on_the_data(monkeypatch):
         data = RankingData.from_arrays(np.arange(2 * n_queries, dtype=float)[:, None] % 7,
                                        np.arange(2 * n_queries) % 2,
                                        np.repeat(np.arange(n_queries), 2))
+        picked = options.chosen(resolve("auto"), data, "ndcg@10", "pessimistic")
+        assert not picked.chooses
         ran.clear()
-        options.warm_up("ndcg@10", strategy="auto", data=data)
+        options.warm_up("ndcg@10", strategy=picked)
         assert ran == [want], (n_queries, ran)
+
+
+def test_fit_resolves_its_strategy_once_and_auto_picks_once(files, tmp_path, monkeypatch):
+    """``dfrank fit`` turns the strategy's name into the instance that runs in one place,
+    once (its --option values read by the kinds it declares), and auto makes its pick
+    once: the warm-up and the run receive the picked instance."""
+    from dfrank import registry
+    from dfrank.strategies.auto import Auto
+
+    looked_up, picks = [], []
+    lookup, pick = registry.get_strategy, Auto.pick
+    monkeypatch.setattr(registry, "get_strategy",
+                        lambda name: looked_up.append(name) or lookup(name))
+    monkeypatch.setattr(Auto, "pick", lambda self, obj: picks.append(1) or pick(self, obj))
+    out = tmp_path / "outcome.json"
+    assert cli.main(["fit", files["train"], "--strategy", "auto", "--option", "restarts=1",
+                     "--budget", "30", "--json", str(out), "--quiet"]) == 0
+    assert looked_up.count("auto") == 1 and len(picks) == 1
+    assert json.loads(out.read_text())["strategy"] == "smoothed_es"
 
 
 def _fuse_files(tmp_path):
@@ -287,8 +300,16 @@ def test_a_signal_during_a_run_keeps_the_best_says_so_and_exits_130_or_143(files
         qrels, runs = _fuse_files(tmp_path)
         argv = ["fuse", "--qrels", qrels, *runs, "--strategy", "pso", "--signed", "--option",
                 "iterations=100000000", "--budget", "1000000000", "-o", str(out)]
+        # fuse writes nothing while it runs: the signal goes once a short fuse of the same
+        # files, started now on this machine as loaded as it is, would have ended twice
         t0 = time.monotonic()
-        started = lambda: time.monotonic() - t0 > 6   # noqa: E731
+        short = subprocess.run([sys.executable, "-m", "dfrank.cli", *argv[:-4], "--budget",
+                                "50", "-o", str(tmp_path / "short")], capture_output=True,
+                               env=dict(os.environ, DFRANK_QUIET_COMPILE="1"), timeout=300)
+        assert short.returncode == 0, short.stderr
+        wait = max(6.0, 2 * (time.monotonic() - t0))
+        t0 = time.monotonic()
+        started = lambda: time.monotonic() - t0 > wait   # noqa: E731
     proc = subprocess.Popen([sys.executable, "-m", "dfrank.cli", *argv],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, DFRANK_QUIET_COMPILE="1"),

@@ -12,7 +12,7 @@ from dfrank.cli import main
 from dfrank.compare import COMPARISON_FORMAT
 from dfrank.objective import FunctionObjective, LinearObjective
 
-from .test_cli import write_letor
+from tests.inputs import write_letor
 
 
 class CountingObjective(FunctionObjective):
@@ -182,7 +182,7 @@ def test_cli_compare(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:        # argparse's own usage error
         main(["compare", str(train), "--budget", "5", "--line-cost", "0"])
     assert e.value.code == 2
-    assert "--line-cost: expected an int >= 1" in capsys.readouterr().err
+    assert "--line-cost: takes an integer >= 1" in capsys.readouterr().err
     assert main(["compare", str(train), "--strategies", "ca", "--seeds", "1", "--budget",
                  "40", "--line-cost", "measured", "--json", str(out_json), "--quiet"]) == 0
     assert "an exact line search takes the time of" in capsys.readouterr().out

@@ -57,7 +57,7 @@ def test_each_fold_is_scored_by_what_the_other_folds_chose():
 
 
 def test_fuse_and_tune_report_the_same_block():
-    from tests.test_fusion import make_runs
+    from tests.inputs import make_runs
 
     qrels, runs = make_runs(n_q=12)
     fu = fuse(qrels, runs, "map", folds=3, restarts=1)

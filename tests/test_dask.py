@@ -63,14 +63,14 @@ def test_tune_runs_a_batch_on_the_cluster(client):
     import joblib
 
     from dfrank import ir
-    from tests.test_tune import _EngineRun, small_collection
+    from tests.inputs import EngineRun, small_collection
 
     engine = ir.Engine(*small_collection())
     qrels = {q: engine.qrels[q] for q in engine.qids}
     space = {"k1": (0.1, 3.0), "b": (0.0, 1.0)}
-    local = dfrank.tune(_EngineRun(engine), space, qrels, budget=16, seed=2)
+    local = dfrank.tune(EngineRun(engine), space, qrels, budget=16, seed=2)
     with joblib.parallel_config(backend="dask"), distributed.get_task_stream(client) as ts:
-        remote = dfrank.tune(_EngineRun(engine), space, qrels, budget=16, seed=2, n_jobs=-1)
+        remote = dfrank.tune(EngineRun(engine), space, qrels, budget=16, seed=2, n_jobs=-1)
     assert remote.best_params == local.best_params and remote.value == local.value
     assert len(ts.data) >= 8
 
@@ -83,7 +83,7 @@ def test_bench_runs_on_the_cluster(client, tmp_path):
     from dfrank.problems import Suite
     from dfrank.problems import references as refs
     from dfrank.problems import bench
-    from tests.test_problems import write_mq2008
+    from tests.suites import write_mq2008
 
     write_mq2008(str(tmp_path), np.random.default_rng(5))
     inst = Suite(tmp_path).select(["letor-mq2008-map"], folds=[1])

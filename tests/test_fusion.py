@@ -11,28 +11,9 @@ import dfrank
 from dfrank import DataFormatError, cli
 from dfrank.fusion import NORMS, fuse, normalize
 from dfrank.io.forms import run_to_trec_lines
-from tests.inputs import QRELS, RUN_A, RUN_B, big_runs, run, write_file
+from tests.inputs import QRELS, RUN_A, RUN_B, big_runs, make_runs, run, write_file
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
-
-
-def make_runs(seed=0, n_q=24, n_docs=40, n_runs=3, decimals=1):
-    rng = np.random.default_rng(seed)
-    qrels, runs = {}, {f"r{j}": {} for j in range(n_runs)}
-    for q in range(n_q):
-        qid = f"q{q}"
-        docs = [f"d{i}" for i in range(n_docs)]
-        rel = {d: int(rng.integers(0, 3)) for d in docs if rng.random() < 0.4}
-        if not rel:
-            rel = {"d0": 0}
-        qrels[qid] = rel
-        truth = {d: rel.get(d, 0) + rng.normal() for d in docs}
-        for j in range(n_runs):
-            sel = [d for d in docs if rng.random() < 0.7]
-            # rounded scores: ties, broken by docno as trec_eval does
-            runs[f"r{j}"][qid] = {d: float(np.round(truth[d] * (j + 1) + 2 * rng.normal(),
-                                                    decimals)) for d in sel}
-    return qrels, runs
 
 
 @pytest.fixture(scope="module")

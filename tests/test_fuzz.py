@@ -230,8 +230,8 @@ def test_known_bad_inputs_are_clear_errors(tmp_path, capsys):
         (["info", write(tmp_path, "f.txt.gz", gzip.compress(b"".join(
             b"%d qid:%d 1:%d\n" % (i % 3, i // 4, i) for i in range(2000)))[:900])], 1,
          "truncated or corrupt"),
-        (["fit", data, "--budget", "0"], 2, "at least 1"),
-        (["fit", data, "--max-seconds", "0"], 2, "positive"),
+        (["fit", data, "--budget", "0"], 2, "takes an integer >= 1"),
+        (["fit", data, "--max-seconds", "0"], 2, "takes a number > 0"),
         (["fit", data, "-o", str(tmp_path / "missing" / "m.json")], 1, "does not exist"),
         (["trec-eval", str(tmp_path / "nope"), data], 1, "no such file"),
     ]

@@ -42,7 +42,39 @@ def imports(name, path, mods):
             found |= subs
             if len(subs) < len(node.names):   # names from the module itself
                 found.add(base)
+    return {m for m in found if m in mods and m != name} | dynamic_imports(name, path, mods)
+
+
+def dynamic_imports(name, path, mods):
+    """The modules a module imports by name at run time (``importlib.import_module``): the
+    dfrank modules its string constants name (``"dfrank._kernels.sort"``, or
+    ``"module:kernel"`` as the warm-up's tasks do), and for a command table
+    (``COMMANDS``, :mod:`dfrank.cli.commands`) the command modules it names."""
+    src = open(path).read()
+    if "import_module" not in src:
+        return set()
+    tree = ast.parse(src)
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            target = node.value.partition(":")[0]
+            if target in mods:
+                found.add(target)
+        if isinstance(node, ast.Assign) and \
+                any(getattr(t, "id", None) == "COMMANDS" for t in node.targets):
+            package = name if path.endswith("__init__.py") else name.rsplit(".", 1)[0]
+            for entry in ast.literal_eval(node.value).values():
+                found.add(f"{package}.{entry[0]}")
     return {m for m in found if m in mods and m != name}
+
+
+def test_the_house_check_sees_imports_made_by_name():
+    """The command table's modules and the warm-up's kernel modules are arrows too."""
+    mods = modules()
+    cli = imports("dfrank.cli.commands", mods["dfrank.cli.commands"], mods)
+    assert {"dfrank.cli.fit", "dfrank.cli.warmup", "dfrank.cli.trec_eval"} <= cli
+    warm = imports("dfrank._jit.warm", mods["dfrank._jit.warm"], mods)
+    assert {"dfrank.metrics._drivers", "dfrank.linesearch.sweep"} <= warm
 
 
 def test_no_import_cycle_and_no_upward_arrow():
@@ -73,6 +105,8 @@ def test_no_import_cycle_and_no_upward_arrow():
 # modules (figures and history belong in benchmarks/ and commit messages)
 HISTORY = [r"measured on", r"\bus per\b", r"\bms per\b", r"\d (?:us|ms)\b", r"issue #\d+",
            r"(?<![\w&])#\d{2,}\b", r"this machine kind", r"\b20\d\d-\d\d-\d\d\b",
+           r"\d(?:\.\d+)?x (?:faster|slower)\b", r"\d+% (?:faster|slower)\b",
+           r"(?:faster|slower) measured", r"-\d+% side by side", r"\d+ instructions",
            r"dfrank\._assemble\b", r"dfrank\._prebuilt\b", r"dfrank\._compiling\b",
            r"metrics\._background\b", r"linesearch\.compile_ahead\b", r"dfrank\.warmup\b"]
 
@@ -93,6 +127,55 @@ def _prose(path):
             if doc:
                 out.append((getattr(node, "lineno", 1), doc))
     return out
+
+
+def _functions():
+    """(module, function node, source lines) of every function of dfrank's modules."""
+    for name, path in modules().items():
+        lines = open(path).read().splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield name, node, lines
+
+
+def test_no_kernel_takes_more_than_15_positional_arguments():
+    """Arrays that travel together go as tuples named by their role (a layout, a rule, the
+    scratch, the outputs), not as a list of thirty."""
+    found = [f"{name}.{node.name}: {len(node.args.posonlyargs) + len(node.args.args)}"
+             for name, node, _ in _functions()
+             if any("njit" in ast.unparse(d) for d in node.decorator_list)
+             and len(node.args.posonlyargs) + len(node.args.args) > 15]
+    assert not found, found
+
+
+def test_no_function_is_over_100_lines_of_code():
+    """Docstring, comments and blank lines not counted."""
+    found = []
+    for name, node, lines in _functions():
+        body = node.body
+        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            body = body[1:]
+        if not body:
+            continue
+        code = [ln for ln in lines[body[0].lineno - 1:node.end_lineno]
+                if ln.strip() and not ln.strip().startswith("#")]
+        if len(code) > 100:
+            found.append(f"{name}.{node.name}: {len(code)}")
+    assert not found, found
+
+
+def test_package_inits_only_hand_names_on():
+    """A package's ``__init__`` imports and re-exports (a module ``__getattr__`` that lends
+    former or lazy names included); what it hands on lives in modules of its own."""
+    found = []
+    for name, path in modules().items():
+        if not path.endswith("__init__.py"):
+            continue
+        for node in ast.parse(open(path).read()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name != "__getattr__":
+                found.append(f"{name}: {node.name}")
+    assert not found, found
 
 
 def test_no_docstring_or_comment_holds_measurements_or_history():

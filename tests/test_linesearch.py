@@ -309,12 +309,12 @@ def _full_and_fast(out_t, out_d, out_h, sizes, base, n_eff, window=(-np.inf, np.
     offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
     n = len(out_t)
     edges, values, hazards = A.assemble(
-        out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff), C, pref, 2, 3,
-        np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
+        (out_t, out_d, out_h, offsets, n_out), EPS, base, float(n_eff), C, pref, 2, 3,
+        (np.empty(n), np.empty(n), np.empty(n)), A.BIN_SHIFT)
     full = choose(LineProfile(edges[:-1], edges[1:], values, hazards).within(*window))
-    found = A.best_interval(out_t, out_d, out_h, offsets, n_out, EPS, base, float(n_eff),
-                            S, P, C, pref, MIN_WIDTH, TOL, A.BIN_SHIFT, *window,
-                            np.empty(0, np.uint8))
+    found = A.best_interval((out_t, out_d, out_h, offsets, n_out), EPS, base, float(n_eff),
+                            (S, P, C, pref), MIN_WIDTH, TOL, A.BIN_SHIFT,
+                            tuple(map(float, window)), np.empty(0, np.uint8))
     return full, _fast(found, *window)
 
 
@@ -372,15 +372,16 @@ def test_best_interval_from_some_bins_answers_right_or_asks_for_more(queries, ba
     from dfrank.linesearch import EPS, MIN_WIDTH, TOL
     out_t, out_d, out_h, sizes = _given_rows(queries)
     offsets, n_out, S, P, C, pref = _bins_of(out_t, out_d, sizes)
-    args = (EPS, base, float(len(queries)), S, P, C, pref, MIN_WIDTH, TOL, A.BIN_SHIFT,
-            *window)
-    whole = A.best_interval(out_t, out_d, out_h, offsets, n_out, *args, np.empty(0, np.uint8))
+    args = (EPS, base, float(len(queries)), (S, P, C, pref), MIN_WIDTH, TOL, A.BIN_SHIFT,
+            tuple(map(float, window)))
+    whole = A.best_interval((out_t, out_d, out_h, offsets, n_out), *args,
+                            np.empty(0, np.uint8))
     rng = np.random.default_rng(seed)
     kept = (rng.random(A.N_BINS) < rng.choice([0.3, 0.9, 1.0])).astype(np.uint8)
     on = np.array([kept[A.bin_of(t, A.BIN_SHIFT)] == 1 for t in out_t], dtype=bool)
     f_n = np.array([on[a:b].sum() for a, b in zip(offsets[:-1], offsets[1:])], np.int64)
     f_off = np.concatenate([[0], np.cumsum(f_n)]).astype(np.int64)
-    part = A.best_interval(out_t[on], out_d[on], out_h[on], f_off, f_n, *args, kept)
+    part = A.best_interval((out_t[on], out_d[on], out_h[on], f_off, f_n), *args, kept)
     if part[0] != -1:
         assert part[0] == whole[0]
         assert _fast(part, *window) == _fast(whole, *window)
@@ -476,16 +477,16 @@ def test_assembly_is_one_stable_sort_of_every_change_in_any_number_of_parts(quer
     n, n_eff = len(out_t), float(len(queries))
     want = _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref)
     for copies, parts in ((1, 1), (1, 2), (2, 3), (3, 7), (2, 64), (64, 5)):
-        got = A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, C, pref,
-                         copies, parts, np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
+        got = A.assemble((out_t, out_d, out_h, offsets, n_out), EPS, base, n_eff, C, pref,
+                         copies, parts, (np.empty(n), np.empty(n), np.empty(n)), A.BIN_SHIFT)
         for g, w in zip(got, want):
             assert np.array_equal(g, w), (copies, parts, g, w)
     for step in (1, -1) if C.any() else ():   # a bin counted one change too many, too few
         wrong = C.copy()
         wrong[np.flatnonzero(C)[0]] += step
         with pytest.raises(ValueError, match="do not match"):
-            A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, wrong, pref, 2,
-                       2, np.empty(n + 1), np.empty(n + 1), np.empty(n + 1), A.BIN_SHIFT)
+            A.assemble((out_t, out_d, out_h, offsets, n_out), EPS, base, n_eff, wrong, pref,
+                       2, 2, (np.empty(n + 1), np.empty(n + 1), np.empty(n + 1)), A.BIN_SHIFT)
 
 
 @settings(max_examples=40, deadline=None)
@@ -509,8 +510,8 @@ def test_assembly_sorts_long_bins_as_short_ones(seed, parts):
     assert C.max() > A.SHORT_BIN or C.sum() <= A.SHORT_BIN
     n, n_eff, base = len(out_t), float(len(queries)), 0.5
     want = _assembled_by_hand(out_t, out_d, out_h, base, n_eff, pref)
-    got = A.assemble(out_t, out_d, out_h, offsets, n_out, EPS, base, n_eff, C, pref, parts,
-                     parts, np.empty(n), np.empty(n), np.empty(n), A.BIN_SHIFT)
+    got = A.assemble((out_t, out_d, out_h, offsets, n_out), EPS, base, n_eff, C, pref, parts,
+                     parts, (np.empty(n), np.empty(n), np.empty(n)), A.BIN_SHIFT)
     for g, w in zip(got, want):
         assert np.array_equal(g, w)
 

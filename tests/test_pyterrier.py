@@ -16,7 +16,7 @@ import dfrank  # noqa: E402
 from dfrank import ir  # noqa: E402
 from dfrank import pyterrier as dpt  # noqa: E402
 
-from tests.test_tune import small_collection  # noqa: E402
+from tests.inputs import small_collection  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -318,7 +318,7 @@ def test_every_form_of_runs_and_qrels_evaluates_alike(tmp_path):
     ranx = pytest.importorskip("ranx")
     from collections import namedtuple
 
-    from tests.test_fusion import make_runs
+    from tests.inputs import make_runs
 
     qrels, runs = make_runs(seed=4)
     run = runs["r1"]

@@ -15,7 +15,8 @@ import dfrank
 from dfrank import DataFormatError, TuneError, cli, ir
 from dfrank.engine_command import CommandRun
 from dfrank.tuning import space_of, tune
-from tests.inputs import ENGINE, QRELS, wait_gone, write_file
+from tests.inputs import (ENGINE, QRELS, EngineRun, small_collection, wait_gone,
+                          write_file)
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -23,29 +24,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.join(HERE, "..", "..", "shared", "data")
 CRANFIELD = os.path.join(SHARED, "cranfield")
 needs_cranfield = pytest.mark.skipif(not os.path.isdir(CRANFIELD), reason="../shared absent")
-
-
-def small_collection(seed=0, n_docs=120, n_q=15, vocab=40):
-    """Documents over a small vocabulary (some duplicated, so scores tie), topics of 1-4
-    words, graded judgments including judged documents that hold no query word."""
-    rng = np.random.default_rng(seed)
-    words = [f"w{i}x" for i in range(vocab)]
-    docs = {}
-    for i in range(n_docs):
-        n = int(rng.integers(3, 30))
-        docs[f"d{i:03d}"] = " ".join(rng.choice(words, n, p=np.linspace(2, 1, vocab) /
-                                                np.linspace(2, 1, vocab).sum()))
-    for i in range(0, 10, 3):              # identical documents: ties broken by docno
-        docs[f"e{i:03d}"] = docs[f"d{i:03d}"]
-    topics = {f"q{j}": " ".join(rng.choice(words, int(rng.integers(1, 5))))
-              for j in range(n_q)}
-    topics["q_empty"] = "the of and"      # nothing the collection knows: scores 0
-    qrels = {}
-    ids = list(docs)
-    for q in topics:
-        judged = rng.choice(ids, 12, replace=False)
-        qrels[q] = {d: int(rng.integers(0, 3)) for d in judged}
-    return docs, topics, qrels
 
 
 @pytest.fixture(scope="module")
@@ -158,22 +136,12 @@ def test_tune_finds_the_best_evaluated_point(engine):
 
 
 def test_same_result_for_any_n_jobs(engine):
-    run_fn = _EngineRun(engine)
+    run_fn = EngineRun(engine)
     qrels = {q: engine.qrels[q] for q in engine.qids}
     a = tune(run_fn, SPACE, qrels, "ndcg@10", budget=16, seed=3, n_jobs=1)
     b = tune(run_fn, SPACE, qrels, "ndcg@10", budget=16, seed=3, n_jobs=2)
     assert a.best_params == b.best_params and a.value == b.value
     assert [e["params"] for e in a.history] == [e["params"] for e in b.history]
-
-
-class _EngineRun:
-    """A picklable run function (for joblib's processes)."""
-
-    def __init__(self, engine):
-        self.engine = engine
-
-    def __call__(self, params):
-        return self.engine.run("bm25", params)
 
 
 def _written(folder):

@@ -31,7 +31,7 @@ import numba
 import numpy as np
 
 from ..metrics import _drivers
-from ..metrics.registry import get_metric, tie_code
+from ..metrics.registry import DEFAULT_TIES, get_metric, tie_code
 from .progress import waiting
 from .store import in_memory, on_disk
 
@@ -79,7 +79,7 @@ def _worth_waiting(proc, code, ties_code):
     return True
 
 
-def prefetch(metric, ties="pessimistic", dtype=np.float64):
+def prefetch(metric, ties=DEFAULT_TIES, dtype=np.float64):
     """Start compiling the parallel entry point of ``metric`` in the background now, if it
     is not cached (a command calls this before it loads its data)."""
     m = get_metric(metric)

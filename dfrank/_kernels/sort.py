@@ -132,7 +132,8 @@ def _radix_passes(a, b, count, width, passes, low):
 @njit(cache=True, inline="always")
 def _count_digits(a, width, passes, low):
     """The digits of each of the ``passes`` passes over uint64 ``a`` counted in one read
-    (a loop over the passes inside it ran 5% slower): ``count[d, digit + 1]``."""
+    (one read of ``a`` for every pass, not a loop over the passes inside it):
+    ``count[d, digit + 1]``."""
     count = np.zeros((passes, (1 << width) + 1), np.int64)
     mask = np.uint64((1 << width) - 1)
     s0 = np.uint64(low)
@@ -221,8 +222,8 @@ def sort_pairs(keys, vals, k_tmp, v_tmp):
 def gather_sorted(srt, keys, vals, out_k, out_v):
     """``keys``/``vals`` in the order of the positions in ``srt``'s low words, into
     ``out_k``/``out_v``, an insertion step ordering rows whose keys differ but whose sort
-    keys agree (rounded alike). (:func:`_gather_bounded` counts its moves: 6-10% slower
-    in assemble, so the steps that must finish do not.)"""
+    keys agree (rounded alike). (:func:`_gather_bounded` counts its moves, which costs
+    time in assemble, so the steps that must finish do not.)"""
     for r in range(len(srt)):
         i = srt[r] & _LOW
         _insert(out_k, out_v, 0, r, keys[i], vals[i])

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..metrics.registry import DEFAULT_TIES
 from ..text import format_table
 from . import options as o
 
@@ -109,7 +110,7 @@ def _letor_tool_values(scores, data, metrics, args):
     """``metrics`` of ``scores`` as LETOR's evaluation tool computes them."""
     from ..metrics.letor_tool import MAX_CUTOFF, evaluate_letor
 
-    if args.ties != "pessimistic":
+    if args.ties != DEFAULT_TIES:
         raise o.UsageError("--letor-tool orders equal scores as the tool does (file order); "
                            "drop --ties")
     every = evaluate_letor(scores, data, version=args.letor_tool, per_query=args.per_query)

@@ -77,14 +77,11 @@ def _normalization(kind, train, path):
 def run(args):
     from .._kernels.scoring import features_T, linear_scores
     from ..api import evaluate, maximize
-    from ..registry import resolve
 
     # the metric and the strategy are resolved once, here, and passed down as objects
     metric = o.metric_of(args)
-    options = o.strategy_options(args.option, [args.strategy])[args.strategy]
-    if args.restarts is not None:
-        options["restarts"] = args.restarts
-    strategy = resolve(args.strategy, **options)
+    fixed = {} if args.restarts is None else {"restarts": args.restarts}
+    strategy = o.strategies(args.option, [args.strategy], **fixed)[args.strategy]
     strategy.check_options()
     o.outputs_writable(args, "output", "result", "checkpoint", "json",
                        inputs=[args.train, args.valid, args.test, args.query_file,
@@ -99,7 +96,8 @@ def run(args):
                               for d in (train, valid, test))
     o.compiling(args.quiet)
     c0 = o.compile_seconds()
-    o.warm_up(metric, args.ties, strategy=strategy, data=train)
+    strategy = o.chosen(strategy, train, metric, args.ties)   # auto's pick, made once
+    o.warm_up(metric, args.ties, strategy=strategy)
     c1 = o.compile_seconds()
     t0 = time.perf_counter()
     result = maximize(train, metric, strategy, seed=args.seed, n_jobs=args.n_jobs,

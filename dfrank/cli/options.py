@@ -20,9 +20,12 @@ import copy
 import json
 import os
 import sys
+import types
 
 import numpy as np
 
+from ..hyperparams import Int, Real, Workers, flag_type
+from ..metrics.registry import DEFAULT_TIES
 from ..stats import TESTS as SIGNIFICANCE_TESTS
 
 __all__ = ["UsageError", "Outputs", "add_seed", "add_budget", "add_max_seconds", "add_n_jobs",
@@ -39,36 +42,15 @@ class UsageError(ValueError):
 
 
 # ---------------------------------------------------------------- value types
-def positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
-
-
-def positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (v > 0 and np.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return v
+# the flags' kinds are dfrank.hyperparams' (one validation path for options and flags)
+positive_int = flag_type(Int(1), "positive_int")
+positive_float = flag_type(Real(0, low_open=True), "positive_float")
+n_jobs = flag_type(Workers(), "n_jobs")
 
 
 def line_cost(*words):
     """An argparse type for ``--line-cost``: an int >= 1, or one of ``words`` as given."""
-    def parse(text):
-        if text in words:
-            return text
-        if text.isdigit() and int(text) >= 1:
-            return int(text)
-        raise argparse.ArgumentTypeError(f"expected an int >= 1 or {' or '.join(words)}, "
-                                         f"got {text!r}")
-    return parse
+    return flag_type(Int(1, words=words), "line_cost")
 
 
 def name_list(text, option, what):
@@ -84,16 +66,6 @@ def require_allowance(args, who):
     if args.budget is None and args.max_seconds is None:
         raise UsageError(f"give --budget (evaluations) and/or --max-seconds: every {who} "
                          "gets the same allowance")
-
-
-def n_jobs(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v == 0 or v < -1:
-        raise argparse.ArgumentTypeError(f"must be a positive count or -1 (every core), got {v}")
-    return v
 
 
 # ---------------------------------------------------------------- shared options
@@ -208,7 +180,7 @@ def add_output(p, what, required=False):
 
 
 def add_ties(p):
-    p.add_argument("--ties", default="pessimistic",
+    p.add_argument("--ties", default=DEFAULT_TIES,
                    choices=["pessimistic", "optimistic", "stable", "expected"],
                    help="how equal scores are ordered (default: pessimistic, worst label "
                         "first)")
@@ -300,8 +272,36 @@ def parse_options(pairs, flag="--option"):
 def strategy_options(items, names, flag="--option"):
     """``--option`` items, ``KEY=VALUE`` or ``STRATEGY:KEY=VALUE``, as ``{name: {key:
     value}}`` for each of the strategies ``names`` a command runs: a prefix names one of
-    them (by any of its registered names), none gives the option to every one."""
-    out = {n: {} for n in names}
+    them (by any of its registered names), none gives the option to every one. Each value
+    is read as the kind its strategy declares."""
+    return _options_of(items, {n: _registered(n) for n in names}, flag)
+
+
+def strategies(items, names, flag="--option", **fixed):
+    """The strategies ``names`` a command runs, each made once (:func:`dfrank.registry.resolve`)
+    with its ``--option`` items (as :func:`strategy_options` reads them) and then the
+    options ``fixed`` by the command's own flags: ``{name: instance}``."""
+    from ..registry import resolve
+
+    found = {n: _registered(n) for n in names}
+    options = _options_of(items, found, flag)
+    return {n: resolve(n if found[n] is None else found[n], **{**options[n], **fixed})
+            for n in names}
+
+
+def _registered(name):
+    """What the registry holds under ``name`` (None for an unknown name, which
+    :func:`dfrank.registry.resolve` then refuses with the known ones)."""
+    from ..registry import get_strategy
+
+    try:
+        return get_strategy(name)
+    except ValueError:
+        return None
+
+
+def _options_of(items, found, flag):
+    out = {n: {} for n in found}
     for item in items or []:
         left, eq, value = item.partition("=")
         name, sep, key = left.rpartition(":")   # names may hold ':' (cma:es:sigma0=0.3)
@@ -309,27 +309,26 @@ def strategy_options(items, names, flag="--option"):
             raise UsageError(f"{flag} expects [STRATEGY:]KEY=VALUE, got {item!r}")
         key = key.strip().replace("-", "_")
         if not sep:
-            for n in names:
-                out[n][key] = _option_value(n, key, value, item, flag)
+            for n in found:
+                out[n][key] = _option_value(found[n], key, value, item, flag)
             continue
-        match = [n for n in names if _same_strategy(name, n)]
+        match = [n for n in found if name == n or (
+            found[n] is not None and _registered(name) is found[n])]
         if not match:
             raise UsageError(f"{flag} {item}: {name!r} is not a strategy this command runs "
-                             f"({', '.join(names)})")
-        out[match[0]][key] = _option_value(match[0], key, value, item, flag)
+                             f"({', '.join(found)})")
+        n = match[0]
+        out[n][key] = _option_value(found[n], key, value, item, flag)
     return out
 
 
-def _option_value(strategy, key, text, item, flag):
-    """``text`` read as the kind ``strategy`` declares for option ``key``
-    (:mod:`dfrank.hyperparams`); a Python literal (else the text) where it declares none
-    (an unknown option is refused where the strategy is made, naming the known ones)."""
-    from ..registry import Strategy, get_strategy
+def _option_value(found, key, text, item, flag):
+    """``text`` read as the kind the strategy ``found`` (what the registry holds for its
+    name, or None) declares for option ``key`` (:mod:`dfrank.hyperparams`); a Python
+    literal (else the text) where it declares none (an unknown option is refused where the
+    strategy is made, naming the known ones)."""
+    from ..registry import Strategy
 
-    try:
-        found = get_strategy(strategy) if isinstance(strategy, str) else strategy
-    except ValueError:
-        found = None
     cls = found if isinstance(found, type) else type(found)
     kind = cls.declared().get(key) if issubclass(cls, Strategy) else None
     _short(item, text, flag)
@@ -341,18 +340,6 @@ def _option_value(strategy, key, text, item, flag):
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise UsageError(f"{flag} {item}: {key} takes {kind.describe()}") from None
     return value
-
-
-def _same_strategy(a, b):
-    """Whether two strategy names (or aliases) name one registered strategy."""
-    if a == b:
-        return True
-    from ..registry import get_strategy
-
-    try:
-        return get_strategy(a) is get_strategy(b)
-    except ValueError:
-        return False
 
 
 def parse_numbers(pairs, flag):
@@ -499,46 +486,47 @@ def time_text(secs, before=0.0, within=0.0, digits=2):
     return text
 
 
-def warm_up(metric, ties="pessimistic", exact=True, strategy="ca", data=None):
-    """Load (or compile) the kernels a run of ``strategy`` on ``data`` needs, on a tiny
-    problem: the line search's only for a strategy that makes line searches; for one that
-    chooses by the data (``auto``), those of the strategy it chooses for ``data``. It runs
-    off the main thread (:func:`dfrank._jit.store.off_main_thread`): Ctrl-C and SIGTERM
-    stop the command at once, even within a compile, and are never taken for the tiny
-    run's own interrupt."""
+def warm_up(metric, ties=DEFAULT_TIES, exact=True, strategy=None):
+    """Load (or compile) the kernels a run of ``strategy`` (an instance, after
+    :func:`chosen`) needs, on a tiny problem: the line search's only for a strategy that
+    makes line searches, and for ``None``. It runs off the main thread
+    (:func:`dfrank._jit.store.off_main_thread`): Ctrl-C and SIGTERM stop the command at
+    once, even within a compile, and are never taken for the tiny run's own interrupt."""
     from .._jit.store import off_main_thread
 
-    off_main_thread(_warm_up, metric, ties, exact, strategy, data)
+    off_main_thread(_warm_up, metric, ties, exact, strategy)
 
 
-def _warm_up(metric, ties, exact, strategy, data):
+def _warm_up(metric, ties, exact, strategy):
     from ..api import maximize
     from ..data import RankingData
-    from ..objective import LinearObjective
-    from ..registry import resolve
 
-    strat = copy.deepcopy(resolve(strategy))   # the caller's own instance runs untouched
-    if strat.chooses and data is not None:
-        if isinstance(data, RankingData):
-            strat = strat.pick(LinearObjective(data, metric, ties=ties))
-        else:   # data on a cluster: auto picks by its size
-            import types
-
-            from ..spaces import Simplex
-
-            strat = strat.pick(types.SimpleNamespace(space=Simplex(data.n_features),
-                                                     data=data))
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 2))
     tiny = RankingData.from_arrays(X, np.arange(12) % 3, np.repeat([0, 1], 6))
-    if strat.makes_line_searches:
+    if strategy is None or strategy.makes_line_searches:
         maximize(tiny, metric, "ca", restarts=1, max_sweeps=1, ties=ties,
                  line_search="auto" if exact else "steps")
-    else:
-        maximize(tiny, metric, strat, budget=4, ties=ties)
+    else:   # a copy: the caller's own instance runs untouched
+        maximize(tiny, metric, copy.deepcopy(strategy), budget=4, ties=ties)
 
 
-def prefetch(metric, ties="pessimistic"):
+def chosen(strategy, data, metric, ties):
+    """``strategy``, or for one that chooses by the data (``auto``) the strategy it picks
+    for ``data`` (held here or by a cluster), picked once for the command."""
+    if not strategy.chooses:
+        return strategy
+    if hasattr(data, "X"):
+        from ..objective import LinearObjective
+
+        return strategy.pick(LinearObjective(data, metric, ties=ties))
+    from ..spaces import Simplex   # data on a cluster: auto picks by its size
+
+    return strategy.pick(types.SimpleNamespace(space=Simplex(data.n_features), data=data,
+                                               on_cluster=True))
+
+
+def prefetch(metric, ties=DEFAULT_TIES):
     """Start compiling the metric's parallel kernel in the background if it is not cached
     (see :mod:`dfrank._jit.background`); a bad metric name is reported later, where
     it is used."""

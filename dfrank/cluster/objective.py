@@ -16,7 +16,7 @@ import numpy as np
 from ..linesearch import LineResult, unsupported
 from ..linesearch.split import search_parts
 from ..metrics.bound import query_mean
-from ..metrics.registry import DEFAULT_METRIC, get_metric, with_options
+from ..metrics.registry import DEFAULT_METRIC, DEFAULT_TIES, get_metric, with_options
 from ..objective import Objective, SimplexLines
 from ..spaces import Simplex
 from . import tasks
@@ -61,7 +61,7 @@ class ClusterObjective(SimplexLines, Objective):
     is_linear = True
     on_cluster = True
 
-    def __init__(self, data, metric=DEFAULT_METRIC, *, ties="pessimistic", max_evals=None,
+    def __init__(self, data, metric=DEFAULT_METRIC, *, ties=DEFAULT_TIES, max_evals=None,
                  max_seconds=None, **metric_options):
         m, options = metric_on_parts(metric, metric_options, data)
         self.data = data
@@ -190,7 +190,7 @@ class ClusterObjective(SimplexLines, Objective):
         t["choose_seconds"] += choose
 
 
-def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic",
+def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES,
                     per_query=False, **options):
     """:func:`dfrank.metrics.evaluation.evaluate_linear` of data on a cluster (a
     :class:`~dfrank.cluster.ClusterData`, a Dask collection or shard paths): each part's
@@ -212,7 +212,7 @@ def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic"
     return next(iter(out.values())) if single else out
 
 
-def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_query=False,
+def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES, per_query=False,
              **options):
     """:func:`dfrank.evaluate` of ``scores`` (a Dask array, one score per document in the
     rows' order) on data held by a cluster: each part's queries evaluated where they are,

@@ -12,7 +12,7 @@ from ..metrics.registry import RUN_METRIC, RUN_TIES
 from ..metrics.registry import get_metric
 from ..objective import LinearObjective
 from ..parallel import child, seed_sequence
-from ..registry import get_strategy, resolve
+from ..registry import get_strategy, resolve, strategy_class
 from ..result import overall_status
 from ..stats import significance as paired_test
 from .baselines import baselines
@@ -97,8 +97,9 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     spec = get_metric(metric)
     metric_name = spec.label
     ss = seed_sequence(seed)
-    cls = _strategy_class(strategy)   # resolved once: every fold's search runs it
-    preset = is_fuse_strategy(strategy)
+    found = get_strategy(strategy) if isinstance(strategy, str) else strategy
+    cls = strategy_class(found)   # looked up once: every fold's search runs it
+    preset = isinstance(strategy, (str, type)) and cls is strategy_class(FUSE_STRATEGY)
     opts = dict(FUSE_OPTIONS if preset else {}, **options)
     if not signed and n_runs == 2 and preset and "restarts" not in options:
         # two runs: the non-negative weights are one segment, which the first line search
@@ -111,7 +112,7 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
             raise ValueError(f"fuse keeps the weights non-negative with a strategy that "
                              f"offers nonnegative=True ('ca'); for {strategy!r} pass "
                              "signed=True (Metzler's augmented simplex)")
-    strat = resolve(strategy, **opts)
+    strat = resolve(found, **opts)
     status = []
 
     def learn(data):
@@ -160,18 +161,10 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     return res
 
 
-def _strategy_class(strategy):
-    """The class of a strategy given by name (or alias), class or instance."""
-    if isinstance(strategy, str):
-        found = get_strategy(strategy)
-        return found if isinstance(found, type) else type(found)
-    return strategy if isinstance(strategy, type) else type(strategy)
-
-
 def is_fuse_strategy(strategy):
     """Whether ``strategy`` names fuse's default search (:data:`FUSE_STRATEGY`, by any of
     its names, or its class), whose :data:`FUSE_OPTIONS` then apply; an instance keeps
     the options it was made with."""
     if not isinstance(strategy, (str, type)):
         return False
-    return _strategy_class(strategy) is _strategy_class(FUSE_STRATEGY)
+    return strategy_class(strategy) is strategy_class(FUSE_STRATEGY)

@@ -201,6 +201,122 @@ def _docid_span(buf, s, e):
 
 
 @njit(cache=True, nogil=True)
+def _parse_features(buf, i, de, row, n_features_cap, seen, cols, vals, nnz, slow, n_slow,
+                    max_fid):
+    """The ``fid:value`` pairs of one line (``buf[i:de]``, data row ``row``) into ``cols`` and
+    ``vals`` from ``nnz`` on. ``seen`` holds each feature id's last row + 1 (duplicates);
+    ``slow`` = (slow_idx, slow_start, slow_end), the values that need Python's float.
+    Returns (error code, error start, error end, seen, nnz, slow, n_slow, max_fid), the
+    arrays grown where needed; one return, as in :func:`parse_block`."""
+    err_code = OK
+    err_start = 0
+    err_end = 0
+    while True:
+        while i < de and _is_space(buf[i]):
+            i += 1
+        if i >= de:
+            break
+        ts = i
+        colon = -1
+        while i < de and not _is_space(buf[i]):
+            if buf[i] == _COLON and colon < 0:
+                colon = i
+            i += 1
+        if colon < 0:
+            err_code, err_start, err_end = BAD_FEATURE_TOKEN, ts, i
+            break
+        ok, fid = _parse_int(buf, ts, colon)
+        if not ok or fid <= 0:
+            err_code, err_start, err_end = BAD_FEATURE_ID, ts, i
+            break
+        if n_features_cap > 0 and fid > n_features_cap:
+            err_code, err_start, err_end = FEATURE_TOO_LARGE, ts, i
+            break
+        if fid >= len(seen):
+            bigger = np.empty(max(2 * len(seen), fid + 1), np.int64)
+            for f in range(len(bigger)):
+                bigger[f] = seen[f] if f < len(seen) else 0
+            seen = bigger
+        if seen[fid] == row + 1:
+            err_code, err_start, err_end = DUPLICATE_FEATURE, ts, i
+            break
+        seen[fid] = row + 1
+        st, v = _parse_float(buf, colon + 1, i)
+        if st == F_BAD:
+            err_code, err_start, err_end = BAD_VALUE, ts, i
+            break
+        if st == F_NONFINITE:
+            err_code, err_start, err_end = NONFINITE_VALUE, ts, i
+            break
+        if st == F_SLOW:
+            slow = _note_slow(slow, n_slow, nnz, colon + 1, i)
+            n_slow += 1
+            v = 0.0
+        if fid > max_fid:
+            max_fid = fid
+        cols[nnz] = fid - 1
+        vals[nnz] = v
+        nnz += 1
+    return err_code, err_start, err_end, seen, nnz, slow, n_slow, max_fid
+
+
+@njit(cache=True, nogil=True)
+def _note_slow(slow, n_slow, at, start, end):
+    """Record the value at ``at`` (``buf[start:end]``) as the ``n_slow``-th that needs
+    Python's float, in ``slow`` = (slow_idx, slow_start, slow_end), grown when full."""
+    slow_idx, slow_start, slow_end = slow
+    if n_slow == len(slow_idx):
+        slow_idx = _grow(slow_idx)
+        slow_start = _grow(slow_start)
+        slow_end = _grow(slow_end)
+    slow_idx[n_slow] = at
+    slow_start[n_slow] = start
+    slow_end[n_slow] = end
+    return slow_idx, slow_start, slow_end
+
+
+@njit(cache=True, nogil=True)
+def _count_lines_and_colons(buf):
+    """The newlines and colons in ``buf``: at most the rows and values it holds."""
+    n_nl = 0
+    n_colon = 0
+    for i in range(len(buf)):
+        c = buf[i]
+        if c == _NL:
+            n_nl += 1
+        elif c == _COLON:
+            n_colon += 1
+    return n_nl, n_colon
+
+
+@njit(cache=True, nogil=True)
+def _parse_qid(buf, i, pos, de, qid_mode):
+    """The ``qid:Q`` token at ``buf[i:]``, if any, of the line ``buf[pos:de]``; the file's
+    ``qid_mode`` (-1: not known yet, 0: no qid, 1: qids) decided by its first line.
+    Returns (error code, error start, error end, qid_mode, Q or 0, the position after it)."""
+    has_qid = i + 4 <= de and _word_is(buf, i, i + 4, _QID)
+    if qid_mode == -1:
+        qid_mode = 1 if has_qid else 0
+    err_code, err_start, err_end, q = OK, 0, 0, 0
+    if has_qid and qid_mode == 0:
+        ts = i
+        while i < de and not _is_space(buf[i]):
+            i += 1
+        err_code, err_start, err_end = QID_UNEXPECTED, ts, i
+    elif not has_qid and qid_mode == 1:
+        err_code, err_start, err_end = QID_MISSING, pos, de
+    elif has_qid:
+        ts = i + 4
+        i = ts
+        while i < de and not _is_space(buf[i]):
+            i += 1
+        ok, q = _parse_int(buf, ts, i)
+        if not ok:
+            err_code, err_start, err_end = BAD_QID, ts - 4, i
+    return err_code, err_start, err_end, qid_mode, q, i
+
+
+@njit(cache=True, nogil=True)
 def parse_block(buf, expect_qid, n_features_cap):
     """Parse whole lines in ``buf``.
 
@@ -222,14 +338,7 @@ def parse_block(buf, expect_qid, n_features_cap):
     numba infer the result tuple's type a dozen times (seconds of compiling).
     """
     n = len(buf)
-    n_nl = 0
-    n_colon = 0
-    for i in range(n):
-        c = buf[i]
-        if c == _NL:
-            n_nl += 1
-        elif c == _COLON:
-            n_colon += 1
+    n_nl, n_colon = _count_lines_and_colons(buf)
     cap_rows = n_nl + 1
     labels = np.empty(cap_rows, np.float64)
     qids = np.empty(cap_rows, np.int64)
@@ -240,9 +349,7 @@ def parse_block(buf, expect_qid, n_features_cap):
     vals = np.empty(max(n_colon, 1), np.float64)
     doc_start = np.empty(cap_rows, np.int64)  # written for every row, -1 without a docid
     doc_end = np.empty(cap_rows, np.int64)
-    slow_idx = np.empty(16, np.int64)
-    slow_start = np.empty(16, np.int64)
-    slow_end = np.empty(16, np.int64)
+    slow = (np.empty(16, np.int64), np.empty(16, np.int64), np.empty(16, np.int64))
     n_slow = 0
     seen = np.empty(1024, np.int64)  # line stamp per feature id, for duplicates
     for f in range(len(seen)):
@@ -287,13 +394,7 @@ def parse_block(buf, expect_qid, n_features_cap):
             if buf[ts] == 45:
                 err_code, err_line, err_start, err_end = BAD_LABEL_VALUE, line, ts, i
                 break
-            if n_slow == len(slow_idx):
-                slow_idx = _grow(slow_idx)
-                slow_start = _grow(slow_start)
-                slow_end = _grow(slow_end)
-            slow_idx[n_slow] = -1 - row
-            slow_start[n_slow] = ts
-            slow_end[n_slow] = i
+            slow = _note_slow(slow, n_slow, -1 - row, ts, i)
             n_slow += 1
             v = 0.0
         labels[row] = v
@@ -301,84 +402,16 @@ def parse_block(buf, expect_qid, n_features_cap):
         while i < de and _is_space(buf[i]):
             i += 1
         # ---- qid
-        has_qid = i + 4 <= de and _word_is(buf, i, i + 4, _QID)
-        if qid_mode == -1:
-            qid_mode = 1 if has_qid else 0
-        if has_qid and qid_mode == 0:
-            ts = i
-            while i < de and not _is_space(buf[i]):
-                i += 1
-            err_code, err_line, err_start, err_end = QID_UNEXPECTED, line, ts, i
-            break
-        if not has_qid and qid_mode == 1:
-            err_code, err_line, err_start, err_end = QID_MISSING, line, pos, de
-            break
-        if has_qid:
-            ts = i + 4
-            i = ts
-            while i < de and not _is_space(buf[i]):
-                i += 1
-            ok, q = _parse_int(buf, ts, i)
-            if not ok:
-                err_code, err_line, err_start, err_end = BAD_QID, line, ts - 4, i
-                break
-            qids[row] = q
-        else:
-            qids[row] = 0
-        # ---- features
-        while True:
-            while i < de and _is_space(buf[i]):
-                i += 1
-            if i >= de:
-                break
-            ts = i
-            colon = -1
-            while i < de and not _is_space(buf[i]):
-                if buf[i] == _COLON and colon < 0:
-                    colon = i
-                i += 1
-            if colon < 0:
-                err_code, err_line, err_start, err_end = BAD_FEATURE_TOKEN, line, ts, i
-                break
-            ok, fid = _parse_int(buf, ts, colon)
-            if not ok or fid <= 0:
-                err_code, err_line, err_start, err_end = BAD_FEATURE_ID, line, ts, i
-                break
-            if n_features_cap > 0 and fid > n_features_cap:
-                err_code, err_line, err_start, err_end = FEATURE_TOO_LARGE, line, ts, i
-                break
-            if fid >= len(seen):
-                bigger = np.empty(max(2 * len(seen), fid + 1), np.int64)
-                for f in range(len(bigger)):
-                    bigger[f] = seen[f] if f < len(seen) else 0
-                seen = bigger
-            if seen[fid] == row + 1:
-                err_code, err_line, err_start, err_end = DUPLICATE_FEATURE, line, ts, i
-                break
-            seen[fid] = row + 1
-            st, v = _parse_float(buf, colon + 1, i)
-            if st == F_BAD:
-                err_code, err_line, err_start, err_end = BAD_VALUE, line, ts, i
-                break
-            if st == F_NONFINITE:
-                err_code, err_line, err_start, err_end = NONFINITE_VALUE, line, ts, i
-                break
-            if st == F_SLOW:
-                if n_slow == len(slow_idx):
-                    slow_idx = _grow(slow_idx)
-                    slow_start = _grow(slow_start)
-                    slow_end = _grow(slow_end)
-                slow_idx[n_slow] = nnz
-                slow_start[n_slow] = colon + 1
-                slow_end[n_slow] = i
-                n_slow += 1
-                v = 0.0
-            if fid > max_fid:
-                max_fid = fid
-            cols[nnz] = fid - 1
-            vals[nnz] = v
-            nnz += 1
+        err_code, err_start, err_end, qid_mode, q, i = _parse_qid(buf, i, pos, de, qid_mode)
         if err_code != OK:
+            err_line = line
+            break
+        qids[row] = q
+        # ---- features
+        err_code, err_start, err_end, seen, nnz, slow, n_slow, max_fid = _parse_features(
+            buf, i, de, row, n_features_cap, seen, cols, vals, nnz, slow, n_slow, max_fid)
+        if err_code != OK:
+            err_line = line
             break
         indptr[row + 1] = nnz
         a, b = -1, -1
@@ -390,7 +423,7 @@ def parse_block(buf, expect_qid, n_features_cap):
         pos = le + 1
         line += 1
     return (row, labels, qids, row_line, indptr, cols, vals, doc_start, doc_end,
-            slow_idx, slow_start, slow_end, n_slow, qid_mode, line,
+            slow[0], slow[1], slow[2], n_slow, qid_mode, line,
             err_code, err_line, err_start, err_end, max_fid)
 
 

@@ -35,7 +35,7 @@ class FusedRun(Mapping):
 
     def _text(self, rows=None):
         """The docnos (of ``rows``, or all) as str (an object array; bytes.decode per
-        docno is several times faster than np.char.decode)."""
+        docno, which costs less than np.char.decode)."""
         docnos = self.docnos if rows is None else self.docnos[rows]
         out = np.empty(len(docnos), dtype=object)
         out[:] = [d.decode("utf-8", "replace") for d in docnos.tolist()]

@@ -213,21 +213,7 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     dtype = np.dtype(dtype)
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
-    for name, value in (("n_features", n_features), ("min_features", min_features)):
-        if value is not None and (int(value) != value or value < 1):
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if n_features is not None and min_features is not None:
-        raise ValueError("give n_features or min_features, not both")
-    if int(max_features) != max_features or max_features < 1:
-        raise ValueError(f"max_features must be a positive integer, got {max_features!r}")
-    asked = n_features if n_features is not None else min_features
-    if asked is not None and asked > max_features:
-        raise DataFormatError(
-            f"{int(asked):,} feature columns asked for, more than the cap "
-            f"max_features={int(max_features):,}: the features become a dense matrix of "
-            f"rows x {int(asked):,}; raise max_features (--max-features) if the data "
-            "really is that wide", path=path)
-    cap = int(max_features) if n_features is None else int(n_features)
+    asked, cap = _widths(n_features, min_features, max_features, path)
     if single_query and query_file is not None:
         raise ValueError("give query_file or single_query, not both")
     expect_qid = -1 if query_file is None and not single_query else 0
@@ -296,7 +282,15 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
     y = np.concatenate([b.labels for b in blocks])
     lines = np.concatenate([b.lines for b in blocks])
     doc = _merge_docids([(b.docids, len(b.labels)) for b in blocks]) if docids else None
-    if query_file is None and expect_qid == 0 and not single_query:
+    qptr, qid_out = _queries(blocks, lines, path, query_file, single_query, expect_qid == 1)
+    return RankingData(X, y, qptr, qid_out, docids=doc, source=path)
+
+
+def _queries(blocks, lines, path, query_file, single_query, has_qids):
+    """(qptr, query ids) of the rows read: from their qids, the query file (given, or
+    LightGBM's sibling of a file without qids), or one query."""
+    n = len(lines)
+    if query_file is None and not has_qids and not single_query:
         query_file = sibling_query_file(path)   # no qid: LightGBM's sibling query file
         if query_file is None and n > 1:
             raise DataFormatError(
@@ -305,16 +299,33 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64, query_file=None,
                 f"LightGBM), or single_query=True (--one-query) if all its {n} rows are one "
                 "query", path=path)
     if single_query:
-        qptr = np.array([0, n], dtype=np.int64)
-        qid_out = np.zeros(1, dtype=np.int64)
-    elif query_file is not None:
+        return np.array([0, n], dtype=np.int64), np.zeros(1, dtype=np.int64)
+    if query_file is not None:
         sizes = read_query_file(query_file, n_rows=n, data_path=path)
-        qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        qid_out = np.arange(len(sizes), dtype=np.int64)
-    else:
-        qid = np.concatenate([b.qids for b in blocks])
-        qptr, qid_out = group_runs(qid, row_name="line", row_numbers=lines, path=path)
-    return RankingData(X, y, qptr, qid_out, docids=doc, source=path)
+        return (np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+                np.arange(len(sizes), dtype=np.int64))
+    qid = np.concatenate([b.qids for b in blocks])
+    return group_runs(qid, row_name="line", row_numbers=lines, path=path)
+
+
+def _widths(n_features, min_features, max_features, path):
+    """(the feature columns asked for or None, the largest feature id allowed) of
+    :func:`load_svmlight`'s arguments, checked."""
+    for name, value in (("n_features", n_features), ("min_features", min_features)):
+        if value is not None and (int(value) != value or value < 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if n_features is not None and min_features is not None:
+        raise ValueError("give n_features or min_features, not both")
+    if int(max_features) != max_features or max_features < 1:
+        raise ValueError(f"max_features must be a positive integer, got {max_features!r}")
+    asked = n_features if n_features is not None else min_features
+    if asked is not None and asked > max_features:
+        raise DataFormatError(
+            f"{int(asked):,} feature columns asked for, more than the cap "
+            f"max_features={int(max_features):,}: the features become a dense matrix of "
+            f"rows x {int(asked):,}; raise max_features (--max-features) if the data "
+            "really is that wide", path=path)
+    return asked, int(max_features) if n_features is None else int(n_features)
 
 
 def _warn_short(path, listed, asked):

@@ -28,7 +28,7 @@ fixed blocks of queries; the threads of :func:`assemble` split its work at bin b
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, later, omitted, u1
+from .._jit.examples import arr, b1, f8, first, i8, later, omitted, tup, u1
 from .._jit.store import njit
 from .._kernels.chunks import PRANGE_ONLY
 from .._kernels.sort import (_SHIFT32, _count_digits, _insert, _key32, _radix_passes,
@@ -272,15 +272,57 @@ def _sort_bin(ct, cd, n, ka, kb, tt, td):
     gather_sorted(_radix_passes(ka[:n], kb[:n], count, 9, 2, 32)[0], ct, cd, tt, td)
 
 
+@njit(cache=True, nogil=True)
+def _bin_places(C):
+    """Where each bin's changes go when bins are laid end to end (bin b's at
+    ``pos[b]:pos[b + 1]``), and the bins with changes followed by the number of bins."""
+    n_bins = len(C)
+    pos = np.empty(n_bins + 1, np.int64)
+    nz = np.empty(n_bins + 1, np.int64)
+    acc = 0
+    m = 0
+    for b in range(n_bins):
+        pos[b] = acc
+        if C[b] > 0:
+            nz[m] = b
+            m += 1
+        acc += C[b]
+    pos[n_bins] = acc
+    nz[m] = n_bins
+    return pos, nz[:m + 1]
+
+
+@njit(cache=True, nogil=True)
+def _gathered_hazards(hz, n_hz, cap, rows):
+    """The hazards :func:`assemble`'s copy ranges kept (range w's ``n_hz[w]`` at ``hz[w *
+    cap:]``), sorted; every row of ``rows`` is read again when a range had more than its
+    room."""
+    out_t, _, out_h, offsets, n_out = rows
+    h = np.empty(n_hz.sum())
+    c = 0
+    for w in range(len(n_hz)):
+        if n_hz[w] > cap:
+            c = 0
+            for q in range(len(n_out)):
+                for i in range(offsets[q], offsets[q] + n_out[q]):
+                    if out_h[i]:
+                        h[c] = out_t[i]
+                        c += 1
+            break
+        for r in range(n_hz[w]):
+            h[c] = hz[w * cap + r]
+            c += 1
+    return sorted_copy(h)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE_ONLY, error_model="numpy")  # no query averaged: NaN
-def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_copies,
-             n_parts, hz, ct, cd, shift):
-    """All queries' breakpoints into one profile, after :func:`bin_sums` (its ``C`` and
-    ``pref``). Returns ``(edges, values, hazards)``: the mean metric
-    ``values[i]`` on ``(edges[i], edges[i + 1])``, edges[0] = -inf and edges[-1] = inf
-    (``base`` is the sum of the queries' values at t -> -inf, ``n_eff`` the number of
-    queries averaged), and the sorted hazard times. Scratch: ``hz``, ``ct`` and ``cd``, as
-    long as ``out_t``.
+def assemble(rows, eps, base, n_eff, C, pref, n_copies, n_parts, scratch, shift):
+    """All queries' breakpoints ``rows`` = (out_t, out_d, out_h, offsets, n_out) into one
+    profile, after :func:`bin_sums` (its ``C`` and ``pref``). Returns ``(edges, values,
+    hazards)``: the mean metric ``values[i]`` on ``(edges[i], edges[i + 1])``, edges[0] =
+    -inf and edges[-1] = inf (``base`` is the sum of the queries' values at t -> -inf,
+    ``n_eff`` the number of queries averaged), and the sorted hazard times. ``scratch`` =
+    (hz, ct, cd), each as long as ``out_t``.
 
     A bucket sort whose buckets are the bins: ``C`` tells where each bin's changes go, so
     each of ``n_copies`` ranges of bins with about as many changes as each other copies
@@ -296,22 +338,12 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_c
     parts' groups are those of one pass over all rows; they are then copied next to each
     other into ``edges``/``values``. Equal t stay in query order, and nothing depends on
     the number of parts."""
+    out_t, out_d, out_h, offsets, n_out = rows
+    hz, ct, cd = scratch
     nq = len(n_out)
-    n_bins = len(C)
-    pos = np.empty(n_bins + 1, np.int64)  # bin b's changes: pos[b]:pos[b + 1] of ct/cd
-    nz = np.empty(n_bins + 1, np.int64)  # the bins with changes, then n_bins
-    acc = 0
-    m = 0
-    for b in range(n_bins):
-        pos[b] = acc
-        if C[b] > 0:
-            nz[m] = b
-            m += 1
-        acc += C[b]
-    pos[n_bins] = acc
-    nz[m] = n_bins
-    nz = nz[:m + 1]
-    n_ch = acc
+    pos, nz = _bin_places(C)
+    m = len(nz) - 1
+    n_ch = pos[len(C)]
     start = _ranges(pos, nz, n_parts)
     copy_start = _ranges(pos, nz, n_copies)
     fill = pos.copy()
@@ -395,24 +427,7 @@ def assemble(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, C, pref, n_c
     edges[0] = -np.inf
     values[0] = base / n_eff
     edges[at[n_parts] + 1] = np.inf
-    n_h = 0
-    for w in range(n_copies):
-        n_h += n_hz[w]
-    h = np.empty(n_h)
-    c = 0
-    for w in range(n_copies):
-        if n_hz[w] > cap:  # a range with more hazards than its room: every row read again
-            c = 0
-            for q in range(nq):
-                for i in range(offsets[q], offsets[q] + n_out[q]):
-                    if out_h[i]:
-                        h[c] = out_t[i]
-                        c += 1
-            break
-        for r in range(n_hz[w]):
-            h[c] = hz[w * cap + r]
-            c += 1
-    return edges, values, sorted_copy(h)
+    return edges, values, _gathered_hazards(hz, n_hz, cap, rows)
 
 
 @njit(cache=True, inline="always")
@@ -471,10 +486,141 @@ def _missing(kept, C, b_lo, b_hi, every):
 
 
 @njit(cache=True, nogil=True)
-def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C,
-                  pref, min_width, tol, shift, wlo, whi, kept):
+def _bins_above(C, P, pref, base, n_eff, top_bin, lim):
+    """The bins up to ``top_bin`` with changes whose bound ``(base + pref[b] + P[b]) /
+    n_eff`` is at least ``lim``, and their bounds negated (the sort key)."""
+    n_c = 0
+    for b in range(top_bin + 1):
+        n_c += 1 if C[b] > 0 else 0
+    cand = np.empty(n_c, np.int64)
+    negub = np.empty(n_c)
+    n_c = 0
+    for b in range(top_bin + 1):
+        if C[b] > 0:
+            ub = (base + (pref[b] + P[b])) / n_eff
+            if ub >= lim:
+                cand[n_c] = b
+                negub[n_c] = -ub
+                n_c += 1
+    return cand[:n_c], negub[:n_c]
+
+
+@njit(cache=True, nogil=True)
+def _region(out_t, out_d, offsets, n_out, b, lo_row, hi_row, shift, eps):
+    """The region of bin ``b``: it and its neighbours while breakpoints chain across the
+    boundary (closer than ``eps``, relative). Returns (first bin, last bin, the change
+    before it, the change after it); each query's rows in it are ``lo_row[q]:hi_row[q]``."""
+    nq = len(n_out)
+    b_lo = b
+    b_hi = b
+    before, after = _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi, lo_row, hi_row,
+                                shift)
+    while True:
+        first_t = np.inf
+        last_t = -np.inf
+        for q in range(nq):  # the region's first and last changes
+            for i in range(lo_row[q], hi_row[q]):
+                if out_d[i] != 0.0:
+                    first_t = min(first_t, out_t[i])
+                    break
+            for i in range(hi_row[q] - 1, lo_row[q] - 1, -1):
+                if out_d[i] != 0.0:
+                    last_t = max(last_t, out_t[i])
+                    break
+        grow = False
+        if before > -np.inf and not _clear(before, first_t, eps):
+            b_lo = bin_of(before, shift)
+            grow = True
+        if after < np.inf and not _clear(last_t, after, eps):
+            b_hi = bin_of(after, shift)
+            grow = True
+        if not grow:
+            return b_lo, b_hi, before, after
+        before, after = _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi, lo_row,
+                                    hi_row, shift)
+
+
+@njit(cache=True, nogil=True)
+def _region_changes(out_t, out_d, lo_row, hi_row, base, pref, shift):
+    """A region's changes (rows ``lo_row[q]:hi_row[q]`` of each query) stably sorted by t,
+    as :func:`assemble`'s edges and values: row r at r + 1 of ``t`` (n + 2 long) and
+    ``v`` (n + 1), the values the sums from the bins' prefix on."""
+    n = 0
+    for q in range(len(lo_row)):
+        for i in range(lo_row[q], hi_row[q]):
+            n += 1 if out_d[i] != 0.0 else 0
+    gt = np.empty(n)  # the region's changes in query order, then stably sorted by t
+    gi = np.empty(n, np.int64)
+    n = 0
+    for q in range(len(lo_row)):
+        for i in range(lo_row[q], hi_row[q]):
+            if out_d[i] != 0.0:
+                gt[n] = out_t[i]
+                gi[n] = i
+                n += 1
+    t = np.empty(n + 2)
+    v = np.empty(n + 1)
+    srt = np.empty(n, np.int64)
+    sort_pairs_into(gt, gi, np.empty(n, np.uint64), np.empty(n, np.uint64), t[1:], srt)
+    for r in range(n):
+        v[1 + r] = out_d[srt[r]]
+    _binned_values(t[1:], v[1:], n, base, pref, shift)
+    return t, v
+
+
+@njit(cache=True, nogil=True)
+def _hazards_inside(out_t, out_h, offsets, n_out, lo, hi):
+    """The hazards strictly inside (lo, hi), sorted."""
+    h = [0.0]
+    h.pop()
+    for q in range(len(n_out)):
+        for i in range(_first_above(out_t, offsets[q], offsets[q] + n_out[q], lo),
+                       offsets[q] + n_out[q]):
+            if out_t[i] >= hi:
+                break
+            if out_h[i]:
+                h.append(out_t[i])
+    return sorted_copy(np.array(h, np.float64))
+
+
+@njit(cache=True, nogil=True)
+def _in_t_order(found, reg_bin, reg_row, has_first, first):
+    """The intervals ``found`` = (lower, upper, value) region after region (region i's
+    rows ``reg_row[i]:reg_row[i + 1]``, its first bin ``reg_bin[i]``) in t order, after
+    the ``first`` interval (lower, upper, value) when there is one."""
+    r_lo, r_hi, r_v = found
+    n_reg = len(reg_bin)
+    n_r = reg_row[n_reg]
+    ro = np.empty(n_reg, np.int64)  # the regions in t order (a few: insertion sort)
+    for i in range(n_reg):
+        j = i
+        while j > 0 and reg_bin[ro[j - 1]] > reg_bin[i]:
+            ro[j] = ro[j - 1]
+            j -= 1
+        ro[j] = i
+    f = 1 if has_first else 0
+    lower = np.empty(n_r + f)
+    upper = np.empty(n_r + f)
+    values = np.empty(n_r + f)
+    if has_first:
+        lower[0] = first[0]
+        upper[0] = first[1]
+        values[0] = first[2]
+    j = f
+    for i in ro:
+        for r in range(reg_row[i], reg_row[i + 1]):
+            lower[j] = r_lo[r]
+            upper[j] = r_hi[r]
+            values[j] = r_v[r]
+            j += 1
+    return lower, upper, values
+
+
+@njit(cache=True, nogil=True)
+def best_interval(rows, eps, base, n_eff, bins, min_width, tol, shift, segment, kept):
     """The ``"best"`` choice of :func:`dfrank.linesearch.choose` without sorting every
-    breakpoint, after :func:`bin_sums`; on the segment [wlo, whi] (±inf: the whole line)
+    breakpoint ``rows`` = (out_t, out_d, out_h, offsets, n_out), after :func:`bin_sums`
+    (its ``bins`` = (S, P, C, pref)); on the ``segment`` [wlo, whi] (±inf: the whole line)
     it is the choice on the profile's ``within(wlo, whi)``. Returns ``(status, value, lower,
     upper, hazards)``: the chosen interval, its value and the hazards strictly inside it
     (sorted). ``status`` is 1 when found; 0 when the choice is an unbounded interval (its
@@ -491,6 +637,9 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
     neighbours while their breakpoints are closer than CHAIN eps (so every breakpoint
     group is whole), and its intervals reach to the next breakpoint after it; on a segment
     they are cut at its ends and those outside it dropped."""
+    out_t, out_d, out_h, offsets, n_out = rows
+    S, P, C, pref = bins
+    wlo, whi = segment
     nq = len(n_out)
     n_bins = len(S)
     first_value = base / n_eff
@@ -512,20 +661,9 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
     has_first = f_hi > f_lo
     best = first_value if has_first and _wide(f_lo, f_hi, min_width) else -np.inf
     lim0 = best - 4 * tol
-    n_c = 0
-    for b in range(top_bin + 1):
-        n_c += 1 if C[b] > 0 else 0
-    cand = np.empty(n_c, np.int64)
-    negub = np.empty(n_c)
-    n_c = 0
-    for b in range(top_bin + 1):
-        if C[b] > 0:
-            ub = (base + (pref[b] + P[b])) / n_eff
-            if ub >= lim0:
-                cand[n_c] = b
-                negub[n_c] = -ub
-                n_c += 1
-    order = radix_argsort(negub[:n_c])
+    cand, negub = _bins_above(C, P, pref, base, n_eff, top_bin, lim0)
+    n_c = len(cand)
+    order = radix_argsort(negub)
     done = np.zeros(n_bins, np.uint8)
     lo_row = np.empty(nq, np.int64)
     hi_row = np.empty(nq, np.int64)
@@ -546,34 +684,8 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
             break
         if done[b]:
             continue
-        # the region: b and its neighbours while breakpoints chain across the boundary
-        b_lo = b
-        b_hi = b
-        before, after = _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi,
-                                    lo_row, hi_row, shift)
-        while True:
-            first_t = np.inf
-            last_t = -np.inf
-            for q in range(nq):  # the region's first and last changes
-                for i in range(lo_row[q], hi_row[q]):
-                    if out_d[i] != 0.0:
-                        first_t = min(first_t, out_t[i])
-                        break
-                for i in range(hi_row[q] - 1, lo_row[q] - 1, -1):
-                    if out_d[i] != 0.0:
-                        last_t = max(last_t, out_t[i])
-                        break
-            grow = False
-            if before > -np.inf and not _clear(before, first_t, eps):
-                b_lo = bin_of(before, shift)
-                grow = True
-            if after < np.inf and not _clear(last_t, after, eps):
-                b_hi = bin_of(after, shift)
-                grow = True
-            if not grow:
-                break
-            before, after = _neighbours(out_t, out_d, offsets, n_out, b_lo, b_hi,
-                                        lo_row, hi_row, shift)
+        b_lo, b_hi, before, after = _region(out_t, out_d, offsets, n_out, b, lo_row,
+                                            hi_row, shift, eps)
         # the changes next to the region must be the true ones (past whi any will do)
         if _missing(kept, C, bin_of(before, shift) if before > -np.inf else 0, b_hi, False) \
                 or _missing(kept, C, b_lo, min(top_bin, bin_of(after, shift))
@@ -581,26 +693,8 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
             return -1, best, np.nan, np.nan, np.empty(0)
         for bb in range(b_lo, b_hi + 1):
             done[bb] = 1
-        n = 0
-        for q in range(nq):
-            for i in range(lo_row[q], hi_row[q]):
-                n += 1 if out_d[i] != 0.0 else 0
-        gt = np.empty(n)  # the region's changes in query order, then stably sorted by t
-        gi = np.empty(n, np.int64)
-        n = 0
-        for q in range(nq):
-            for i in range(lo_row[q], hi_row[q]):
-                if out_d[i] != 0.0:
-                    gt[n] = out_t[i]
-                    gi[n] = i
-                    n += 1
-        t = np.empty(n + 2)  # as assemble's edges and values: row r at r + 1
-        v = np.empty(n + 1)
-        srt = np.empty(n, np.int64)
-        sort_pairs_into(gt, gi, np.empty(n, np.uint64), np.empty(n, np.uint64), t[1:], srt)
-        for r in range(n):
-            v[1 + r] = out_d[srt[r]]
-        _binned_values(t[1:], v[1:], n, base, pref, shift)
+        t, v = _region_changes(out_t, out_d, lo_row, hi_row, base, pref, shift)
+        n = len(v) - 1
         g = _group_range(t[1:], v[1:], 0, n, eps)
         t[g + 1] = after  # the last group's interval reaches the next change
         reg_bin[n_reg] = b_lo
@@ -619,28 +713,8 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
                 best = max(best, v[j] / n_eff)
     # every interval that can matter, in t order: the first one, then region by region
     reg_row[n_reg] = n_r
-    ro = np.empty(n_reg, np.int64)  # the regions in t order (a few: insertion sort)
-    for i in range(n_reg):
-        j = i
-        while j > 0 and reg_bin[ro[j - 1]] > reg_bin[i]:
-            ro[j] = ro[j - 1]
-            j -= 1
-        ro[j] = i
-    f = 1 if has_first else 0
-    lower = np.empty(n_r + f)
-    upper = np.empty(n_r + f)
-    values = np.empty(n_r + f)
-    if has_first:
-        lower[0] = f_lo
-        upper[0] = f_hi
-        values[0] = first_value
-    j = f
-    for i in ro:
-        for r in range(reg_row[i], reg_row[i + 1]):
-            lower[j] = r_lo[r]
-            upper[j] = r_hi[r]
-            values[j] = r_v[r]
-            j += 1
+    lower, upper, values = _in_t_order((r_lo, r_hi, r_v), reg_bin[:n_reg], reg_row[:n_reg + 1],
+                                       has_first, (f_lo, f_hi, first_value))
     ci = pick(lower, upper, values, values, min_width, tol, False)
     lo = lower[ci]
     hi = upper[ci]
@@ -648,24 +722,15 @@ def best_interval(out_t, out_d, out_h, offsets, n_out, eps, base, n_eff, S, P, C
         return 0, values[ci], lo, hi, np.empty(0)
     if _missing(kept, C, bin_of(lo, shift), bin_of(hi, shift), True):  # its hazards
         return -1, best, np.nan, np.nan, np.empty(0)
-    h = [0.0]  # the hazards strictly inside (lo, hi)
-    h.pop()
-    for q in range(nq):
-        for i in range(_first_above(out_t, offsets[q], offsets[q] + n_out[q], lo),
-                       offsets[q] + n_out[q]):
-            if out_t[i] >= hi:
-                break
-            if out_h[i]:
-                h.append(out_t[i])
-    return 1, values[ci], lo, hi, sorted_copy(np.array(h, np.float64))
+    return 1, values[ci], lo, hi, _hazards_inside(out_t, out_h, offsets, n_out, lo, hi)
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
 EXAMPLES = (
-    first(assemble, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), f8, f8, f8, arr(i8), arr(f8), i8,
-          i8, arr(f8), arr(f8), arr(f8), i8),
-    first(best_interval, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), f8, f8, f8, arr(f8), arr(f8),
-          arr(i8), arr(f8), f8, f8, i8, f8, f8, arr(u1)),
+    first(assemble, tup(arr(f8), arr(f8), arr(b1), arr(i8), arr(i8)), f8, f8, f8, arr(i8),
+          arr(f8), i8, i8, tup(arr(f8), arr(f8), arr(f8)), i8),
+    first(best_interval, tup(arr(f8), arr(f8), arr(b1), arr(i8), arr(i8)), f8, f8, f8,
+          tup(arr(f8), arr(f8), arr(i8), arr(f8)), f8, f8, i8, tup(f8, f8), arr(u1)),
     first(bin_sums, arr(i8), arr(f8, 2), arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(f8),
           omitted(True), i8),
     later(runs_of_rows, arr(f8), arr(f8), arr(i8), arr(i8), arr(i8), arr(f8, 2), arr(i8), i8),

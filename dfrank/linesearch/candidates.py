@@ -10,7 +10,7 @@ unchanged by the pruning. Identical lines (equal s0 and u) are ordered by the ti
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8
+from .._jit.examples import arr, b1, f8, first, i8, tup
 from .._jit.store import njit
 from .._kernels.sort import sort_pairs
 from ..metrics._kernels import AP, DCG, ERR, NDCG, PREC, RECALL, RPREC, RR, _cutoff
@@ -276,13 +276,16 @@ def _events(u, cls, rows, per_class):
 
 
 @njit(cache=True, nogil=True)
-def _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune,
-                      presorted, first, last, max_m, cand, n_cand, n_events, phase, hull,
+def _candidates_chunk(s0, u, queries, rule, presorted, first, last, max_m, found, phase, hull,
                       sample, sampled):
-    """The queries order[first:last] (see :func:`candidates`), with scratch for them:
-    in ``phase`` 0 only the sampled ones (q % sample == 0), whose hull layers are peeled
-    and whose events before them go to ``sampled[q]``; in phase 1 the others, peeling
-    the hull layers if ``hull``; in phase 2 all, peeling them."""
+    """The queries order[first:last] (see :func:`candidates`, whose ``queries``, ``rule``
+    and ``found`` these are), with scratch for them: in ``phase`` 0 only the sampled ones
+    (q % sample == 0), whose hull layers are peeled and whose events before them go to
+    ``sampled[q]``; in phase 1 the others, peeling the hull layers if ``hull``; in phase 2
+    all, peeling them."""
+    y, cls, L, qptr, order, c0, empty = queries
+    code, k, ties, prune = rule
+    cand, n_cand, n_events, _ = found
     per_class = np.zeros(L, np.int64)
     srt = np.empty(max_m, np.int64)
     tmp = np.empty(max_m, np.int64)
@@ -345,13 +348,15 @@ def _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, p
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, presorted,
-               chunks, cand, n_cand, n_events, offsets, hull_sample, hull_gain):
+def candidates(s0, u, queries, rule, presorted, chunks, found, hull_rule):
     """Per query: the rows that can matter, in their order at t -> -inf, into
     ``cand[qptr[q]:qptr[q] + n_cand[q]]``, and the number of crossing events among them;
     ``offsets`` (nq + 1) their running sum (where each query's breakpoints go). Returns
     the sizes the sweep needs: ``(events in all, most candidates, most events)`` of a
-    query (at least 1).
+    query (at least 1). ``queries`` = (y, cls, L, qptr, order, c0, empty), the layout and
+    the line's classes; ``rule`` = (code, k, ties, prune), the metric and whether rows
+    never in the top k may be dropped; ``found`` = (cand, n_cand, n_events, offsets), the
+    outputs; ``hull_rule`` = (hull_sample, hull_gain), below.
 
     For cut-off metrics a row is kept only if it is not dominated (k rows above it for all
     t > 0 and k for all t < 0) and, where that pays, lies on one of the first k upper hull
@@ -367,6 +372,9 @@ def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, p
     ``presorted`` (or an empty array) holds each query's rows sorted by u: then only runs
     of equal u need sorting (a coordinate ascent reuses one order per coordinate).
     """
+    qptr = queries[3]
+    _, n_cand, n_events, offsets = found
+    hull_sample, hull_gain = hull_rule
     nq = len(qptr) - 1
     max_m = np.int64(1)  # not a literal: one signature of the chunk function
     for q in range(nq):
@@ -385,9 +393,8 @@ def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, p
                 after += n_events[q]
             hull = (before - after) * hull_gain > before
         for ch in prange(nc):
-            _candidates_chunk(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty,
-                              prune, presorted, ch * nq // nc, (ch + 1) * nq // nc, max_m,
-                              cand, n_cand, n_events, phase, hull, sample, sampled)
+            _candidates_chunk(s0, u, queries, rule, presorted, ch * nq // nc,
+                              (ch + 1) * nq // nc, max_m, found, phase, hull, sample, sampled)
     offsets[0] = 0
     max_n = 1
     max_ev = 1
@@ -400,8 +407,9 @@ def candidates(code, s0, u, y, cls, L, qptr, order, k, ties, c0, empty, prune, p
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
 EXAMPLES = (
-    first(candidates, i8, arr(f8), arr(f8), arr(f8), arr(i8), i8, arr(i8), arr(i8), i8, i8, arr(f8),
-          arr(b1), b1, arr(i8), i8, arr(i8), arr(i8), arr(i8), arr(i8), i8, i8),
+    first(candidates, arr(f8), arr(f8),
+          tup(arr(f8), arr(i8), i8, arr(i8), arr(i8), arr(f8), arr(b1)), tup(i8, i8, i8, b1),
+          arr(i8), i8, tup(arr(i8), arr(i8), arr(i8), arr(i8)), tup(i8, i8)),
     first(direction_kind, arr(f8)),
     first(flat_within_queries, arr(f8), arr(i8)),
     first(rows_by_u, arr(f8), arr(i8), arr(i8)),

@@ -136,10 +136,12 @@ def _prepare(bound, classes, s0, u, u_order, ws):
     _, cand, n_cand, n_events, offsets, *_, qorder, n_chunks, threads, _ = fixed
     with one_at_a_time(threads):
         total, max_n, max_ev = candidates(
-            code, s0, u, bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, m.k,
-            ties, bound.c0, bound.empty, code in PRUNABLE and m.k > 0,
-            _NO_ORDER if u_order is None else u_order, n_chunks, cand, n_cand, n_events,
-            offsets, HULL_SAMPLE if bound.n_queries >= HULL_SAMPLE_FROM else 0, HULL_GAIN)
+            s0, u, (bound.y, classes.cls, classes.n_classes, bound.qptr, qorder, bound.c0,
+                    bound.empty),
+            (code, m.k, ties, code in PRUNABLE and m.k > 0),
+            _NO_ORDER if u_order is None else u_order, n_chunks,
+            (cand, n_cand, n_events, offsets),
+            (HULL_SAMPLE if bound.n_queries >= HULL_SAMPLE_FROM else 0, HULL_GAIN))
     return _Line(sweep, classes, ties, fixed, total, max_n, max_ev)
 
 
@@ -188,10 +190,11 @@ def _sweep_args(bound, line, s0, u, order, offsets, total, ws, shift):
             ws.get("sweep_p", (n_workers, 2, max_ev), np.int64),
             ws.get("sweep_k", (n_workers, 2, max_ev), np.uint64))
     m = bound.metric
-    return (m.code, s0, u, bound.y, classes.cls, bound.qptr, order, cand, n_cand, offsets,
-            m.k, line.ties, classes.gain, classes.err_r, classes.rel, classes.by_position,
-            bound.c0, bound.empty, bound.empty_value, L, EPS, sw, base, n_out, out_t, out_d,
-            out_h, runs, run_sp, n_runs, shift), out
+    queries = (classes.cls, bound.qptr, order, cand, n_cand, offsets, bound.c0, bound.empty)
+    rule = (m.code, m.k, classes.gain, classes.err_r, classes.rel, classes.by_position,
+            bound.empty_value, L)
+    return (s0, u, queries, rule, EPS, sw,
+            (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift), out
 
 
 def _averaged(bound, base):
@@ -309,8 +312,8 @@ def _best_in_parts(bound, line, s0, u, ws, wlo, whi):
                 rows = tuple(np.concatenate([r, np.empty_like(r, shape=f_off[q1] + cap)])
                              for r in rows)
             kept_rows(out_t, out_d, out_h, o, n, kept, shift, *rows, f_off[q0:q1])
-        found = best_interval(*rows, f_off, f_n, EPS, base_sum, float(n_eff), *bins,
-                              MIN_WIDTH, TOL, shift, wlo, whi,
+        found = best_interval((*rows, f_off, f_n), EPS, base_sum, float(n_eff), bins,
+                              MIN_WIDTH, TOL, shift, (float(wlo), float(whi)),
                               _NO_KEPT if kept.all() else kept)
         if found[0] >= 0:
             return (found if found[0] == 1 else None), line.total
@@ -330,10 +333,10 @@ def _assemble_args(bp, ws, threads):
     """The arguments of :func:`_assembled`'s call of the assembly kernel."""
     S, P, C, pref = bp.bins
     total = bp.total
-    return (bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
+    return ((bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out), EPS, bp.base,
             float(bp.n_eff), C, pref, threads, BLOCKS_PER_THREAD * threads,
-            ws.get("hazards", total),
-            ws.get("change_t", total), ws.get("change_d", total), BIN_SHIFT)
+            (ws.get("hazards", total), ws.get("change_t", total), ws.get("change_d", total)),
+            BIN_SHIFT)
 
 
 def _assemble_types(line, out, offsets):
@@ -408,9 +411,9 @@ def best_found(bp, wlo, whi):
     interval (or no query is averaged): then :func:`choose` on the whole profile decides."""
     if bp.n_eff == 0:
         return None
-    found = best_interval(bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out, EPS, bp.base,
-                          float(bp.n_eff), *bp.bins, MIN_WIDTH, TOL, BIN_SHIFT, wlo, whi,
-                          _NO_KEPT)
+    found = best_interval((bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out), EPS, bp.base,
+                          float(bp.n_eff), bp.bins, MIN_WIDTH, TOL, BIN_SHIFT,
+                          (float(wlo), float(whi)), _NO_KEPT)
     return found if found[0] == 1 else None
 
 

@@ -220,12 +220,21 @@ def _swap(delta_fn, a, b, seq, C, S, kk, gc, rc, relc, disc, scale, L):
 
 
 @njit(inline="always")
-def _meeting(delta_fn, g, n_ev, ts, pair, run, block, n, seq, C, S, kk, gc, rc, relc, disc,
-             scale, L, eps, sw, gk, value, out_t, out_d, out_h, n_out):
+def _meeting(delta_fn, g, events, C, S, swap_rule, L, eps, sw, gk, value, out_t, out_d,
+             out_h, n_out):
     """The meeting of events starting at g (a group of nearly coincident events, or one
     event between runs of duplicate rows): all their rows' swaps in bubble order, its
     breakpoint written. Returns (the next event, the value, the number of rows written).
-    ``sw`` and ``gk`` are scratch (the sort's, free by now)."""
+    ``events`` = (ts, pair, run, block, seq): the events sorted, the rows' runs, u-blocks
+    and classes; ``swap_rule`` = (kk, gc, rc, relc, disc, scale) as :func:`_swap` reads
+    them; ``sw`` and ``gk`` are scratch (the sort's, free by now). What it writes (the
+    counts ``C`` and ``S``, the scratch, the outputs) comes as arrays of their own: numba
+    drops the writes of a function inlined two levels into a parallel loop through the
+    arrays of a tuple argument."""
+    ts, pair, run, block, seq = events
+    n_ev = len(ts)
+    n = len(seq)
+    kk, gc, rc, relc, disc, scale = swap_rule
     t0 = ts[g]
     h = g + 1
     lim = eps * max(1.0, abs(t0))
@@ -244,7 +253,7 @@ def _meeting(delta_fn, g, n_ev, ts, pair, run, block, n, seq, C, S, kk, gc, rc, 
                 value += dv
                 top = top or at_top
     else:  # several: all their rows' swaps, insertion sorted by bubble key (the one-event
-        # path above runs the same expansion without staging it: 10% faster measured)
+        # path above runs the same expansion without staging it, which costs less)
         n_sw = 0
         for r in range(g, h):
             hd = pair[r] >> 32
@@ -270,32 +279,19 @@ def _meeting(delta_fn, g, n_ev, ts, pair, run, block, n, seq, C, S, kk, gc, rc, 
     return h, value, n_out
 
 
-@njit(inline="always")
-def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, gc, rc,
-                 relc, disc, c0, L, eps, out_t, out_d, out_h, ws):
-    """Sweep one query; write its (t, delta, hazard) breakpoints; return (base, count).
-
-    A *hazard* is a meeting of three or more documents (a group of events) reaching the
-    top k: its value before and after may agree, but exactly at it (or within rounding of
-    it) the tied documents may come out in an order whose value differs. Hazards are
-    written (with their delta, possibly 0) so a chosen point can keep away from them. Two
-    documents crossing without changing the metric are harmless: near their crossing the
-    value is that of one side or the other, which are equal.
-    """
-    m = hi - lo
-    kk = top_cut(code, k, m, c0)
-    ws_i, ws_C, ws_f, ws_e, ws_p, ws_k = ws  # this worker's scratch (see _sweep_drive)
-    n = len(idx)  # the candidates, sorted by their order at t -> -inf
-    # class sequence, counts of other-class documents above, u-blocks, and runs: rows of
-    # one class on one line (equal s0 and u; duplicate documents) next to each other stay
-    # together for every t, so only a run's first row takes part in making and sorting
-    # the events; the sweep then expands each event into its runs' swaps
+@njit(cache=True, nogil=True)
+def _class_runs(s0, u, cls, idx, L, ws_i, C):
+    """The candidates' class sequence, counts of other-class rows above (by class in
+    ``C``), u-blocks and runs, into the rows of ``ws_i`` (0, 1, 2, 6; 3 is scratch).
+    Rows of one class on one line (equal s0 and u; duplicate documents) next to each other
+    stay together for every t, so only a run's first row takes part in making and sorting
+    the events; the sweep then expands each event into its runs' swaps."""
+    n = len(idx)
     seq = ws_i[0, :n]  # scratch from the caller (no allocation per query)
     S = ws_i[1, :n]
     block = ws_i[2, :n]
     running = ws_i[3, :L]
     run = ws_i[6, :n]  # at a run's first row its length, else 0
-    C = ws_C[:n]
     running[:] = 0
     head = 0
     for p in range(n):
@@ -317,15 +313,17 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
         else:
             run[p] = 1
             head = p
-    scale = _scale(code, k, c0)
-    base = value_fn(seq, n, kk, k, gc, rc, relc, disc, c0, L)
-    base *= 0.5 * scale if code == KTAU else scale
-    # crossing events: i above j at -inf, u_i < u_j, so j passes i at t (len(out_t) of
-    # them, counted by `candidates`; fewer between runs)
-    if len(out_t) == 0:
-        return base, 0
-    ev_t = ws_e[0]
-    ev_pair = ws_p[0]  # down << 32 | up: shifts, not divisions, decode it
+
+
+@njit(cache=True, nogil=True)
+def _crossing_events(s0, u, idx, L, ws_i, ws_f, ev_t, ev_pair):
+    """The crossing events of a query's candidates (after :func:`_class_runs`, whose rows
+    of ``ws_i`` it reads) into ``ev_t``/``ev_pair`` (down << 32 | up); returns their
+    number."""
+    n = len(idx)
+    seq = ws_i[0, :n]
+    running = ws_i[3, :L]
+    run = ws_i[6, :n]
     # the events are the pairs of runs of different classes and different u: made class
     # pair by class pair from per-class lists in position order (so u rises along each
     # list and the rows of equal u are contiguous, skipped by bounds rather than tested
@@ -383,7 +381,43 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
                     et[x] = (sa - ra[x]) / (rb[x] - ua)
                     ep[x] = (pa << 32) | rp[x]
                 e += na
-    n_ev = e
+    return e
+
+
+@njit(inline="always")
+def _query_sweep(delta_fn, value_fn, s0, u, cls, idx, m, rule, c0, L, eps, found, ws):
+    """Sweep one query (``m`` documents, ``idx`` its candidates); write its (t, delta,
+    hazard) breakpoints into ``found`` = (out_t, out_d, out_h); return (base, count).
+    ``rule`` as :func:`_sweep_drive` reads it.
+
+    A *hazard* is a meeting of three or more documents (a group of events) reaching the
+    top k: its value before and after may agree, but exactly at it (or within rounding of
+    it) the tied documents may come out in an order whose value differs. Hazards are
+    written (with their delta, possibly 0) so a chosen point can keep away from them. Two
+    documents crossing without changing the metric are harmless: near their crossing the
+    value is that of one side or the other, which are equal.
+    """
+    code, k, gc, rc, relc, disc, _, _ = rule
+    out_t, out_d, out_h = found
+    kk = top_cut(code, k, m, c0)
+    ws_i, ws_C, ws_f, ws_e, ws_p, ws_k = ws  # this worker's scratch (see _sweep_drive)
+    n = len(idx)  # the candidates, sorted by their order at t -> -inf
+    C = ws_C[:n]
+    _class_runs(s0, u, cls, idx, L, ws_i, C)  # scratch from the caller: no allocation
+    seq = ws_i[0, :n]
+    S = ws_i[1, :n]
+    block = ws_i[2, :n]
+    run = ws_i[6, :n]  # at a run's first row its length, else 0
+    scale = _scale(code, k, c0)
+    base = value_fn(seq, n, kk, k, gc, rc, relc, disc, c0, L)
+    base *= 0.5 * scale if code == KTAU else scale
+    # crossing events: i above j at -inf, u_i < u_j, so j passes i at t (len(out_t) of
+    # them, counted by `candidates`; fewer between runs)
+    if len(out_t) == 0:
+        return base, 0
+    ev_t = ws_e[0]
+    ev_pair = ws_p[0]  # down << 32 | up: shifts, not divisions, decode it
+    n_ev = _crossing_events(s0, u, idx, L, ws_i, ws_f, ev_t, ev_pair)
     ts = ws_e[1, :n_ev]  # events sorted by t: the sweep reads in order
     pair = ws_p[1, :n_ev]
     sort_pairs_into(ev_t[:n_ev], ev_pair[:n_ev], ws_k[0], ws_k[1], ts, pair)
@@ -394,11 +428,10 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
     end = np.uint64(n_ev)
     while g < n_ev:
         # the common case in a tight inner loop: one event between two single rows (the
-        # meetings and runs handled below, in the same loop, slowed every event through
-        # register pressure; out of line, the calls cost more: each passes a score of
-        # arrays, counted in and out, 2.7x slower). Unsigned indices: a signed one is
-        # tested for a negative value and wrapped at every access, which made this loop
-        # 97 instructions an event instead of 55 (sweep -9% side by side on OHSUMED MAP)
+        # meetings and runs, handled in the same loop, would slow every event through
+        # register pressure; as calls out of line, each would pass a score of arrays).
+        # Unsigned indices: a signed one is tested for a negative value and wrapped at
+        # every access, which nearly doubles the instructions of an event
         gu = np.uint64(g)
         ou = np.uint64(n_out)
         while gu < end:
@@ -422,18 +455,18 @@ def _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, hi, idx, k, ties, 
         g = np.int64(gu)
         n_out = np.int64(ou)
         if g < n_ev:
-            g, value, n_out = _meeting(delta_fn, g, n_ev, ts, pair, run, block, n, seq, C, S,
-                                       kk, gc, rc, relc, disc, scale, L, eps, ws_p[0],
+            g, value, n_out = _meeting(delta_fn, g, (ts, pair, run, block, seq), C, S,
+                                       (kk, gc, rc, relc, disc, scale), L, eps, ws_p[0],
                                        ws_k[0], value, out_t, out_d, out_h, n_out)
     return base, n_out
 
 
 @njit(inline="always")
-def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_cand,
-                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws, out,
-                 shift):
+def _sweep_drive(delta_fn, value_fn, s0, u, queries, rule, L, eps, ws, out, shift):
     """Per-query sweeps in parallel of the queries in ``order``; query q writes its
-    breakpoints at offsets[q] (query q's outputs only are written). ``order`` is cut
+    breakpoints at offsets[q] (query q's outputs only are written). ``queries`` = (cls,
+    qptr, order, cand, n_cand, offsets, c0, empty), the layout; ``rule`` = (code, k, gc,
+    rc, relc, disc, empty_value, L), the metric along the line's classes. ``order`` is cut
     into :data:`BLOCKS_PER_THREAD` contiguous blocks per thread, of about equal work (see
     :meth:`~dfrank.metrics.BoundMetric.query_order`). Each thread reuses one set of
     scratch sized for the largest query, so it stays in cache: ``ws`` holds, with one row
@@ -442,11 +475,13 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
     7 x max(max_n, L + 1)), per-class counts (int64, max_n x L), the candidates' s0 and u
     class by class (2 x max_n), event times unsorted and sorted (2 x max_ev), event pairs
     likewise (int64, 2 x max_ev) and the sort's keys (uint64, 2 x max_ev); ``out`` the
-    outputs (packed: numba cannot inline a call of more than 30 arguments). Each query's
+    outputs (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs). Each query's
     breakpoints are summed by bin while they are in cache
     (:func:`dfrank.linesearch.assemble.bin_runs`, bins of ``shift``). Inlined into one
     cached entry point per metric family (as in :mod:`dfrank.metrics._drivers`), so each
     family's code is compiled only when used."""
+    cls, qptr, order, cand, n_cand, offsets, c0, empty = queries
+    empty_value = rule[6]
     nq = len(order)  # the queries swept: all, or a part of them
     ws_i, ws_C, ws_f, ws_e, ws_p, ws_k = ws
     base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs = out
@@ -464,9 +499,8 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
             b = offsets[q + 1]
             lo = qptr[q]
             idx = cand[lo:lo + n_cand[q]]
-            bq, cnt = _query_sweep(delta_fn, value_fn, code, s0, u, y, cls, lo, qptr[q + 1],
-                                   idx, k, ties, gc, rc, relc, disc, c0[q], L, eps,
-                                   out_t[a:b], out_d[a:b], out_h[a:b],
+            bq, cnt = _query_sweep(delta_fn, value_fn, s0, u, cls, idx, qptr[q + 1] - lo,
+                                   rule, c0[q], L, eps, (out_t[a:b], out_d[a:b], out_h[a:b]),
                                    (ws_i[w], ws_C[w], ws_f[w], ws_e[w], ws_p[w], ws_k[w]))
             base[q] = bq
             n_out[q] = cnt
@@ -474,57 +508,33 @@ def _sweep_drive(delta_fn, value_fn, code, s0, u, y, cls, qptr, order, cand, n_c
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def sweep_dcg(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-              out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_d_dcg, _v_dcg, code, s0, u, y, cls, qptr, order, cand, n_cand,
-                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
-                 (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
+def sweep_dcg(s0, u, queries, rule, eps, ws, out, shift):
+    _sweep_drive(_d_dcg, _v_dcg, s0, u, queries, rule, rule[7], eps, ws, out, shift)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def sweep_count(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-              out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_d_count, _v_count, code, s0, u, y, cls, qptr, order, cand, n_cand,
-                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, 2, eps, ws,
-                 (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
+def sweep_count(s0, u, queries, rule, eps, ws, out, shift):
+    _sweep_drive(_d_count, _v_count, s0, u, queries, rule, 2, eps, ws, out, shift)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def sweep_rr(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-              out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_d_rr, _v_rr, code, s0, u, y, cls, qptr, order, cand, n_cand,
-                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, 2, eps, ws,
-                 (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
+def sweep_rr(s0, u, queries, rule, eps, ws, out, shift):
+    _sweep_drive(_d_rr, _v_rr, s0, u, queries, rule, 2, eps, ws, out, shift)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def sweep_ap(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-              out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_d_ap, _v_ap, code, s0, u, y, cls, qptr, order, cand, n_cand,
-                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, 2, eps, ws,
-                 (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
+def sweep_ap(s0, u, queries, rule, eps, ws, out, shift):
+    _sweep_drive(_d_ap, _v_ap, s0, u, queries, rule, 2, eps, ws, out, shift)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def sweep_err(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-              out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_d_err, _v_err, code, s0, u, y, cls, qptr, order, cand, n_cand,
-                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
-                 (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
+def sweep_err(s0, u, queries, rule, eps, ws, out, shift):
+    _sweep_drive(_d_err, _v_err, s0, u, queries, rule, rule[7], eps, ws, out, shift)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def sweep_ktau(code, s0, u, y, cls, qptr, order, cand, n_cand, offsets, k, ties, gc, rc,
-              relc, disc, c0, empty, empty_value, L, eps, ws, base, n_out, out_t, out_d,
-              out_h, runs, run_sp, n_runs, shift):
-    _sweep_drive(_d_ktau, _v_ktau, code, s0, u, y, cls, qptr, order, cand, n_cand,
-                 offsets, k, ties, gc, rc, relc, disc, c0, empty, empty_value, L, eps, ws,
-                 (base, n_out, out_t, out_d, out_h, runs, run_sp, n_runs), shift)
+def sweep_ktau(s0, u, queries, rule, eps, ws, out, shift):
+    _sweep_drive(_d_ktau, _v_ktau, s0, u, queries, rule, rule[7], eps, ws, out, shift)
 
 
 # The binary families (count, rr, ap) pass the class count as the constant 2, whatever L
@@ -535,9 +545,10 @@ SWEEPS = {NDCG: sweep_dcg, DCG: sweep_dcg, PREC: sweep_count, RECALL: sweep_coun
 
 # the argument types of the sweeps, compiled by the warm-up (dfrank._jit.examples); a new
 # user's first commands search lines of NDCG and AP
-_ARGS = (i8, arr(f8), arr(f8), arr(f8), arr(i8), arr(i8), arr(i8), arr(i8), arr(i8), arr(i8), i8,
-         i8, arr(f8), arr(f8), arr(i8), arr(f8), arr(f8), arr(b1), f8, i8, f8,
-         tup(arr(i8, 3), arr(i8, 3), arr(f8, 3), arr(f8, 3), arr(i8, 3), arr(u8, 3)), arr(f8),
-         arr(i8), arr(f8), arr(f8), arr(b1), arr(i8), arr(f8, 2), arr(i8), i8)
+_ARGS = (arr(f8), arr(f8),
+         tup(arr(i8), arr(i8), arr(i8), arr(i8), arr(i8), arr(i8), arr(f8), arr(b1)),
+         tup(i8, i8, arr(f8), arr(f8), arr(i8), arr(f8), f8, i8), f8,
+         tup(arr(i8, 3), arr(i8, 3), arr(f8, 3), arr(f8, 3), arr(i8, 3), arr(u8, 3)),
+         tup(arr(f8), arr(i8), arr(f8), arr(f8), arr(b1), arr(i8), arr(f8, 2), arr(i8)), i8)
 EXAMPLES = tuple((first if fn in (sweep_dcg, sweep_ap) else later)(fn, *_ARGS) for fn in
                  (sweep_dcg, sweep_count, sweep_rr, sweep_ap, sweep_err, sweep_ktau))

@@ -6,12 +6,12 @@
 """
 
 from .bound import BoundMetric
-from .registry import (DEFAULT_METRIC, RUN_METRIC, RUN_TIES, Metric, describe, get_metric,
-                       metric_names, register_metric, unregister)
+from .registry import (DEFAULT_METRIC, DEFAULT_TIES, RUN_METRIC, RUN_TIES, Metric, describe,
+                       get_metric, metric_names, register_metric, unregister)
 
 # in this package's namespace the short names say which registry
 get, available, register = get_metric, metric_names, register_metric
 
 __all__ = ["Metric", "BoundMetric", "available", "describe", "get", "register", "unregister",
            "get_metric", "metric_names", "register_metric",
-           "DEFAULT_METRIC", "RUN_METRIC", "RUN_TIES"]
+           "DEFAULT_METRIC", "DEFAULT_TIES", "RUN_METRIC", "RUN_TIES"]

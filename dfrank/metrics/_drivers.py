@@ -18,7 +18,7 @@ is compiled once per process.
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, later, ro
+from .._jit.examples import arr, b1, f8, first, i8, later, ro, tup
 from .._jit.store import njit
 from .._kernels.scoring import BLOCK, dot_block, dot_block4, read_only
 from . import _kernels
@@ -26,8 +26,7 @@ from ._rank import EXPECTED, count_top, top_k
 
 
 @njit(inline="always")
-def _drive(fn, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0, empty,
-           empty_value, fscr, iscr, out):
+def _drive(fn, XT, rows, W, queries, metric, ws, out):
     """The shared skeleton: tasks (group of queries, four points), group-major, in chunks
     over the threads (one parallel region).
 
@@ -40,7 +39,14 @@ def _drive(fn, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, 
     score is summed by :func:`dot_block` in the same order, so a batch of points gets
     exactly the values of the same points one at a time. Each chunk keeps its
     scratch in its own row of ``fscr`` and ``iscr``.
+
+    The arguments come grouped: ``queries`` = (qptr, groups, y, g, c0, empty), the layout
+    and the judgments; ``metric`` = (code, k, ties, thr, norm, disc, empty_value), the
+    rule; ``ws`` = (fscr, iscr), the scratch.
     """
+    qptr, groups, y, g, c0, empty = queries
+    code, k, ties, thr, norm, disc, empty_value = metric
+    fscr, iscr = ws
     P = W.shape[0]
     n_groups = len(groups) - 1
     n_quads = (P + 3) // 4
@@ -142,73 +148,53 @@ def _q_expected(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_ndcg(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-               empty_value, fscr, iscr, out):
-    _drive(_q_ndcg, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_ndcg(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_ndcg, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_dcg(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-              empty_value, fscr, iscr, out):
-    _drive(_q_dcg, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_dcg(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_dcg, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_prec(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-               empty_value, fscr, iscr, out):
-    _drive(_q_prec, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_prec(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_prec, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_recall(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-                 empty_value, fscr, iscr, out):
-    _drive(_q_recall, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_recall(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_recall, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_rprec(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-                empty_value, fscr, iscr, out):
-    _drive(_q_rprec, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_rprec(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_rprec, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_rr(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-             empty_value, fscr, iscr, out):
-    _drive(_q_rr, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_rr(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_rr, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_ap(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-             empty_value, fscr, iscr, out):
-    _drive(_q_ap, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_ap(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_ap, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_err(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-              empty_value, fscr, iscr, out):
-    _drive(_q_err, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_err(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_err, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_ktau(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-               empty_value, fscr, iscr, out):
-    _drive(_q_ktau, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_ktau(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_ktau, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def batch_expected(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-                   empty_value, fscr, iscr, out):
-    _drive(_q_expected, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def batch_expected(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_expected, XT, rows, W, queries, metric, ws, out)
 
 
 # ------------------------------------------------------------------ serial twins
@@ -218,73 +204,53 @@ def batch_expected(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, no
 # background (:mod:`dfrank._jit.background`).
 
 @njit(cache=True, nogil=True)
-def serial_ndcg(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-                empty_value, fscr, iscr, out):
-    _drive(_q_ndcg, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_ndcg(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_ndcg, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True)
-def serial_dcg(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-               empty_value, fscr, iscr, out):
-    _drive(_q_dcg, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_dcg(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_dcg, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True)
-def serial_prec(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-                empty_value, fscr, iscr, out):
-    _drive(_q_prec, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_prec(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_prec, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True)
-def serial_recall(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-                  empty_value, fscr, iscr, out):
-    _drive(_q_recall, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_recall(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_recall, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True)
-def serial_rprec(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-                 empty_value, fscr, iscr, out):
-    _drive(_q_rprec, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_rprec(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_rprec, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True)
-def serial_rr(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-              empty_value, fscr, iscr, out):
-    _drive(_q_rr, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_rr(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_rr, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True)
-def serial_ap(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-              empty_value, fscr, iscr, out):
-    _drive(_q_ap, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_ap(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_ap, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True)
-def serial_err(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-               empty_value, fscr, iscr, out):
-    _drive(_q_err, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_err(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_err, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True)
-def serial_ktau(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-                empty_value, fscr, iscr, out):
-    _drive(_q_ktau, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_ktau(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_ktau, XT, rows, W, queries, metric, ws, out)
 
 
 @njit(cache=True, nogil=True)
-def serial_expected(XT, rows, W, qptr, groups, y, g, disc, code, k, ties, thr, norm, c0, empty,
-                    empty_value, fscr, iscr, out):
-    _drive(_q_expected, code, XT, rows, W, qptr, groups, y, g, disc, k, ties, thr, norm, c0,
-           empty, empty_value, fscr, iscr, out)
+def serial_expected(XT, rows, W, queries, metric, ws, out):
+    _drive(_q_expected, XT, rows, W, queries, metric, ws, out)
 
 
 DRIVERS = {_kernels.NDCG: batch_ndcg, _kernels.DCG: batch_dcg, _kernels.PREC: batch_prec,
@@ -297,8 +263,8 @@ SERIAL = {_kernels.NDCG: serial_ndcg, _kernels.DCG: serial_dcg, _kernels.PREC: s
 # the argument types of the entry points, compiled by the warm-up (dfrank._jit.examples):
 # those BoundMetric.per_query_linear passes (read-only float64 features); the install compiles
 # every family's evaluation, and the serial twin joblib's workers run for a first fit
-_ARGS = (ro(f8, 2), arr(i8), arr(f8, 2), arr(i8), arr(i8), arr(f8), arr(f8), arr(f8), i8, i8, i8,
-         f8, f8, arr(f8), arr(b1), f8, arr(f8, 2), arr(i8, 2), arr(f8, 2))
+_ARGS = (ro(f8, 2), arr(i8), arr(f8, 2), tup(arr(i8), arr(i8), arr(f8), arr(f8), arr(f8), arr(b1)),
+         tup(i8, i8, i8, f8, f8, arr(f8), f8), tup(arr(f8, 2), arr(i8, 2)), arr(f8, 2))
 _FIRST = {*DRIVERS.values(), batch_expected, serial_ndcg}
 EXAMPLES = tuple((first if fn in _FIRST else later)(fn, *_ARGS) for fn in
                  (*DRIVERS.values(), *SERIAL.values(), batch_expected, serial_expected))
@@ -317,11 +283,11 @@ def example_arguments(code, ties_code, dtype):
     query of two documents with the relevant one first, cut-off 1; ``out[0, 0]`` (the last
     argument) receives the query's value."""
     XT = read_only(np.array([[1.0, 0.0]], dtype=dtype))
-    two = np.array([0, 2], dtype=np.int64)
-    return (XT, np.zeros(1, np.int64), np.ones((1, 1)), two, np.array([0, 1], np.int64),
-            np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([1.0, 1.0 / np.log2(3.0)]),
-            int(code), 1, int(ties_code), 1.0, 2.0, np.ones(1), np.zeros(1, np.bool_), 0.0,
-            np.zeros((1, 6)), np.zeros((1, 5), np.int64), np.empty((1, 1)))
+    queries = (np.array([0, 2], np.int64), np.array([0, 1], np.int64), np.array([1.0, 0.0]),
+               np.array([1.0, 0.0]), np.ones(1), np.zeros(1, np.bool_))
+    metric = (int(code), 1, int(ties_code), 1.0, 2.0, np.array([1.0, 1.0 / np.log2(3.0)]), 0.0)
+    return (XT, np.zeros(1, np.int64), np.ones((1, 1)), queries, metric,
+            (np.zeros((1, 6)), np.zeros((1, 5), np.int64)), np.empty((1, 1)))
 
 
 # ------------------------------------------------------------------ user metrics

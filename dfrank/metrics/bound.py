@@ -12,7 +12,7 @@ from .._kernels.scoring import all_rows, read_only
 from .._kernels.scratch import PerThread
 from .._jit import background as _background
 from . import _drivers, _kernels
-from .registry import GAINS, get_metric, tie_code
+from .registry import DEFAULT_TIES, GAINS, get_metric, tie_code
 
 __all__ = ["BoundMetric"]
 
@@ -42,7 +42,7 @@ class BoundMetric:
         Judged documents of each query that are not rows (see ``RankingData.unranked``).
     """
 
-    def __init__(self, metric, y, qptr, ties="pessimistic", unranked=None):
+    def __init__(self, metric, y, qptr, ties=DEFAULT_TIES, unranked=None):
         self.metric = get_metric(metric)
         self.ties = ties
         self.tie_code = tie_code(ties)
@@ -155,9 +155,10 @@ class BoundMetric:
             # looked up at each call, never kept on the object: a dispatcher pickled to a
             # worker process is rebuilt there without its disk cache and compiles anew
             run = _background.entry_point(m.code, self.tie_code, XT.dtype)
-            run(XT, rows, W, self.qptr, groups, self.y, self.gains, self.disc, m.code, m.k,
-                self.tie_code, float(m.rel_threshold), self.norm, self.c0, self.empty,
-                self.empty_value, fscr, iscr, out)
+            queries = (self.qptr, groups, self.y, self.gains, self.c0, self.empty)
+            rule = (m.code, m.k, self.tie_code, float(m.rel_threshold), self.norm, self.disc,
+                    self.empty_value)
+            run(XT, rows, W, queries, rule, (fscr, iscr), out)
         return out
 
     def _n_groups(self, XT, rows, chunks):

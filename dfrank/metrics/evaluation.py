@@ -7,14 +7,14 @@ from .._kernels.scoring import features_T
 from ..data import RankingData
 from ..errors import DataFormatError
 from .bound import BoundMetric
-from .registry import DEFAULT_METRIC
+from .registry import DEFAULT_METRIC, DEFAULT_TIES
 from .registry import get_metric
 from .registry import with_options
 
 __all__ = ["evaluate", "evaluate_linear", "bind_metric", "check_scores"]
 
 
-def bind_metric(data, metric, ties="pessimistic", /, **options):
+def bind_metric(data, metric, ties=DEFAULT_TIES, /, **options):
     """The :class:`BoundMetric` of ``metric`` on ``data``, kept with the data
     (``data.derived.metrics``)."""
     m = get_metric(metric)
@@ -43,7 +43,7 @@ def check_scores(scores, data):
     return s
 
 
-def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_query=False,
+def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES, per_query=False,
              **options):
     """Evaluate one score per document with one or more rank metrics.
 
@@ -71,7 +71,7 @@ def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_qu
     return _each_metric(data, metrics, ties, per_query, options, lambda b: b.per_query(s))
 
 
-def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties="pessimistic", per_query=False,
+def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES, per_query=False,
                     **options):
     """:func:`evaluate` of the linear scorer ``weights`` (one per feature of ``data``).
 

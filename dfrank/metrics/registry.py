@@ -23,12 +23,13 @@ from . import _kernels
 from ._rank import TIES
 
 __all__ = ["Metric", "get_metric", "metric_names", "register_metric", "describe",
-           "DEFAULT_METRIC",
+           "DEFAULT_METRIC", "DEFAULT_TIES",
            "RUN_METRIC", "is_ir_measure", "from_ir_measure"]
 
 # The metric maximized when none is named: on LETOR-style data (the LETOR/RankLib
 # convention) and on TREC runs (fuse, tune: trec_eval's own headline measure).
 DEFAULT_METRIC = "ndcg@10"
+DEFAULT_TIES = "pessimistic"   # the default tie rule: an optimizer cannot profit from ties
 RUN_METRIC = "map"
 # the tie policy of runs scored as trec_eval scores them: input order, the rows of each
 # query being laid out in docno-descending order (dfrank.io.forms), trec_eval's order

@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, ro, u1, u8
+from .._jit.examples import arr, b1, f8, first, i8, ro, tup, u1, u8
 from .._jit.store import njit
 from .._kernels.sort import sort_pairs
 from ..errors import DataFormatError
@@ -117,10 +117,11 @@ def _docno_greater(buf, span, a, b):
 
 
 @njit(cache=True, nogil=True)
-def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, ideal, level,
-                max_docs, iprec_half, p_cuts, r_cuts, n_cuts, s_cuts, m_cuts, out, keys, k2, v2):
+def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, ideal, options,
+                cuts, out, scratch):
     """All measures of one query into ``out``; ``ideal`` holds the query's judged gains
-    sorted descending.
+    sorted descending; ``options`` = (level, max_docs, iprec_half), ``cuts`` = the cut-offs
+    of P, recall, ndcg_cut, success and map_cut, ``scratch`` = the sort's (keys, k2, v2).
 
     The run is ranked once (score descending, ties by docno descending); the measures that
     dfrank's metrics also define (AP, AP@k, P@k, recall@k, R-precision, RR, success@k,
@@ -128,6 +129,9 @@ def _eval_query(rows, score, rel, judged, buf, d_span, num_rel, num_nonrel, idea
     (scores -rank, so no tie is left; labels the judgments, unjudged -1; gains the
     positive judgments, linear). Only trec_eval's own measures (counts, bpref,
     interpolated precision) are computed here."""
+    level, max_docs, iprec_half = options
+    p_cuts, r_cuts, n_cuts, s_cuts, m_cuts = cuts
+    keys, k2, v2 = scratch
     m = len(rows)
     # rank: score descending, ties by docno descending
     for i in range(m):
@@ -274,12 +278,16 @@ def _judge_query(rows, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel, qrows,
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def eval_queries(order, qptr, score, buf, d_span, d_hash, qbuf, qd_span, qd_hash, qrel,
-                 qorder, qlo, qhi, level, max_docs, iprec_half, p_cuts, r_cuts, n_cuts,
-                 s_cuts, m_cuts, rel, judged, out, dup):
+def eval_queries(order, qptr, run, qrels, qorder, qlo, qhi, options, cuts, rel, judged, out,
+                 dup):
     """Measures of each query (its run rows are ``order[qptr[q]:qptr[q+1]]``, its qrels rows
     ``qorder[qlo[q]:qhi[q]]``) into ``out[q]``; ``dup[q]`` the rows of a duplicate docno,
-    if any. ``rel``/``judged`` receive each run row's judgment."""
+    if any. ``rel``/``judged`` receive each run row's judgment. ``run`` = (score, buf,
+    d_span, d_hash), ``qrels`` = (buf, d_span, d_hash, rel), ``options`` = (level, max_docs,
+    iprec_half), ``cuts`` as :func:`_eval_query` reads them."""
+    score, buf, d_span, d_hash = run
+    qbuf, qd_span, qd_hash, qrel = qrels
+    level = options[0]
     nq = len(qptr) - 1
     max_m = 1
     max_j = 1
@@ -326,8 +334,7 @@ def eval_queries(order, qptr, score, buf, d_span, d_hash, qbuf, qd_span, qd_hash
         for i in range(n_pos):
             gains[i] = -gains[i]
         _eval_query(rows, score, rel, judged, buf, d_span, float(n_rel), float(n_non),
-                    gains[:n_pos], level, max_docs, iprec_half, p_cuts, r_cuts, n_cuts,
-                    s_cuts, m_cuts, out[q], keys, k2, v2)
+                    gains[:n_pos], options, cuts, out[q], (keys, k2, v2))
 
 
 # ---------------------------------------------------------------- the Python side
@@ -479,15 +486,14 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
     qstart = np.concatenate([[0], np.cumsum(np.bincount(qrow_q, minlength=nq_qrels))])
     rel_out = np.zeros(run.n, np.int64)
     judged_out = np.zeros(run.n, np.bool_)
-    eval_queries(order.astype(np.int64), qptr.astype(np.int64), as_trec_eval_reads(run.score),
-                 run.buf,
-                 run.d_span, run.d_hash, qrels.buf, qrels.d_span, qrels.d_hash, qrels.rel,
+    eval_queries(order.astype(np.int64), qptr.astype(np.int64),
+                 (as_trec_eval_reads(run.score), run.buf, run.d_span, run.d_hash),
+                 (qrels.buf, qrels.d_span, qrels.d_hash, qrels.rel),
                  qorder, qstart[jq].astype(np.int64), qstart[jq + 1].astype(np.int64),
-                 int(rel_level),
-                 0 if max_docs is None else int(max_docs), IPREC_ROUNDING[iprec_rounding],
-                 cuts["P"], cuts["recall"],
-                 cuts["ndcg_cut"], cuts["success"], cuts["map_cut"], rel_out, judged_out,
-                 out, dup)
+                 (int(rel_level), 0 if max_docs is None else int(max_docs),
+                  float(IPREC_ROUNDING[iprec_rounding])),
+                 tuple(cuts[f] for f in ("P", "recall", "ndcg_cut", "success", "map_cut")),
+                 rel_out, judged_out, out, dup)
     bad = np.flatnonzero(dup[:, 0] >= 0)
     if bad.size:
         a, b = sorted(int(x) for x in dup[bad[0]])
@@ -608,7 +614,8 @@ def _columns(cuts):
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
 EXAMPLES = (
-    first(eval_queries, arr(i8), arr(i8), arr(f8), ro(u1), arr(i8, 2), arr(u8), ro(u1), arr(i8, 2),
-          arr(u8), arr(i8), arr(i8), arr(i8), arr(i8), i8, i8, f8, arr(i8), arr(i8), arr(i8),
-          arr(i8), arr(i8), arr(i8), arr(b1), arr(f8, 2), arr(i8, 2)),
+    first(eval_queries, arr(i8), arr(i8), tup(arr(f8), ro(u1), arr(i8, 2), arr(u8)),
+          tup(ro(u1), arr(i8, 2), arr(u8), arr(i8)), arr(i8), arr(i8), arr(i8), tup(i8, i8, f8),
+          tup(arr(i8), arr(i8), arr(i8), arr(i8), arr(i8)), arr(i8), arr(b1), arr(f8, 2),
+          arr(i8, 2)),
 )
