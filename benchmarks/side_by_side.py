@@ -48,9 +48,10 @@ def main():
     ap.add_argument("other", help="the other checkout (its root, holding dfrank/)")
     ap.add_argument("script", help="a benchmark of this folder, e.g. bench_ca.py")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("script_args", nargs=argparse.REMAINDER)
-    a = ap.parse_args()
-    args = a.script_args[1:] if a.script_args[:1] == ["--"] else a.script_args
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    a = ap.parse_args(argv[:cut])
+    args = argv[cut + 1:]   # the script's own arguments
     this, other = [], []
     for r in range(a.rounds):
         order = (None, a.other) if r % 2 == 0 else (a.other, None)
