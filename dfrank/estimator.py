@@ -85,9 +85,9 @@ class DirectRanker(BaseEstimator):
         self.max_seconds = max_seconds
 
     # -------------------------------------------------------------- parameters
-    def _validated_options(self):
-        """Check every parameter (ValueError / TypeError naming it); the strategy's
-        options as :func:`dfrank.maximize` takes them."""
+    def _validated_strategy(self):
+        """Check every parameter (ValueError / TypeError naming it); the strategy that runs,
+        made once (:func:`dfrank.registry.resolve`) with its options."""
         get_metric(self.metric)   # an unknown metric names the known ones
         if self.strategy_options is not None and not isinstance(self.strategy_options, dict):
             raise TypeError(f"strategy_options must be a dict or None, got "
@@ -100,7 +100,8 @@ class DirectRanker(BaseEstimator):
             options["restarts"] = int(self.restarts)
         # an unknown strategy or option says so; each option checked against its kind
         # (declared once: Strategy.hyperparameters)
-        resolve(self.strategy, **options).check_options()
+        strategy = resolve(self.strategy, **options)
+        strategy.check_options()
         if self.seed is not None and not _is_int(self.seed):
             raise TypeError(f"seed must be an integer or None, got {self.seed!r}")
         if not _is_int(self.n_jobs) or self.n_jobs == 0:
@@ -116,7 +117,7 @@ class DirectRanker(BaseEstimator):
                 isinstance(self.max_seconds, numbers.Real) and self.max_seconds > 0):
             raise ValueError(f"max_seconds must be a number > 0 or None, got "
                              f"{self.max_seconds!r}")
-        return options
+        return strategy
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -164,12 +165,12 @@ class DirectRanker(BaseEstimator):
         """Learn the weights on (X, y) grouped by ``group`` or ``qid``; ``eval_set`` (a list
         of (X, y) pairs, the first used) chooses among the restarts, with ``eval_group`` /
         ``eval_qid`` (lists, one per pair)."""
-        options = self._validated_options()
+        strategy = self._validated_strategy()
         if _on_cluster(X):
             data, valid = self._cluster_data(X, y, group, qid, eval_set)
             return self._fitted(maximize(
-                data, self.metric, self.strategy, seed=self.seed, budget=self.budget,
-                max_seconds=self.max_seconds, ties=self.ties, **options), None,
+                data, self.metric, strategy, seed=self.seed, budget=self.budget,
+                max_seconds=self.max_seconds, ties=self.ties), None,
                 normalization.of_data(data))
         # feature_names_in_ and n_features_in_, as scikit-learn records them
         validate_data(self, X, reset=True, skip_check_array=True)
@@ -195,9 +196,9 @@ class DirectRanker(BaseEstimator):
                 raise ValueError(f"eval_set[0] has {valid.n_features} features, X has "
                                  f"{data.n_features}")
             valid = normalization.apply(valid, self.norm_)
-        res = maximize(data, self.metric, self.strategy, seed=self.seed, n_jobs=self.n_jobs,
+        res = maximize(data, self.metric, strategy, seed=self.seed, n_jobs=self.n_jobs,
                        budget=self.budget, max_seconds=self.max_seconds, valid=valid,
-                       ties=self.ties, **options)
+                       ties=self.ties)
         return self._fitted(res, valid, self.norm_)
 
     def _cluster_data(self, X, y, group, qid, eval_set):

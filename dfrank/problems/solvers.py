@@ -47,13 +47,16 @@ class DfrankSolver:
         from ..registry import resolve
 
         self.name, self.options = name, dict(options or {})
-        resolve(name, **self.options)   # an unknown name or option fails here
+        # made once (an unknown name or option fails here); every run starts from a copy
+        self.strategy = resolve(name, **self.options)
 
     def run(self, problem, seed):
+        import copy
+
         from ..api import maximize
 
-        res = maximize(problem.objective, strategy=self.name, seed=seed, n_jobs=1,
-                       **self.options)
+        res = maximize(problem.objective, strategy=copy.deepcopy(self.strategy), seed=seed,
+                       n_jobs=1)
         return Outcome(point=res.point, trace=res.trace, n_evals=res.n_evals,
                        status=res.status)
 
