@@ -21,6 +21,7 @@ Any setting in the user's environment wins: ``NUMBA_THREADING_LAYER`` picks the 
 and ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` keep OpenMP's wait as the user set it.
 """
 
+import contextlib
 import ctypes
 import os
 import sys
@@ -101,3 +102,18 @@ def numba_threads_here(n):
     import numba
 
     numba.set_num_threads(n)
+
+
+@contextlib.contextmanager
+def numba_threads_within(n):
+    """numba's parallel loops of this thread on at most ``n`` threads within the block; the
+    thread's count before it restored after (for threads dfrank does not start: a Dask
+    worker's)."""
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

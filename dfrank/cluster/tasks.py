@@ -6,9 +6,9 @@ worker from the same arguments: a part lost with its worker is read again, and i
 made again from the same steps, bit for bit.
 """
 
+import functools
 import hashlib
 import os
-import threading
 
 import numpy as np
 
@@ -16,29 +16,28 @@ from ..data import RankingData
 from ..errors import DataFormatError
 from ..linesearch.split import rows_of_line
 from ..objective import LinearObjective, _moved_scores
-from .._threads import numba_threads_here
+from .._threads import numba_threads_within
 
 __all__ = ["read_part", "summary", "bind", "scores", "line", "moved", "per_query", "flat",
            "predict", "values_of_scores"]
 
 
-_SET = threading.local()   # whether this worker thread has set numba's count already
+def _worker_threads(task):
+    """Run ``task`` with numba's parallel loops on as many threads as the Dask worker has
+    (its ``--nthreads``), so the worker processes of one machine share its cores instead of
+    each taking all of them: a cap for the task's duration, the worker thread's own count
+    restored after it (dfrank leaves the threads it does not start as it found them)."""
+    @functools.wraps(task)
+    def capped(*args, **kwargs):
+        try:
+            from distributed import get_worker
 
-
-def _threads():
-    """numba runs on as many threads as the worker has (its ``--nthreads``): the worker
-    processes of one machine then share its cores instead of each taking all of them.
-    Set once per worker thread (numba keeps the count per thread)."""
-    if getattr(_SET, "done", False):
-        return
-    try:
-        from distributed import get_worker
-
-        n = get_worker().state.nthreads
-    except (ImportError, ValueError, AttributeError):
-        return
-    numba_threads_here(max(1, int(n)))
-    _SET.done = True
+            n = max(1, int(get_worker().state.nthreads))
+        except (ImportError, ValueError, AttributeError):
+            return task(*args, **kwargs)
+        with numba_threads_within(n):
+            return task(*args, **kwargs)
+    return capped
 
 
 def _transposed_on_disk(data):
@@ -68,12 +67,12 @@ def _transposed_on_disk(data):
     return data
 
 
+@_worker_threads
 def read_part(source, index, n_features=None):
     """The :class:`RankingData` of part ``index``: an SVMlight/LETOR file read here (a
     path; or a binary cache of :meth:`RankingData.save`, mapped), or arrays ``(X, y,
     qid)``, or a pandas DataFrame with ``(frame, qid column, label column)``, whose other
     columns are the features in their order."""
-    _threads()
     return _transposed_on_disk(_read(source, index, n_features))
 
 
@@ -121,39 +120,39 @@ def summary(data):
             "within_queries": within_queries(data)}
 
 
+@_worker_threads
 def bind(data, metric, ties, options, share=1.0):
     """The part's :class:`~dfrank.objective.LinearObjective` (its features transposed,
     the metric bound to its queries, its line caches: ``share`` of one process's, the
     part's share of the documents)."""
-    _threads()
     part = LinearObjective(data, metric, ties=ties, **options)
     part.line_cache_share = share
     return part
 
 
+@_worker_threads
 def scores(part, lam):
     """The part's scores at simplex point ``lam``."""
-    _threads()
     return part.scores(lam)
 
 
+@_worker_threads
 def line(part, lam, delta, j, s0, step=None):
     """The part's side of the exact line search from ``lam`` along ``delta``:
     :class:`~dfrank.linesearch.split.LineRows`. ``s0``: the scores at lam (None: made
     here); or, with ``step`` = (the previous line's start, direction, coordinate and t),
     the scores at that start, moved here as :func:`moved` moves them (the same values,
     without waiting for that task)."""
-    _threads()
     if step is not None:
         s0 = _moved(part, *step, s0)
     s0, u, u_order = part.line_start(lam, delta, j, s0)
     return rows_of_line(part.bound, part.classes, s0, u, u_order, part._scratch.get())
 
 
+@_worker_threads
 def moved(part, lam, delta, j, t, s0):
     """The part's scores after a line search from ``lam`` along ``delta`` chose ``t``,
     from those at lam, as :meth:`LinearObjective.line` carries them."""
-    _threads()
     return _moved(part, lam, delta, j, t, s0)
 
 
@@ -162,30 +161,30 @@ def _moved(part, lam, delta, j, t, s0):
     return _moved_scores(s0, u, t, lam + t * delta)
 
 
+@_worker_threads
 def per_query(part, W):
     """The part's per-query values of the linear weights ``W`` (P, d): (P, its queries)."""
-    _threads()
     return part.per_query_weights(W)
 
 
+@_worker_threads
 def values_of_scores(data, scores, metric, ties, options):
     """The part's per-query values of ``scores`` (one per document of the part)."""
-    _threads()
     from ..metrics.evaluation import evaluate
 
     return evaluate(np.asarray(scores).ravel(), data, metric, ties=ties, per_query=True,
                     **options)
 
 
+@_worker_threads
 def flat(part):
     """The part's simplex coordinates whose line changes none of its rankings."""
-    _threads()
     return part.flat_coordinates()
 
 
+@_worker_threads
 def predict(data, weights):
     """The scores of the part's documents under ``weights``."""
-    _threads()
     from .._kernels.scoring import features_T, linear_scores, nonzero_rows
 
     return linear_scores(features_T(data), np.asarray(weights, np.float64),
