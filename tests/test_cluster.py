@@ -218,3 +218,38 @@ def test_a_checkpointed_fit_on_a_cluster_resumes_to_the_same_result(client, tmp_
     with pytest.raises(ValueError, match="checkpoint"):
         dfrank.maximize(dfrank.cluster.from_dask(*_arrays(other, [40])), "ndcg@10", "ca",
                         seed=0, restarts=3, resume=path)
+
+
+def test_a_line_on_a_cluster_is_one_task_per_worker_and_checkpoints_bound_the_chain(client):
+    """Each line search submits one task per worker (its parts together, moving its scores
+    by the last step first), none that moves scores alone except a checkpoint every
+    CHECKPOINT_STEPS steps; the model is one process's."""
+    from dfrank.cluster import objective as cluster_objective
+    from dfrank.cluster import tasks
+
+    data = make_letor_like(n_queries=120, docs_per_query=10, n_features=8, seed=3)
+    remote = dfrank.cluster.ClusterObjective(
+        dfrank.cluster.from_dask(*_arrays(data, [30, 60, 90])), "ndcg@10")
+    submitted = []
+    submit = type(client).submit
+
+    def spy(self, fn, *args, **kwargs):
+        submitted.append(getattr(fn, "__name__", ""))
+        return submit(self, fn, *args, **kwargs)
+
+    type(client).submit = spy
+    try:
+        result = dfrank.maximize(remote, strategy="ca", seed=0, restarts=1)
+    finally:
+        type(client).submit = submit
+    _same(dfrank.maximize(data, "ndcg@10", "ca", seed=0, restarts=1), result)
+    workers = len(remote.groups)
+    assert workers == len(client.scheduler_info()["workers"]) == 2
+    lines = remote.traffic["lines"]
+    assert lines > 2 * cluster_objective.CHECKPOINT_STEPS
+    assert submitted.count(tasks.group_line.__name__) == lines * workers
+    moved = submitted.count(tasks.group_moved.__name__)
+    assert 0 < moved <= workers * lines // cluster_objective.CHECKPOINT_STEPS
+    assert set(submitted) <= {tasks.group_line.__name__, tasks.group_moved.__name__,
+                              tasks.group_scores.__name__, tasks.per_query.__name__,
+                              tasks.flat.__name__}

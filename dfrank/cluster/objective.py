@@ -4,8 +4,9 @@ same data in one process, bit for bit, with the features never leaving their wor
 
 Per evaluation the workers send their queries' values; per exact line search their
 queries' breakpoints (:mod:`dfrank.linesearch.split`), which the driver joins and
-chooses from, and the workers then move their scores by the step chosen. Scores stay on
-the workers: the driver holds :class:`ClusterScores`, futures of them.
+chooses from. A line is one task per worker (its parts together), which first moves its
+scores by the previous line's step. Scores stay on the workers: the driver holds
+:class:`ClusterScores`, futures of where their chain of moves began and the steps since.
 """
 
 import time
@@ -39,15 +40,24 @@ def metric_on_parts(metric, options, data):
 
 @dataclass(frozen=True)
 class ClusterScores:
-    """Scores at ``point``, one future per part, each on its part's worker. Those a line
-    search moved also keep how: ``start`` (the scores it started from) and ``step`` (its
-    start, direction, coordinate and t), so that the next line's tasks move them
-    themselves instead of waiting for ``futures`` (one exchange with the cluster less
-    per line; ``futures`` stay the scores' record, which a lost worker is rebuilt from)."""
+    """Scores at ``point``, kept on the workers as a chain: ``start``, one future per
+    group of parts (a worker's parts), holds the scores where the chain began (at a point,
+    or at a checkpoint); ``state`` names them; ``steps`` are the line searches' steps since
+    (start, direction, coordinate, t and the state after). A line's task moves the scores
+    its worker reached last by the steps it has not made (one step, as a rule), so no task
+    per line moves scores alone; every :data:`CHECKPOINT_STEPS` steps a checkpoint starts
+    a new chain, which bounds what a worker that lost its scores makes again."""
     point: np.ndarray
-    futures: tuple
-    start: tuple = None
-    step: tuple = None
+    start: tuple
+    state: str
+    steps: tuple = ()
+
+    @property
+    def chain(self):
+        return self.start, self.state, self.steps
+
+
+CHECKPOINT_STEPS = 16
 
 
 class ClusterObjective(SimplexLines, Objective):
@@ -72,6 +82,7 @@ class ClusterObjective(SimplexLines, Objective):
         # what the line searches moved and where their time went, over every restart
         self.traffic = {"lines": 0, "bytes": 0, "rows": 0, "gather_seconds": 0.0,
                         "choose_seconds": 0.0}
+        self._groups = None
         super().__init__(Simplex(data.n_features), max_evals=max_evals,
                          max_seconds=max_seconds)
 
@@ -87,15 +98,47 @@ class ClusterObjective(SimplexLines, Objective):
                                    pure=False, priority=priority)
                      for i, p in enumerate(self.parts))
 
-    def _gather(self, fn, *args, each=None):
-        """:meth:`_submit`'s results, waited for: before any task queued without waiting
-        (the moved scores, which the next line's tasks do not need), and fetched from the
-        workers straight, not through the scheduler (unless the client was made with
-        ``direct_to_workers=False``: workers it cannot reach)."""
+    def _gather(self, fn, *args, each=None, submit=None):
+        """:meth:`_submit`'s results (or those of ``submit``, a function of ``fn``, ``args``
+        and ``each``), waited for: before any task queued without waiting, and fetched
+        from the workers straight, not through the scheduler (unless the client was made
+        with ``direct_to_workers=False``: workers it cannot reach)."""
         client = self.data.client
         direct = getattr(client, "direct_to_workers", None) is not False
-        return client.gather(list(self._submit(fn, *args, each=each, priority=1)),
-                             direct=direct)
+        futures = (submit or self._submit)(fn, *args, each=each, priority=1)
+        return client.gather(list(futures), direct=direct)
+
+    @property
+    def groups(self):
+        """The parts by the worker that holds them (lists of part indices, in the parts'
+        order), and a key naming each group: a line on W workers is W tasks."""
+        if self._groups is None:
+            who = self.data.client.who_has(list(self.parts))
+            by = {}
+            for i, f in enumerate(self.parts):
+                holders = sorted(who.get(f.key, ())) or [None]
+                by.setdefault(holders[0], []).append(i)
+            self._groups = [(w, idx, "|".join(self.parts[i].key for i in idx))
+                            for w, idx in by.items()]
+        return self._groups
+
+    def _submit_groups(self, fn, *args, each=None, priority=0):
+        """``fn(its parts, its key, *args, *each[g])`` on every group of parts, on the
+        worker that holds them (elsewhere if it is gone), futures in the groups' order."""
+        client = self.data.client
+        return tuple(client.submit(fn, [self.parts[i] for i in idx], key, *args,
+                                   *(() if each is None else each[g]), pure=False,
+                                   priority=priority, workers=None if w is None else [w],
+                                   allow_other_workers=True)
+                     for g, (w, idx, key) in enumerate(self.groups))
+
+    def _by_part(self, grouped):
+        """Per-group lists of results in the parts' order."""
+        out = [None] * len(self.parts)
+        for (_, idx, _), results in zip(self.groups, grouped):
+            for i, r in zip(idx, results):
+                out[i] = r
+        return out
 
     @property
     def _skip(self):
@@ -122,7 +165,8 @@ class ClusterObjective(SimplexLines, Objective):
         if lam.ndim != 1:
             raise ValueError("on a cluster the scores of one point at a time are kept "
                              f"(on the workers), got shape {lam.shape}")
-        return ClusterScores(lam, self._submit(tasks.scores, lam))
+        state = tasks.step_state("scores", lam, lam, -1, 0.0)
+        return ClusterScores(lam, self._submit_groups(tasks.group_scores, lam, state), state)
 
     def flat_coordinates(self):
         """The coordinates whose line changes no ranking of any part."""
@@ -155,14 +199,10 @@ class ClusterObjective(SimplexLines, Objective):
         allowed, reason = self._allowance(self.line_cost)
         if allowed < self.line_cost:
             raise self._exhausted(reason)
-        if scores is None:
-            s0, step = [None] * len(self.parts), None
-        elif scores.step is None:
-            s0, step = scores.futures, None
-        else:
-            s0, step = scores.start, scores.step
         t0 = time.perf_counter()
-        rows = self._gather(tasks.line, lam, delta, j, each=[(s, step) for s in s0])
+        rows = self._by_part(self._gather(tasks.group_line, lam, delta, j,
+                                          each=self._chains(scores),
+                                          submit=self._submit_groups))
         t1 = time.perf_counter()
         res = search_parts(rows, lambda v: query_mean(v, self._skip), skip=self._skip,
                            rule=rule, window=window, floor=floor, within=within)
@@ -170,16 +210,30 @@ class ClusterObjective(SimplexLines, Objective):
         self.n_evals += self.line_cost
         self.n_lines += 1
         new = self.line_end(lam, delta, res)
-        carried = None
-        if scores is not None and res.t == 0:
-            carried = ClusterScores(new, scores.futures, scores.start, scores.step)
-        elif scores is not None:
-            start = scores.futures   # the scores at lam (computed, or being computed)
-            carried = ClusterScores(new, self._submit(tasks.moved, lam, delta, j, res.t,
-                                                      each=[(s,) for s in start]),
-                                    start, (lam, delta, j, res.t))
         return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
-                          res.profile, new, carried)
+                          res.profile, new, None if scores is None else
+                          self._carried(scores, new, (lam, delta, j, res.t)))
+
+    def _chains(self, scores, steps=None):
+        """Each group's chain of ``scores`` (its own start), as the ``each`` of
+        :meth:`_submit_groups` (None: no scores)."""
+        if scores is None:
+            return [(None,)] * len(self.groups)
+        steps = scores.steps if steps is None else steps
+        return [((start, scores.state, steps),) for start in scores.start]
+
+    def _carried(self, scores, point, step):
+        """The :class:`ClusterScores` at ``point``, reached from ``scores`` by ``step``
+        (none when the line chose t = 0), a checkpoint every :data:`CHECKPOINT_STEPS`."""
+        if step[3] == 0:
+            return ClusterScores(point, scores.start, scores.state, scores.steps)
+        state = tasks.step_state(scores.steps[-1][4] if scores.steps else scores.state,
+                                 *step)
+        steps = scores.steps + (step + (state,),)
+        if len(steps) < CHECKPOINT_STEPS:
+            return ClusterScores(point, scores.start, scores.state, steps)
+        return ClusterScores(point, self._submit_groups(
+            tasks.group_moved, each=self._chains(scores, steps)), state)
 
     def _count(self, rows, gather, choose):
         t = self.traffic

@@ -9,6 +9,8 @@ made again from the same steps, bit for bit.
 import functools
 import hashlib
 import os
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -18,8 +20,16 @@ from ..linesearch.split import rows_of_line
 from ..objective import LinearObjective, _moved_scores
 from .._threads import numba_threads_within
 
-__all__ = ["read_part", "summary", "bind", "scores", "line", "moved", "per_query", "flat",
-           "predict", "values_of_scores"]
+__all__ = ["read_part", "summary", "bind", "group_scores", "group_line", "group_moved",
+           "per_query", "flat", "predict", "values_of_scores", "step_state"]
+
+# The scores a worker reached last for each group of parts it moves (a group: the parts of
+# one objective held by one worker), by the state of the chain of moves that made them, so
+# that a line's task moves them by the last step only instead of the chain from its start
+# (the same moves in the same order: the same values). A few groups at most.
+_REACHED = OrderedDict()
+_REACHED_GROUPS = 4
+_REACHED_LOCK = threading.Lock()
 
 
 def _worker_threads(task):
@@ -130,33 +140,77 @@ def bind(data, metric, ties, options, share=1.0):
     return part
 
 
-@_worker_threads
-def scores(part, lam):
-    """The part's scores at simplex point ``lam``."""
-    return part.scores(lam)
+def step_state(state, lam, delta, j, t):
+    """The state after moving the scores of ``state`` by a line's step (``lam``, ``delta``,
+    ``j``, ``t``): a digest of the chain of moves since the scores were made at a point,
+    so equal states hold equal scores."""
+    h = hashlib.blake2b(state.encode(), digest_size=16)
+    for a in (lam, delta, np.array([j, t], np.float64)):
+        h.update(np.ascontiguousarray(a, np.float64).tobytes())
+    return h.hexdigest()
+
+
+def _keep(group, state, scores):
+    with _REACHED_LOCK:
+        _REACHED[group] = (state, scores)
+        _REACHED.move_to_end(group)
+        while len(_REACHED) > _REACHED_GROUPS:
+            _REACHED.popitem(last=False)
+
+
+def _along(parts, group, chain):
+    """The scores of ``parts`` at the end of ``chain`` = (the scores at its start, one per
+    part; their state; the steps since, each (lam, delta, j, t, the state after it)):
+    from the scores this worker reached last on the chain (:data:`_REACHED`), else from
+    the start, moved by the steps left."""
+    start, state, steps = chain
+    states = [state] + [s[4] for s in steps]
+    with _REACHED_LOCK:
+        held = _REACHED.get(group)
+    done, scores = 0, start
+    if held is not None and held[0] in states:
+        done = states.index(held[0])
+        scores = held[1]
+    for lam, delta, j, t, _ in steps[done:]:
+        scores = [_moved(p, lam, delta, j, t, s) for p, s in zip(parts, scores)]
+    if done < len(steps):
+        _keep(group, states[-1], scores)
+    return scores
 
 
 @_worker_threads
-def line(part, lam, delta, j, s0, step=None):
-    """The part's side of the exact line search from ``lam`` along ``delta``:
-    :class:`~dfrank.linesearch.split.LineRows`. ``s0``: the scores at lam (None: made
-    here); or, with ``step`` = (the previous line's start, direction, coordinate and t),
-    the scores at that start, moved here as :func:`moved` moves them (the same values,
-    without waiting for that task)."""
-    if step is not None:
-        s0 = _moved(part, *step, s0)
-    s0, u, u_order = part.line_start(lam, delta, j, s0)
-    return rows_of_line(part.bound, part.classes, s0, u, u_order, part._scratch.get())
+def group_scores(parts, group, lam, state):
+    """The scores of ``parts`` at simplex point ``lam`` (one array per part), the start of
+    a chain in state ``state``."""
+    scores = [p.scores(lam) for p in parts]
+    _keep(group, state, scores)
+    return scores
 
 
 @_worker_threads
-def moved(part, lam, delta, j, t, s0):
-    """The part's scores after a line search from ``lam`` along ``delta`` chose ``t``,
-    from those at lam, as :meth:`LinearObjective.line` carries them."""
-    return _moved(part, lam, delta, j, t, s0)
+def group_line(parts, group, lam, delta, j, chain=None):
+    """The side of ``parts`` of the exact line search from ``lam`` along ``delta``: one
+    :class:`~dfrank.linesearch.split.LineRows` per part. ``chain``: how the scores at
+    lam were reached (:func:`_along`); None: they are made here."""
+    s0 = [None] * len(parts) if chain is None else _along(parts, group, chain)
+    rows = []
+    for part, s in zip(parts, s0):
+        s, u, u_order = part.line_start(lam, delta, j, s)
+        rows.append(rows_of_line(part.bound, part.classes, s, u, u_order,
+                                 part._scratch.get()))
+    return rows
+
+
+@_worker_threads
+def group_moved(parts, group, chain):
+    """The scores of ``parts`` at the end of ``chain`` (:func:`_along`): a new start for
+    the chains that go on from there, so that no chain grows without bound."""
+    return _along(parts, group, chain)
 
 
 def _moved(part, lam, delta, j, t, s0):
+    """The part's scores after a line search from ``lam`` along ``delta`` chose ``t``,
+    from those at lam, as :meth:`LinearObjective.line` carries them."""
     _, u, _ = part.line_start(lam, delta, j, s0)
     return _moved_scores(s0, u, t, lam + t * delta)
 
