@@ -830,10 +830,12 @@ def test_the_parallel_median_width_runs_with_numbas_own_chunks(monkeypatch):
 def test_a_line_searched_in_parts_of_the_queries_equals_the_whole_search(metric, ties):
     """dfrank.linesearch.split: each part sweeps its queries, the joined rows give the
     whole search's point, interval and value bit for bit (parts of one query, of many,
-    and a line flat in some parts; ERR bound with the largest label of all parts)."""
+    and a line flat in some parts; ERR bound with the largest label of all parts; the
+    driver's buffers kept from line to line)."""
     from dfrank.data import RankingData
     from dfrank.datasets import make_letor_like
     from dfrank.linesearch import line_search
+    from dfrank._kernels.scratch import Scratch
     from dfrank.linesearch.split import rows_of_line, search_parts
     from dfrank.objective import LinearObjective
 
@@ -847,6 +849,7 @@ def test_a_line_searched_in_parts_of_the_queries_equals_the_whole_search(metric,
                            data.qids[a:b])
         parts.append(LinearObjective(part, metric, ties=ties, max_grade=float(data.y.max())))
     rng = np.random.default_rng(1)
+    kept, results = Scratch(), []   # the driver's buffers, kept from one line to the next
     for trial in range(4):
         w, v = rng.normal(size=5), rng.normal(size=5)
         if trial == 3:   # along a feature constant in the first query: flat there
@@ -859,5 +862,8 @@ def test_a_line_searched_in_parts_of_the_queries_equals_the_whole_search(metric,
             rows = [rows_of_line(p.bound, p.classes, linear_scores(p.XT, w, p.rows),
                                  linear_scores(p.XT, v, p.rows)) for p in parts]
             b = search_parts(rows, whole.bound.mean, skip=whole.metric.empty == "skip",
-                             rule=rule)
+                             rule=rule, scratch=kept)
             assert (a.value, a.t, a.lower, a.upper) == (b.value, b.t, b.lower, b.upper)
+            results.append((b, a.profile.values.copy()))
+    for b, values in results:   # the buffers kept from line to line left each profile whole
+        assert np.array_equal(b.profile.values, values)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._kernels.scratch import Scratch
 from ..linesearch import LineResult, unsupported
 from ..linesearch.split import search_parts
 from ..metrics.bound import query_mean
@@ -83,6 +84,7 @@ class ClusterObjective(SimplexLines, Objective):
         self.traffic = {"lines": 0, "bytes": 0, "rows": 0, "gather_seconds": 0.0,
                         "choose_seconds": 0.0}
         self._groups = None
+        self._scratch = Scratch()   # the driver's buffers for joining a line's breakpoints
         super().__init__(Simplex(data.n_features), max_evals=max_evals,
                          max_seconds=max_seconds)
 
@@ -205,7 +207,8 @@ class ClusterObjective(SimplexLines, Objective):
                                           submit=self._submit_groups))
         t1 = time.perf_counter()
         res = search_parts(rows, lambda v: query_mean(v, self._skip), skip=self._skip,
-                           rule=rule, window=window, floor=floor, within=within)
+                           rule=rule, window=window, floor=floor, within=within,
+                           scratch=self._scratch)
         self._count(rows, t1 - t0, time.perf_counter() - t1)
         self.n_evals += self.line_cost
         self.n_lines += 1

@@ -79,28 +79,35 @@ def rows_of_line(bound, classes, s0, u, u_order=None, scratch=None):
                     bound.per_query(s0) if flat else None)
 
 
-def _joined(parts, skip):
-    """The :class:`_Breakpoints` of the parts' queries, in the parts' order."""
-    n_out = np.concatenate([p.n_out for p in parts])
-    offsets = np.zeros(len(n_out) + 1, np.int64)
+def _joined(parts, skip, ws):
+    """The :class:`_Breakpoints` of the parts' queries, in the parts' order (in the
+    buffers of the scratch ``ws``)."""
+    nq = sum(len(p.n_out) for p in parts)
+    n_out = np.concatenate([p.n_out for p in parts], out=ws.get("join_n_out", nq, np.int64))
+    offsets = ws.get("join_offsets", nq + 1, np.int64)
+    offsets[0] = 0
     np.cumsum(n_out, out=offsets[1:])
     size = max(int(offsets[-1]), 1)
-    t, d = np.concatenate([p.t for p in parts]), np.concatenate([p.d for p in parts])
+    t = np.concatenate([p.t for p in parts], out=ws.get("join_t", int(offsets[-1])))
+    d = np.concatenate([p.d for p in parts], out=ws.get("join_d", int(offsets[-1])))
+    h = np.concatenate([p.h for p in parts],
+                       out=ws.get("join_h", int(offsets[-1]), np.bool_))
     # the runs by bin the parts' sweeps made beside their rows, made again from them
-    runs, run_sp, n_runs = np.empty(size, np.int64), np.empty((size, 2)), np.empty_like(n_out)
+    runs, run_sp = ws.get("join_runs", size, np.int64), ws.get("join_run_sp", (size, 2))
+    n_runs = ws.get("join_n_runs", nq, np.int64)
     with one_at_a_time():
         runs_of_rows(t, d, offsets, n_out, runs, run_sp, n_runs, BIN_SHIFT)
-    bins = (np.empty(N_BINS), np.empty(N_BINS), np.empty(N_BINS, np.int64),
-            np.empty(N_BINS + 1))
+    bins = (ws.get("bin_S", N_BINS), ws.get("bin_P", N_BINS),
+            ws.get("bin_C", N_BINS, np.int64), ws.get("bin_pref", N_BINS + 1))
     bin_sums(runs, run_sp, offsets, n_runs, *bins, blocks=sum_blocks(n_runs, N_BINS))
     base_sum, n_eff = averaged(np.concatenate([p.base for p in parts]),
                                np.concatenate([p.empty for p in parts]), skip)
-    return _Breakpoints(t, d, np.concatenate([p.h for p in parts]), offsets, n_out, base_sum,
-                        n_eff, max(sum(p.total for p in parts), size), bins)
+    return _Breakpoints(t, d, h, offsets, n_out, base_sum, n_eff,
+                        max(sum(p.total for p in parts), size), bins)
 
 
 def search_parts(parts, mean, *, skip, rule="best", window=None, floor=-np.inf,
-                 within=None):
+                 within=None, scratch=None):
     """The exact line search of a line whose queries are split into ``parts`` (their
     :class:`LineRows`, in query order): the :class:`~dfrank.linesearch.LineResult` that
     :func:`~dfrank.linesearch.line_search` returns on the whole data. ``mean``: the
@@ -117,11 +124,12 @@ def search_parts(parts, mean, *, skip, rule="best", window=None, floor=-np.inf,
         value = float(mean(np.concatenate([p.at_start for p in parts])))
         flat = LineProfile(np.array([-np.inf]), np.array([np.inf]), np.array([value]))
         return choose(cut(flat), 0, rule=rule, window=window, floor=floor)
-    bp = _joined(parts, skip)
+    ws = Scratch() if scratch is None or rule == "best" else scratch
+    bp = _joined(parts, skip, ws)   # (a "best" line's profile may be read later: its own)
     if rule == "best":
         found = best_found(bp, wlo, whi)
         if found is not None:
             return found_result(found, bp.total, wlo, whi, DeferredProfile(
                 lambda: cut(_assembled(bp, Scratch()))))
-    return choose(cut(_assembled(bp, Scratch())), bp.total, rule=rule, window=window,
+    return choose(cut(_assembled(bp, ws)), bp.total, rule=rule, window=window,
                   floor=floor)
