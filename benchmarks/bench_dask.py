@@ -9,11 +9,10 @@ is split by query into a training set of ``--docs`` documents, cut into four sha
 (binary caches, which the workers map), and a test set of a tenth of that. Then, on a
 ``LocalCluster`` of single-threaded worker processes, each with a memory limit:
 
-- the default fit (``dfrank.maximize(data, seed=0)``) on 1, 2 and 4 workers, and on 2
-  whose threads Dask's profiler does not sample (``distributed.worker.profile.enabled:
-  false``), beside the same fit in a fresh process on the whole training set with as
-  many numba threads as the cluster has workers (1 and 2; a 2-core machine has no
-  third), and whether the two models are equal bit for bit;
+- the default fit (``dfrank.maximize(data, seed=0)``) on 1, 2 and 4 workers, beside the
+  same fit in a fresh process on the whole training set with as many numba threads as
+  the cluster has workers (1 and 2; a 2-core machine has no third), and whether the two
+  models are equal bit for bit;
 - each worker's peak anonymous memory (RssAnon of the whole worker process, sampled every
   2 ms: the pages only swap could free, not the mapped shards) against its share of the
   features (the worker nearest its bound is shown);
@@ -99,19 +98,15 @@ def one_process(cache, threads):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def on_cluster(shards, n_workers, limit, profile=True):
+def on_cluster(shards, n_workers, limit):
     """The default fit on ``n_workers`` single-threaded workers: seconds, result,
-    traffic, each worker's peak RssAnon growth and the time to read the shards.
-    ``profile=False``: the workers do not sample their threads' stacks (Dask's
-    ``distributed.worker.profile``, every 10 ms by default)."""
-    import dask
+    traffic, each worker's peak RssAnon growth and the time to read the shards."""
     from distributed import Client, LocalCluster
 
     from dfrank.cluster import ClusterObjective, from_shards
 
-    with dask.config.set({"distributed.worker.profile.enabled": profile}), \
-            LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                         memory_limit=limit, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                      memory_limit=limit, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         client.run(start_watch)
         t = time.perf_counter()
@@ -201,9 +196,8 @@ def main():
                      f"{dfrank.evaluate_linear(np.array(res['weights']), test):.4f}"])
         loads.append(load_cell(load_now()))
     lines = None
-    for workers, profile in ((1, True), (2, True), (4, True), (2, False)):
-        secs, r, traffic, peaks, owners, read = on_cluster(shards, workers, limit(workers),
-                                                           profile)
+    for workers in (1, 2, 4):
+        secs, r, traffic, peaks, owners, read = on_cluster(shards, workers, limit(workers))
         same = local[min(workers, 2)]
         equal = np.array_equal(r.weights, np.array(same["weights"])) and \
             r.value == same["value"]
@@ -215,8 +209,7 @@ def main():
         w = max(peaks, key=lambda w: peaks[w] / bound[w])   # the closest to its bound
         within = all(peaks[v] <= bound[v] for v in peaks)
         ratio = secs / same["seconds"] if workers <= 2 else None
-        rows.append([f"cluster, {workers} worker{'s' * (workers > 1)} x 1 thread"
-                     f"{'' if profile else ', no profiler'}",
+        rows.append([f"cluster, {workers} worker{'s' * (workers > 1)} x 1 thread",
                      f"{secs:.1f} s",
                      f"{ratio:.2f}x" if ratio else "-",
                      "yes" if equal else "NO" if r.strategy == same["strategy"] else
@@ -226,7 +219,7 @@ def main():
                      f"({'all within' if within else 'ABOVE'} share x 1.5 + 300 MiB)",
                      f"read shards {read:.1f} s; {traffic['lines']} lines"])
         loads.append(load_cell(load_now()))
-        if workers == 2 and profile:
+        if workers == 2:
             lines = traffic
             test_value = dfrank.evaluate_linear(r.weights, test)
     print()
