@@ -253,3 +253,32 @@ def test_a_line_on_a_cluster_is_one_task_per_worker_and_checkpoints_bound_the_ch
     assert set(submitted) <= {tasks.group_line.__name__, tasks.group_moved.__name__,
                               tasks.group_scores.__name__, tasks.per_query.__name__,
                               tasks.flat.__name__}
+
+
+def test_lines_replayed_by_a_worker_that_lost_its_scores_equal_one_process(client):
+    """A worker without the scores it reached (cleared after every line here) makes them
+    again from the chain's start and steps: the same points and values as one process,
+    even when the caller reuses its direction's array from one line to the next."""
+    from dfrank.cluster import tasks
+    from dfrank.objective import LinearObjective
+
+    data = make_letor_like(n_queries=80, docs_per_query=9, n_features=5, seed=8)
+    remote = dfrank.cluster.ClusterObjective(dfrank.cluster.from_dask(*_arrays(data, [40])),
+                                             "ndcg@10")
+    local = LinearObjective(data, "ndcg@10")
+    results = []
+    for objective in (remote, local):
+        point = objective.space.center()
+        scores = objective.scores(point)
+        direction = np.zeros(objective.space.dim)   # one array, rewritten for each line
+        for k in range(20):
+            direction[:] = 0.0
+            direction[k % objective.space.dim] = 1.0
+            res = objective.line(point, direction, rule="plateau", scores=scores)
+            point, scores = res.point, res.scores
+            results.append((res.value, res.t, point.copy()))
+            if objective is remote:
+                client.run(tasks._REACHED.clear)
+    cut = len(results) // 2
+    for (v, t, p), (v1, t1, p1) in zip(results[:cut], results[cut:]):
+        assert (v, t) == (v1, t1) and np.array_equal(p, p1)

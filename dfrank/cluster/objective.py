@@ -215,7 +215,7 @@ class ClusterObjective(SimplexLines, Objective):
         new = self.line_end(lam, delta, res)
         return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
                           res.profile, new, None if scores is None else
-                          self._carried(scores, new, (lam, delta, j, res.t)))
+                          self._carried(scores, new, (lam.copy(), delta.copy(), j, res.t)))
 
     def _chains(self, scores, steps=None):
         """Each group's chain of ``scores`` (its own start), as the ``each`` of
@@ -227,7 +227,9 @@ class ClusterObjective(SimplexLines, Objective):
 
     def _carried(self, scores, point, step):
         """The :class:`ClusterScores` at ``point``, reached from ``scores`` by ``step``
-        (none when the line chose t = 0), a checkpoint every :data:`CHECKPOINT_STEPS`."""
+        (none when the line chose t = 0), a checkpoint every :data:`CHECKPOINT_STEPS`.
+        The step holds copies of the caller's point and direction: a worker may replay it
+        lines later, after the caller reused its arrays."""
         if step[3] == 0:
             return ClusterScores(point, scores.start, scores.state, scores.steps)
         state = tasks.step_state(scores.steps[-1][4] if scores.steps else scores.state,
