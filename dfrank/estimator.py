@@ -26,6 +26,7 @@ from .metrics.evaluation import evaluate
 from .metrics.registry import DEFAULT_METRIC, DEFAULT_TIES
 from .metrics.registry import get_metric
 from . import normalization
+from .hyperparams import Int, Real
 from .registry import DEFAULT_STRATEGY, resolve
 from .result import LinearRanker
 
@@ -33,6 +34,10 @@ BaseEstimator = need("sklearn.base", "DirectRanker").BaseEstimator
 validate_data = need("sklearn.utils.validation", "DirectRanker").validate_data
 
 __all__ = ["DirectRanker"]
+
+# the kinds of the parameters that strategies' options and the command line share
+_COUNT = Int(1, none=True)
+_SECONDS = Real(0, low_open=True, none=True)
 
 
 class DirectRanker(BaseEstimator):
@@ -93,10 +98,8 @@ class DirectRanker(BaseEstimator):
             raise TypeError(f"strategy_options must be a dict or None, got "
                             f"{type(self.strategy_options).__name__}")
         options = dict(self.strategy_options or {})
+        _COUNT.check("", "restarts", self.restarts)   # the kinds strategies' options use
         if self.restarts is not None:
-            if not _is_int(self.restarts) or self.restarts < 1:
-                raise ValueError(f"restarts must be an integer >= 1 or None, got "
-                                 f"{self.restarts!r}")
             options["restarts"] = int(self.restarts)
         # an unknown strategy or option says so; each option checked against its kind
         # (declared once: Strategy.hyperparameters)
@@ -111,12 +114,8 @@ class DirectRanker(BaseEstimator):
         if self.normalize not in (None, "standard", "minmax"):
             raise ValueError(f"normalize must be None, 'standard' or 'minmax', got "
                              f"{self.normalize!r}")
-        if self.budget is not None and (not _is_int(self.budget) or self.budget < 1):
-            raise ValueError(f"budget must be an integer >= 1 or None, got {self.budget!r}")
-        if self.max_seconds is not None and not (
-                isinstance(self.max_seconds, numbers.Real) and self.max_seconds > 0):
-            raise ValueError(f"max_seconds must be a number > 0 or None, got "
-                             f"{self.max_seconds!r}")
+        _COUNT.check("", "budget", self.budget)
+        _SECONDS.check("", "max_seconds", self.max_seconds)
         return strategy
 
     def __sklearn_tags__(self):

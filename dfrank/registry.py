@@ -251,11 +251,9 @@ def resolve(spec, **options):
 
     if isinstance(spec, str):
         spec = get_strategy(spec)
-        if isinstance(spec, Strategy):  # a preset instance: copy, then override
-            return copy.deepcopy(spec).set_params(**options)
     if isinstance(spec, type) and issubclass(spec, Strategy):
         return _construct(spec, options)
-    if isinstance(spec, Strategy):
+    if isinstance(spec, Strategy):   # a registered preset is copied, then overridden
         if options or any(spec is v for v in _REGISTRY.values()):
             return copy.deepcopy(spec).set_params(**options)
         return spec

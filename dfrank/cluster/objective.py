@@ -53,10 +53,6 @@ class ClusterScores:
     state: str
     steps: tuple = ()
 
-    @property
-    def chain(self):
-        return self.start, self.state, self.steps
-
 
 CHECKPOINT_STEPS = 16
 

@@ -99,7 +99,7 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     ss = seed_sequence(seed)
     found = get_strategy(strategy) if isinstance(strategy, str) else strategy
     cls = strategy_class(found)   # looked up once: every fold's search runs it
-    preset = isinstance(strategy, (str, type)) and cls is strategy_class(FUSE_STRATEGY)
+    preset = is_fuse_strategy(strategy, cls)
     opts = dict(FUSE_OPTIONS if preset else {}, **options)
     if not signed and n_runs == 2 and preset and "restarts" not in options:
         # two runs: the non-negative weights are one segment, which the first line search
@@ -161,10 +161,11 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     return res
 
 
-def is_fuse_strategy(strategy):
+def is_fuse_strategy(strategy, cls=None):
     """Whether ``strategy`` names fuse's default search (:data:`FUSE_STRATEGY`, by any of
     its names, or its class), whose :data:`FUSE_OPTIONS` then apply; an instance keeps
-    the options it was made with."""
+    the options it was made with. ``cls``: ``strategy``'s class, when looked up already."""
     if not isinstance(strategy, (str, type)):
         return False
-    return strategy_class(strategy) is strategy_class(FUSE_STRATEGY)
+    return (strategy_class(strategy) if cls is None else cls) is \
+        strategy_class(FUSE_STRATEGY)
