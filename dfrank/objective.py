@@ -560,14 +560,15 @@ class LinearObjective(SimplexLines, Objective):
         return s
 
 
-def _moved_scores(s0, u, t, moved):
+def _moved_scores(s0, u, t, moved, out=None):
     """The scores at ``Simplex.project(moved)``, moved = point + t direction, from those
     at the point (s0) and the direction's (u): the projection shifts every coordinate
     alike, which the weights do not see, and divides by Z = sum(moved - min(0, min
     moved)), so the weights are (w + t d) / Z and the scores (s0 + t u) / Z. One pass over
-    the documents, against one over every feature of every document to score anew."""
+    the documents, against one over every feature of every document to score anew.
+    ``out``: where to write them (a new array when None)."""
     z = float(np.sum(moved - min(0.0, float(moved.min()))))
-    out = np.empty_like(s0)
+    out = np.empty_like(s0) if out is None else out
     with one_at_a_time():   # pieces of documents
         moved_scores_into(s0, u, float(t), z, out)
     return out

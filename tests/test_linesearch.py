@@ -831,12 +831,13 @@ def test_a_line_searched_in_parts_of_the_queries_equals_the_whole_search(metric,
     """dfrank.linesearch.split: each part sweeps its queries, the joined rows give the
     whole search's point, interval and value bit for bit (parts of one query, of many,
     and a line flat in some parts; ERR bound with the largest label of all parts; the
-    driver's buffers kept from line to line)."""
+    driver's buffers kept from line to line, the parts' rows joined in any order of
+    arrival, and each part's rows in its own scratch, never written over while held)."""
     from dfrank.data import RankingData
     from dfrank.datasets import make_letor_like
     from dfrank.linesearch import line_search
     from dfrank._kernels.scratch import Scratch
-    from dfrank.linesearch.split import rows_of_line, search_parts
+    from dfrank.linesearch.split import line_join, rows_of_line, search_parts
     from dfrank.objective import LinearObjective
 
     data = make_letor_like(n_queries=150, docs_per_query=12, n_features=5, seed=4)
@@ -850,6 +851,8 @@ def test_a_line_searched_in_parts_of_the_queries_equals_the_whole_search(metric,
         parts.append(LinearObjective(part, metric, ties=ties, max_grade=float(data.y.max())))
     rng = np.random.default_rng(1)
     kept, results = Scratch(), []   # the driver's buffers, kept from one line to the next
+    own = [Scratch() for _ in parts]   # each part's, as on its worker
+    held = None
     for trial in range(4):
         w, v = rng.normal(size=5), rng.normal(size=5)
         if trial == 3:   # along a feature constant in the first query: flat there
@@ -860,10 +863,39 @@ def test_a_line_searched_in_parts_of_the_queries_equals_the_whole_search(metric,
             a = line_search(whole.bound, whole.classes, linear_scores(whole.XT, w, whole.rows),
                             linear_scores(whole.XT, v, whole.rows), rule=rule)
             rows = [rows_of_line(p.bound, p.classes, linear_scores(p.XT, w, p.rows),
-                                 linear_scores(p.XT, v, p.rows)) for p in parts]
+                                 linear_scores(p.XT, v, p.rows), scratch=ws)
+                    for p, ws in zip(parts, own)]
+            if held is not None:   # the previous line's rows, still held, are as they were
+                assert all(np.array_equal(r.t, t) for r, t in zip(held[0], held[1]))
+            held = (rows, [r.t.copy() for r in rows])
             b = search_parts(rows, whole.bound.mean, skip=whole.metric.empty == "skip",
                              rule=rule, scratch=kept)
             assert (a.value, a.t, a.lower, a.upper) == (b.value, b.t, b.lower, b.upper)
+            join = line_join([len(r.n_out) for r in rows], rule, kept)
+            for i in rng.permutation(len(rows)):   # as the workers' rows come
+                join.add(int(i), rows[i])
+            c = search_parts(join, whole.bound.mean, skip=whole.metric.empty == "skip",
+                             rule=rule)
+            assert (a.value, a.t, a.lower, a.upper) == (c.value, c.t, c.lower, c.upper)
+            assert np.array_equal(c.profile.values, a.profile.values)
             results.append((b, a.profile.values.copy()))
     for b, values in results:   # the buffers kept from line to line left each profile whole
         assert np.array_equal(b.profile.values, values)
+
+
+def test_a_line_join_refuses_a_part_sent_twice_of_other_queries_or_missing():
+    from dfrank.datasets import make_letor_like
+    from dfrank.linesearch.split import LineJoin, rows_of_line
+    from dfrank.objective import LinearObjective
+
+    obj = LinearObjective(make_letor_like(n_queries=6, docs_per_query=5, n_features=3, seed=2))
+    rows = rows_of_line(obj.bound, obj.classes, linear_scores(obj.XT, np.ones(3), obj.rows),
+                        linear_scores(obj.XT, np.array([1.0, -1.0, 0.5]), obj.rows))
+    join = LineJoin([6, 6])
+    join.add(0, rows)
+    with pytest.raises(ValueError, match="part 0 of the line was joined already"):
+        join.add(0, rows)
+    with pytest.raises(ValueError, match="part 1 sent the rows of 6 queries, it holds 4"):
+        LineJoin([6, 4]).add(1, rows)
+    with pytest.raises(ValueError, match=r"parts \[1\] of the line were not joined"):
+        join.breakpoints(skip=False)

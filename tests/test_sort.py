@@ -84,6 +84,27 @@ def test_scratch_reuses_and_grows():
     assert s.get("x", 120).size == 120 and s.get("y", 5, np.int64).dtype == np.int64
 
 
+def test_scratch_never_writes_over_an_array_handed_out_and_still_held():
+    s = Scratch()
+    a = s.unheld(("a", "b"), 10)
+    a[:] = 1
+    b = s.unheld(("a", "b"), 10)   # a is held: the second buffer
+    assert not np.shares_memory(a, b)
+    c = s.unheld(("a", "b"), 10)   # both held: a new first buffer, a untouched
+    assert not np.shares_memory(c, a) and not np.shares_memory(c, b)
+    c[:] = 2
+    assert np.all(a == 1)
+    del a, c
+    view = b[2:5]
+    del b
+    d = s.unheld(("a", "b"), 10)   # the first is free again (a view of the second is not)
+    e = s.unheld(("a", "b"), 4)
+    assert not np.shares_memory(d, view) and not np.shares_memory(e, view)
+    del d, e
+    f = s.unheld(("a",), 10)
+    assert f.shape == (10,) and s.unheld(("a",), 10).shape == (10,)
+
+
 def test_scratch_is_per_thread_and_pickles_empty():
     holder = PerThread()
     mine = holder.get()

@@ -6,9 +6,20 @@ call to the next. Kernels write into these buffers instead.
 """
 
 import math
+import sys
 import threading
 
 import numpy as np
+
+
+def _references(buffers, name):
+    """The references to ``buffers[name]`` (the dict's, this call's own among them)."""
+    buf = buffers[name]
+    return sys.getrefcount(buf)
+
+
+# the references to a buffer that only its dict holds, as this interpreter counts them
+_ALONE = _references({"x": np.empty(1)}, "x")
 
 
 class Scratch:
@@ -30,6 +41,18 @@ class Scratch:
             grow = 0 if buf is None or buf.dtype != dtype else buf.size + buf.size // 4
             buf = self._buffers[name] = np.empty(max(n, grow, 1), dtype)
         return buf[:n].reshape(shape)
+
+    def unheld(self, names, shape, dtype=np.float64):
+        """:meth:`get` for arrays handed out beyond the call (a task's result, scores kept
+        for later): the first of the buffers ``names`` that no array handed out earlier
+        still views (a view holds its buffer's base), so a result still held elsewhere is
+        never written over; when all are held, the first is replaced by a new buffer (the
+        old one lives on with its holder)."""
+        for name in names:
+            if name not in self._buffers or _references(self._buffers, name) <= _ALONE:
+                return self.get(name, shape, dtype)
+        del self._buffers[names[0]]
+        return self.get(names[0], shape, dtype)
 
 
 class PerThread:

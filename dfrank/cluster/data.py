@@ -53,7 +53,8 @@ class ClusterData:
     the parts' order is the queries' order, as if their rows were one file.
 
     Attributes: ``client``, ``parts`` (futures of the parts' RankingData), ``names`` (where
-    each part came from), ``part_docs`` (its documents), ``n_queries``, ``n_docs``,
+    each part came from), ``part_docs`` and ``part_queries`` (its documents and queries),
+    ``n_queries``, ``n_docs``,
     ``n_features``, ``feature_ids``, ``qids``, ``max_label``, ``digest``,
     ``within_queries`` (features normalized within each query in every part), ``source``.
     """
@@ -63,6 +64,7 @@ class ClusterData:
         self.parts = list(parts)
         self.names = [s["source"] for s in summaries]
         self.part_docs = [int(s["n_docs"]) for s in summaries]
+        self.part_queries = [len(s["qids"]) for s in summaries]
         self.qids = np.concatenate([np.asarray(s["qids"]) for s in summaries])
         self.n_queries = len(self.qids)
         self.n_docs = int(sum(s["n_docs"] for s in summaries))

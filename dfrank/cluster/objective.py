@@ -16,7 +16,7 @@ import numpy as np
 
 from .._kernels.scratch import Scratch
 from ..linesearch import LineResult, unsupported
-from ..linesearch.split import search_parts
+from ..linesearch.split import line_join, search_parts
 from ..metrics.bound import query_mean
 from ..metrics.registry import DEFAULT_METRIC, DEFAULT_TIES, get_metric, with_options
 from ..objective import Objective, SimplexLines
@@ -63,7 +63,8 @@ class ClusterObjective(SimplexLines, Objective):
     interface (values, batches, scores, exact lines along any direction), its restarts
     run one after another, each line search split over the workers. ``traffic`` counts
     the line searches of every restart: lines, bytes and breakpoint rows sent to the
-    driver, and the seconds spent waiting for the workers and choosing."""
+    driver, the seconds until the last worker's rows are in (joined as they come) and
+    the seconds choosing after."""
 
     is_linear = True
     on_cluster = True
@@ -96,15 +97,26 @@ class ClusterObjective(SimplexLines, Objective):
                                    pure=False, priority=priority)
                      for i, p in enumerate(self.parts))
 
-    def _gather(self, fn, *args, each=None, submit=None):
+    def _gather(self, fn, *args, each=None, submit=None, arrived=None):
         """:meth:`_submit`'s results (or those of ``submit``, a function of ``fn``, ``args``
         and ``each``), waited for: before any task queued without waiting, and fetched
         from the workers straight, not through the scheduler (unless the client was made
-        with ``direct_to_workers=False``: workers it cannot reach)."""
+        with ``direct_to_workers=False``: workers it cannot reach). Those done are fetched
+        while the others still run, so that a worker's results travel (and
+        ``arrived(i, result)`` works on them) while a slower one computes."""
+        from distributed import as_completed
+
         client = self.data.client
         direct = getattr(client, "direct_to_workers", None) is not False
         futures = (submit or self._submit)(fn, *args, each=each, priority=1)
-        return client.gather(list(futures), direct=direct)
+        where = {f.key: i for i, f in enumerate(futures)}
+        out = [None] * len(futures)
+        for batch in as_completed(futures).batches():
+            for f, r in zip(batch, client.gather(batch, direct=direct)):
+                out[where[f.key]] = r
+                if arrived is not None:
+                    arrived(where[f.key], r)
+        return out
 
     @property
     def groups(self):
@@ -129,14 +141,6 @@ class ClusterObjective(SimplexLines, Objective):
                                    priority=priority, workers=None if w is None else [w],
                                    allow_other_workers=True)
                      for g, (w, idx, key) in enumerate(self.groups))
-
-    def _by_part(self, grouped):
-        """Per-group lists of results in the parts' order."""
-        out = [None] * len(self.parts)
-        for (_, idx, _), results in zip(self.groups, grouped):
-            for i, r in zip(idx, results):
-                out[i] = r
-        return out
 
     @property
     def _skip(self):
@@ -198,14 +202,18 @@ class ClusterObjective(SimplexLines, Objective):
         if allowed < self.line_cost:
             raise self._exhausted(reason)
         t0 = time.perf_counter()
-        rows = self._by_part(self._gather(tasks.group_line, lam, delta, j,
-                                          each=self._chains(scores),
-                                          submit=self._submit_groups))
+        join = line_join(self.data.part_queries, rule, self._scratch)
+
+        def arrived(g, rows):   # a worker's rows joined while the others still sweep
+            for i, r in zip(self.groups[g][1], rows):
+                join.add(i, r)
+
+        self._gather(tasks.group_line, lam, delta, j, each=self._chains(scores),
+                     submit=self._submit_groups, arrived=arrived)
         t1 = time.perf_counter()
-        res = search_parts(rows, lambda v: query_mean(v, self._skip), skip=self._skip,
-                           rule=rule, window=window, floor=floor, within=within,
-                           scratch=self._scratch)
-        self._count(rows, t1 - t0, time.perf_counter() - t1)
+        res = search_parts(join, lambda v: query_mean(v, self._skip), skip=self._skip,
+                           rule=rule, window=window, floor=floor, within=within)
+        self._count(join.parts, t1 - t0, time.perf_counter() - t1)
         self.n_evals += self.line_cost
         self.n_lines += 1
         new = self.line_end(lam, delta, res)

@@ -210,9 +210,12 @@ def group_moved(parts, group, chain):
 
 def _moved(part, lam, delta, j, t, s0):
     """The part's scores after a line search from ``lam`` along ``delta`` chose ``t``,
-    from those at lam, as :meth:`LinearObjective.line` carries them."""
+    from those at lam, as :meth:`LinearObjective.line` carries them: into one of two
+    buffers of the part that nothing holds any more (s0 may be one of them), so that a
+    worker moving its scores line after line reuses its pages."""
     _, u, _ = part.line_start(lam, delta, j, s0)
-    return _moved_scores(s0, u, t, lam + t * delta)
+    out = part._scratch.get().unheld(("moved_a", "moved_b"), len(s0))
+    return _moved_scores(s0, u, t, lam + t * delta, out)
 
 
 @_worker_threads

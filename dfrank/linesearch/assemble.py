@@ -103,6 +103,20 @@ def runs_of_rows(out_t, out_d, offsets, n_out, runs, run_sp, n_runs, shift):
 
 
 @njit(cache=True, nogil=True)
+def packed_rows(out_t, out_d, out_h, offsets, n_out, ft, fd, fh):
+    """Each query's ``n_out[q]`` rows from ``offsets[q]``, one query after another from
+    the start of ``ft`` (and ``fd``, ``fh``): a sweep's rows without the gaps it left."""
+    at = 0
+    for q in range(len(n_out)):
+        a = offsets[q]
+        for i in range(n_out[q]):
+            ft[at + i] = out_t[a + i]
+            fd[at + i] = out_d[a + i]
+            fh[at + i] = out_h[a + i]
+        at += n_out[q]
+
+
+@njit(cache=True, nogil=True)
 def _first_bin_at(out_t, lo, hi, b, shift):
     """The first row of ``out_t[lo:hi]`` (sorted) whose bin is >= b (binary search)."""
     while lo < hi:
@@ -734,4 +748,5 @@ EXAMPLES = (
     first(bin_sums, arr(i8), arr(f8, 2), arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(f8),
           omitted(True), i8),
     later(runs_of_rows, arr(f8), arr(f8), arr(i8), arr(i8), arr(i8), arr(f8, 2), arr(i8), i8),
+    first(packed_rows, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), arr(f8), arr(f8), arr(b1)),
 )
