@@ -122,8 +122,9 @@ class LineJoin:
         ws.views["join_capacity"] = max(capacity, ws.views.get("join_capacity", 1))
         return rows
 
-    def add(self, i, rows):
-        """Join part ``i``'s :class:`LineRows`."""
+    def add(self, i, rows, threads=None):
+        """Join part ``i``'s :class:`LineRows`, its runs by bin made on at most ``threads``
+        threads (None: numba's count; 1 while workers still sweep on the same cores)."""
         if self.parts[i] is not None:
             raise ValueError(f"part {i} of the line was joined already")
         q0, q1 = int(self._first[i]), int(self._first[i + 1])
@@ -143,10 +144,9 @@ class LineJoin:
             offsets[0] = at
             np.cumsum(rows.n_out[:-1], out=offsets[1:])
             offsets[1:] += at
-        # the runs by bin the part's sweep made beside its rows, made again from them; on
-        # one thread while other parts are still to come (their workers use the cores)
-        more = sum(p is None for p in self.parts) > 1
-        with numba_threads_within(1) if more else contextlib.nullcontext(), one_at_a_time():
+        # the runs by bin the part's sweep made beside its rows, made again from them
+        cap = contextlib.nullcontext() if threads is None else numba_threads_within(threads)
+        with cap, one_at_a_time():
             runs_of_rows(t, d, offsets, n_out, runs, run_sp, n_runs, BIN_SHIFT)
         self.base[q0:q1] = rows.base
         self.empty[q0:q1] = rows.empty
