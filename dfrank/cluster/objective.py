@@ -103,8 +103,7 @@ class ClusterObjective(SimplexLines, Objective):
         from the workers straight, not through the scheduler (unless the client was made
         with ``direct_to_workers=False``: workers it cannot reach). Those done are fetched
         while the others still run, so that a worker's results travel (and
-        ``arrived(i, result, pending)`` works on them, ``pending`` tasks still to come)
-        while a slower one computes."""
+        ``arrived(i, result)`` works on them) while a slower one computes."""
         from distributed import as_completed
 
         client = self.data.client
@@ -112,13 +111,11 @@ class ClusterObjective(SimplexLines, Objective):
         futures = (submit or self._submit)(fn, *args, each=each, priority=1)
         where = {f.key: i for i, f in enumerate(futures)}
         out = [None] * len(futures)
-        pending = len(futures)
         for batch in as_completed(futures).batches():
-            pending -= len(batch)
             for f, r in zip(batch, client.gather(batch, direct=direct)):
                 out[where[f.key]] = r
                 if arrived is not None:
-                    arrived(where[f.key], r, pending)
+                    arrived(where[f.key], r)
         return out
 
     @property
@@ -207,9 +204,9 @@ class ClusterObjective(SimplexLines, Objective):
         t0 = time.perf_counter()
         join = line_join(self.data.part_queries, rule, self._scratch)
 
-        def arrived(g, rows, pending):   # joined while other workers still sweep
+        def arrived(g, rows):   # joined while other workers still sweep
             for i, r in zip(self.groups[g][1], rows):
-                join.add(i, r, threads=1 if pending else None)
+                join.add(i, r)
 
         self._gather(tasks.group_line, lam, delta, j, each=self._chains(scores),
                      submit=self._submit_groups, arrived=arrived)

@@ -16,13 +16,11 @@ parts with finer bins, is chosen here from all its rows at once (the same interv
 value within rounding).
 """
 
-import contextlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._kernels.scratch import Scratch
-from .._threads import numba_threads_within
 from .._kernels.chunks import one_at_a_time
 from .assemble import BIN_SHIFT, N_BINS, bin_sums, packed_rows, runs_of_rows, sum_blocks
 from .candidates import flat_within_queries
@@ -122,9 +120,8 @@ class LineJoin:
         ws.views["join_capacity"] = max(capacity, ws.views.get("join_capacity", 1))
         return rows
 
-    def add(self, i, rows, threads=None):
-        """Join part ``i``'s :class:`LineRows`, its runs by bin made on at most ``threads``
-        threads (None: numba's count; 1 while workers still sweep on the same cores)."""
+    def add(self, i, rows):
+        """Join part ``i``'s :class:`LineRows`."""
         if self.parts[i] is not None:
             raise ValueError(f"part {i} of the line was joined already")
         q0, q1 = int(self._first[i]), int(self._first[i + 1])
@@ -145,18 +142,12 @@ class LineJoin:
             np.cumsum(rows.n_out[:-1], out=offsets[1:])
             offsets[1:] += at
         # the runs by bin the part's sweep made beside its rows, made again from them
-        cap = contextlib.nullcontext() if threads is None else numba_threads_within(threads)
-        with cap, one_at_a_time():
+        with one_at_a_time():
             runs_of_rows(t, d, offsets, n_out, runs, run_sp, n_runs, BIN_SHIFT)
         self.base[q0:q1] = rows.base
         self.empty[q0:q1] = rows.empty
         self.filled += n
         self.parts[i] = rows
-
-    @property
-    def nbytes(self):
-        """Bytes the parts joined so far sent."""
-        return sum(p.nbytes for p in self.parts if p is not None)
 
     def breakpoints(self, skip):
         """The :class:`_Breakpoints` of every part's queries (all joined), the bins added
