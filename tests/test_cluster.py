@@ -221,38 +221,37 @@ def test_a_checkpointed_fit_on_a_cluster_resumes_to_the_same_result(client, tmp_
 
 
 def test_a_line_on_a_cluster_is_one_task_per_worker_and_checkpoints_bound_the_chain(client):
-    """Each line search submits one task per worker (its parts together, moving its scores
-    by the last step first), none that moves scores alone except a checkpoint every
-    CHECKPOINT_STEPS steps; the model is one process's."""
+    """Each line search runs one task per worker (its parts together, moving its scores
+    by the last step first), on the worker that holds the parts, none that moves scores
+    alone except a checkpoint every CHECKPOINT_STEPS steps; the model is one process's."""
+    from distributed import get_task_stream
+
     from dfrank.cluster import objective as cluster_objective
     from dfrank.cluster import tasks
 
     data = make_letor_like(n_queries=120, docs_per_query=10, n_features=8, seed=3)
     remote = dfrank.cluster.ClusterObjective(
         dfrank.cluster.from_dask(*_arrays(data, [30, 60, 90])), "ndcg@10")
-    submitted = []
-    submit = type(client).submit
-
-    def spy(self, fn, *args, **kwargs):
-        submitted.append(getattr(fn, "__name__", ""))
-        return submit(self, fn, *args, **kwargs)
-
-    type(client).submit = spy
-    try:
+    with get_task_stream(client) as stream:
         result = dfrank.maximize(remote, strategy="ca", seed=0, restarts=1)
-    finally:
-        type(client).submit = submit
     _same(dfrank.maximize(data, "ndcg@10", "ca", seed=0, restarts=1), result)
     workers = len(remote.groups)
     assert workers == len(client.scheduler_info()["workers"]) == 2
+    ran = [(str(t["key"]), t["worker"]) for t in stream.data]
     lines = remote.traffic["lines"]
     assert lines > 2 * cluster_objective.CHECKPOINT_STEPS
-    assert submitted.count(tasks.group_line.__name__) == lines * workers
-    moved = submitted.count(tasks.group_moved.__name__)
+
+    def of(fn):
+        return [(k, w) for k, w in ran if k.startswith(fn.__name__ + "-")]
+
+    assert len(of(tasks.group_line)) == lines * workers
+    for key, worker in of(tasks.group_line) + of(tasks.group_moved):
+        assert worker == remote.groups[int(key.rsplit("-", 1)[1])][0]
+    moved = len(of(tasks.group_moved))
     assert 0 < moved <= workers * lines // cluster_objective.CHECKPOINT_STEPS
-    assert set(submitted) <= {tasks.group_line.__name__, tasks.group_moved.__name__,
-                              tasks.group_scores.__name__, tasks.per_query.__name__,
-                              tasks.flat.__name__}
+    assert {k.split("-")[0] for k, _ in ran} <= {
+        tasks.group_line.__name__, tasks.group_moved.__name__, tasks.group_scores.__name__,
+        tasks.per_query.__name__, tasks.flat.__name__}
 
 
 def test_lines_replayed_by_a_worker_that_lost_its_scores_equal_one_process(client):

@@ -10,6 +10,7 @@ scores by the previous line's step. Scores stay on the workers: the driver holds
 """
 
 import time
+import uuid
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,13 +135,29 @@ class ClusterObjective(SimplexLines, Objective):
 
     def _submit_groups(self, fn, *args, each=None, priority=0):
         """``fn(its parts, its key, *args, *each[g])`` on every group of parts, on the
-        worker that holds them (elsewhere if it is gone), futures in the groups' order."""
+        worker that holds them (elsewhere if it is gone), futures in the groups' order.
+        The tasks go to the scheduler in one graph (``client.map``), each pinned to its
+        worker by a key -> worker annotation (:func:`dask.annotate` calls it with each
+        task's key): one submission per task would reach the scheduler one after another,
+        and the last worker would start its share of the line that much later."""
+        import dask
+
         client = self.data.client
-        return tuple(client.submit(fn, [self.parts[i] for i in idx], key, *args,
-                                   *(() if each is None else each[g]), pure=False,
-                                   priority=priority, workers=None if w is None else [w],
-                                   allow_other_workers=True)
-                     for g, (w, idx, key) in enumerate(self.groups))
+        groups = self.groups
+        if any(w is None for w, _, _ in groups):   # a holder not known: where Dask puts it
+            return tuple(client.submit(fn, [self.parts[i] for i in idx], key, *args,
+                                       *(() if each is None else each[g]), pure=False,
+                                       priority=priority)
+                         for g, (_, idx, key) in enumerate(groups))
+        name = f"{fn.__name__}-{uuid.uuid4().hex}"
+        keys = [f"{name}-{g}" for g in range(len(groups))]
+        pinned = {k: [w] for k, (w, _, _) in zip(keys, groups)}
+        n = len(groups)
+        columns = ([[self.parts[i] for i in idx] for _, idx, _ in groups],
+                   [key for *_, key in groups], *([a] * n for a in args),
+                   *(() if each is None else (list(c) for c in zip(*each))))
+        with dask.annotate(workers=pinned.get, allow_other_workers=True):
+            return tuple(client.map(fn, *columns, key=keys, pure=False, priority=priority))
 
     @property
     def _skip(self):

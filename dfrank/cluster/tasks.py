@@ -134,9 +134,11 @@ def summary(data):
 def bind(data, metric, ties, options, share=1.0):
     """The part's :class:`~dfrank.objective.LinearObjective` (its features transposed,
     the metric bound to its queries, its line caches: ``share`` of one process's, the
-    part's share of the documents)."""
+    part's share of the documents; ``last_line``: what its last line search's u depends
+    on, and that u, for moving its scores by that line's step, :func:`_moved`)."""
     part = LinearObjective(data, metric, ties=ties, **options)
     part.line_cache_share = share
+    part.last_line = (None, None)
     return part
 
 
@@ -196,6 +198,7 @@ def group_line(parts, group, lam, delta, j, chain=None):
     rows = []
     for part, s in zip(parts, s0):
         s, u, u_order = part.line_start(lam, delta, j, s)
+        part.last_line = (_line_key(delta, j), u)
         rows.append(rows_of_line(part.bound, part.classes, s, u, u_order,
                                  part._scratch.get()))
     return rows
@@ -208,12 +211,23 @@ def group_moved(parts, group, chain):
     return _along(parts, group, chain)
 
 
+def _line_key(delta, j):
+    """What a line's scores along it (u) depend on: the coordinate (``j`` >= 0), else the
+    direction."""
+    return j if j >= 0 else np.ascontiguousarray(delta, np.float64).tobytes()
+
+
 def _moved(part, lam, delta, j, t, s0):
     """The part's scores after a line search from ``lam`` along ``delta`` chose ``t``,
     from those at lam, as :meth:`LinearObjective.line` carries them: into one of two
     buffers of the part that nothing holds any more (s0 may be one of them), so that a
-    worker moving its scores line after line reuses its pages."""
-    _, u, _ = part.line_start(lam, delta, j, s0)
+    worker moving its scores line after line reuses its pages. The line's u is the one
+    the part's last line search used when it was this line (as a rule: the step is that
+    line's), not made again (a coordinate's line outside the kept ones is a pass over the
+    features)."""
+    key, u = part.last_line
+    if u is None or key != _line_key(delta, j):
+        _, u, _ = part.line_start(lam, delta, j, s0)
     out = part._scratch.get().unheld(("moved_a", "moved_b"), len(s0))
     return _moved_scores(s0, u, t, lam + t * delta, out)
 
