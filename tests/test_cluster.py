@@ -254,6 +254,35 @@ def test_a_line_on_a_cluster_is_one_task_per_worker_and_checkpoints_bound_the_ch
         tasks.per_query.__name__, tasks.flat.__name__}
 
 
+def test_a_part_moves_its_scores_by_its_last_lines_step_with_that_lines_u(monkeypatch):
+    """A part moving its scores by the step of the line it searched last uses that line's
+    u (the coordinate's, or the direction's) instead of making it again, to the same
+    scores; the step of another line makes its own."""
+    from dfrank.cluster import tasks
+    from dfrank.metrics.registry import get_metric
+
+    data = make_letor_like(n_queries=30, docs_per_query=8, n_features=5, seed=4)
+    part = tasks.bind(data, get_metric("ndcg@10"), "pessimistic", {})
+    lam = part.space.center()
+    s0 = part.scores(lam)
+    made = []
+    line_start = part.line_start
+    monkeypatch.setattr(part, "line_start", lambda *a: made.append(a[2]) or line_start(*a))
+    eye = np.eye(part.space.dim)
+    direction = np.linspace(-1.0, 1.0, part.space.dim)
+    for (j, delta), (k, other) in (((2, eye[2] - lam), (1, eye[1] - lam)),
+                                   ((-1, direction), (-1, direction[::-1].copy()))):
+        tasks.group_line([part], "g", lam, delta, j)
+        made.clear()
+        kept = tasks._moved(part, lam, delta.copy(), j, 0.3, s0).copy()
+        assert made == []
+        tasks._moved(part, lam, other, k, 0.3, s0)
+        assert made == [k]
+        part.last_line = (None, None)
+        assert np.array_equal(kept, tasks._moved(part, lam, delta, j, 0.3, s0))
+        assert made == [k, j]
+
+
 def test_lines_replayed_by_a_worker_that_lost_its_scores_equal_one_process(client):
     """A worker without the scores it reached (cleared after every line here) makes them
     again from the chain's start and steps: the same points and values as one process,
