@@ -144,11 +144,6 @@ class ClusterObjective(SimplexLines, Objective):
 
         client = self.data.client
         groups = self.groups
-        if any(w is None for w, _, _ in groups):   # a holder not known: where Dask puts it
-            return tuple(client.submit(fn, [self.parts[i] for i in idx], key, *args,
-                                       *(() if each is None else each[g]), pure=False,
-                                       priority=priority)
-                         for g, (_, idx, key) in enumerate(groups))
         name = f"{fn.__name__}-{uuid.uuid4().hex}"
         keys = [f"{name}-{g}" for g in range(len(groups))]
         pinned = {k: [w] for k, (w, _, _) in zip(keys, groups)}
@@ -156,7 +151,10 @@ class ClusterObjective(SimplexLines, Objective):
         columns = ([[self.parts[i] for i in idx] for _, idx, _ in groups],
                    [key for *_, key in groups], *([a] * n for a in args),
                    *(() if each is None else (list(c) for c in zip(*each))))
-        with dask.annotate(workers=pinned.get, allow_other_workers=True):
+        # a holder not known (None): every task where Dask puts it (near its parts)
+        known = all(w is not None for w, _, _ in groups)
+        with dask.annotate(**({"workers": pinned.get, "allow_other_workers": True}
+                              if known else {})):
             return tuple(client.map(fn, *columns, key=keys, pure=False, priority=priority))
 
     @property
