@@ -533,6 +533,14 @@ for argv in json.loads(sys.argv[1]):
             main(argv + ["--quiet"])
         except SystemExit as e:
             assert not e.code, (argv, e.code)
+if len(sys.argv) > 2:   # a saved model's scores of plain arrays (sklearn, PyTerrier)
+    import numpy as np
+    from dfrank import LinearRanker
+
+    model = LinearRanker.load(sys.argv[2])
+    X = np.random.default_rng(0).random((7, model.n_features))
+    model.predict(X, columns="model")
+    model.predict(np.asfortranarray(X), columns="model")
 print(json.dumps(sorted(called)))
 """
 
@@ -541,7 +549,8 @@ def test_the_first_commands_call_only_the_versions_the_install_compiles(tmp_path
     """The install compiles the declared ``first`` versions without running a command: a
     caller passing other types (a dtype, a read-only flag, a layout), or a kernel called
     from Python and not declared, would compile on a user's first call, and this fails
-    naming it (whatever the cache holds: the calls from Python are recorded)."""
+    naming it (whatever the cache holds: the calls from Python are recorded). The commands
+    include the engine's three models and a saved model's scores of plain arrays."""
     import importlib
 
     from dfrank._jit import warm
@@ -560,8 +569,11 @@ def test_the_first_commands_call_only_the_versions_the_install_compiles(tmp_path
                  "2"],
                 ["compare", f["train.txt.gz"], "--strategies", "ca,pso,random", "--budget",
                  "60", "--seeds", "1"]]
+    commands += [["search", "--collection", f["docs.tsv"], "--topics", f["topics.tsv"],
+                  "--model", model] for model in ("ql", "sdm")]
     env = dict(os.environ, DFRANK_BACKGROUND_COMPILE="0", DFRANK_QUIET_COMPILE="1")
-    done = subprocess.run([sys.executable, "-c", _FIRST_COMMANDS, json.dumps(commands)],
+    done = subprocess.run([sys.executable, "-c", _FIRST_COMMANDS, json.dumps(commands),
+                           f["model.json"]],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     called = {tuple(x) for x in json.loads(done.stdout.splitlines()[-1])}

@@ -206,10 +206,15 @@ def nonzero_rows(data):
 def linear_scores(XT, W, rows=None):
     """Scores of weight vectors ``W`` (P, d) — or one vector (d,) — given ``XT`` (d, n);
     ``rows``: the features to read (default all; :func:`nonzero_rows` gives the same
-    scores)."""
+    scores). The kernel gets the features read-only and the weights writable, whatever the
+    caller holds (a model's weights may be read-only, features transposed for a prediction
+    writable): the versions the install compiles."""
     W = np.asarray(W, dtype=np.float64)
     single = W.ndim == 1
     W2 = np.ascontiguousarray(W[None, :] if single else W)
+    if not W2.flags.writeable:
+        W2 = W2.copy()
+    XT = read_only(XT)
     if W2.shape[1] != XT.shape[0]:
         raise ValueError(f"weights have {W2.shape[1]} coordinates but the data has "
                          f"{XT.shape[0]} features")

@@ -88,4 +88,7 @@ def window_counts(tokens, doc_ptr, docs, a, b, window, ordered, unordered):
 EXAMPLES = (
     first(bm25, arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(f8), arr(f8), f8, f8, f8, arr(f8)),
     first(postings, arr(i8), arr(i8), i8),
+    first(dirichlet, arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(i8), arr(f8), arr(f8),
+          arr(f8), arr(f8), f8, arr(f8)),
+    first(window_counts, arr(i8), arr(i8), arr(i8), i8, i8, i8, arr(f8), arr(f8)),
 )

@@ -747,6 +747,10 @@ EXAMPLES = (
           tup(arr(f8), arr(f8), arr(i8), arr(f8)), f8, f8, i8, tup(f8, f8), arr(u1)),
     first(bin_sums, arr(i8), arr(f8, 2), arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(f8),
           omitted(True), i8),
+    later(bin_sums, arr(i8), arr(f8, 2), arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(f8),
+          b1, i8),
+    later(kept_rows, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), arr(u1), i8, arr(f8),
+          arr(f8), arr(b1), arr(i8)),
     later(runs_of_rows, arr(f8), arr(f8), arr(i8), arr(i8), arr(i8), arr(f8, 2), arr(i8), i8),
     first(packed_rows, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), arr(f8), arr(f8), arr(b1)),
 )

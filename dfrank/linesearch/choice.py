@@ -423,4 +423,5 @@ EXAMPLES = (
     later(pick, arr(f8), arr(f8), arr(f8), arr(f8), f8, f8, b1),
     first(plateau_pick, arr(f8), arr(f8), arr(f8), f8, f8, f8, f8, f8),
     later(plateau_pick_parts, arr(f8), arr(f8), arr(f8), f8, f8, f8, f8, f8, i8),
+    first(window_min, arr(f8), arr(f8), arr(f8), arr(f8), f8),
 )
