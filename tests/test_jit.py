@@ -541,6 +541,8 @@ if len(sys.argv) > 2:   # a saved model's scores of plain arrays (sklearn, PyTer
     X = np.random.default_rng(0).random((7, model.n_features))
     model.predict(X, columns="model")
     model.predict(np.asfortranarray(X), columns="model")
+    model.weights.setflags(write=False)   # as a model unpickled from a read-only map
+    model.predict(X, columns="model")
 print(json.dumps(sorted(called)))
 """
 
