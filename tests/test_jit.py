@@ -543,6 +543,15 @@ if len(sys.argv) > 2:   # a saved model's scores of plain arrays (sklearn, PyTer
     model.predict(np.asfortranarray(X), columns="model")
     model.weights.setflags(write=False)   # as a model unpickled from a read-only map
     model.predict(X, columns="model")
+if len(sys.argv) > 3:   # the default fit on a cluster (its workers threads of this process)
+    import dfrank
+    from distributed import Client, LocalCluster
+    from dfrank.cluster import from_shards
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        with contextlib.redirect_stderr(io.StringIO()):
+            dfrank.maximize(from_shards(sys.argv[3:], client=client), seed=0)
 print(json.dumps(sorted(called)))
 """
 
@@ -552,8 +561,9 @@ def test_the_first_commands_call_only_the_versions_the_install_compiles(tmp_path
     caller passing other types (a dtype, a read-only flag, a layout), or a kernel called
     from Python and not declared, would compile on a user's first call, and this fails
     naming it (whatever the cache holds: the calls from Python are recorded). The commands
-    include the engine's three models and a saved model's scores of plain arrays."""
-    import importlib
+    include the engine's three models, a saved model's scores of plain arrays and, with
+    the dask extra, the default fit on a cluster (its driver and its workers)."""
+    import importlib.util
 
     from dfrank._jit import warm
 
@@ -573,9 +583,19 @@ def test_the_first_commands_call_only_the_versions_the_install_compiles(tmp_path
                  "60", "--seeds", "1"]]
     commands += [["search", "--collection", f["docs.tsv"], "--topics", f["topics.tsv"],
                   "--model", model] for model in ("ql", "sdm")]
+    shards = []
+    if importlib.util.find_spec("distributed") is not None:   # the dask extra
+        from dfrank import io
+        from dfrank.datasets import make_letor_like
+
+        for i in range(2):
+            data = make_letor_like(n_queries=6, docs_per_query=8, n_features=4, seed=i)
+            data.qids = data.qids + 100 * i
+            shards.append(str(tmp_path / f"shard{i}.txt"))
+            io.save_svmlight(data, shards[-1])
     env = dict(os.environ, DFRANK_BACKGROUND_COMPILE="0", DFRANK_QUIET_COMPILE="1")
     done = subprocess.run([sys.executable, "-c", _FIRST_COMMANDS, json.dumps(commands),
-                           f["model.json"]],
+                           f["model.json"], *shards],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     called = {tuple(x) for x in json.loads(done.stdout.splitlines()[-1])}

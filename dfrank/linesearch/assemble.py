@@ -751,6 +751,6 @@ EXAMPLES = (
           b1, i8),
     later(kept_rows, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), arr(u1), i8, arr(f8),
           arr(f8), arr(b1), arr(i8)),
-    later(runs_of_rows, arr(f8), arr(f8), arr(i8), arr(i8), arr(i8), arr(f8, 2), arr(i8), i8),
+    first(runs_of_rows, arr(f8), arr(f8), arr(i8), arr(i8), arr(i8), arr(f8, 2), arr(i8), i8),
     first(packed_rows, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), arr(f8), arr(f8), arr(b1)),
 )
