@@ -502,7 +502,7 @@ def _command_inputs(tmp):
 
 
 _FIRST_COMMANDS = """
-import contextlib, importlib, io, json, sys
+import contextlib, importlib, io, json, os, sys
 from dfrank.cli import main
 from dfrank._jit import store, warm
 
@@ -552,6 +552,10 @@ if len(sys.argv) > 3:   # the default fit on a cluster (its workers threads of t
                       dashboard_address=None) as cluster, Client(cluster) as client:
         with contextlib.redirect_stderr(io.StringIO()):
             dfrank.maximize(from_shards(sys.argv[3:], client=client), seed=0)
+        with contextlib.redirect_stdout(io.StringIO()):   # its default metrics
+            glob = os.path.join(os.path.dirname(sys.argv[3]), "shard*.txt")
+            assert main(["evaluate", sys.argv[2], glob, "--scheduler",
+                         cluster.scheduler_address, "--quiet"]) == 0
 print(json.dumps(sorted(called)))
 """
 
@@ -562,7 +566,8 @@ def test_the_first_commands_call_only_the_versions_the_install_compiles(tmp_path
     from Python and not declared, would compile on a user's first call, and this fails
     naming it (whatever the cache holds: the calls from Python are recorded). The commands
     include the engine's three models, a saved model's scores of plain arrays and, with
-    the dask extra, the default fit on a cluster (its driver and its workers)."""
+    the dask extra, the default fit and ``evaluate`` on a cluster (its driver and its
+    workers, one thread each)."""
     import importlib.util
 
     from dfrank._jit import warm

@@ -262,10 +262,11 @@ SERIAL = {_kernels.NDCG: serial_ndcg, _kernels.DCG: serial_dcg, _kernels.PREC: s
 
 # the argument types of the entry points, compiled by the warm-up (dfrank._jit.examples):
 # those BoundMetric.per_query_linear passes (read-only float64 features); the install compiles
-# every family's evaluation, and the serial twin joblib's workers run for a first fit
+# every family's evaluation, and the serial twins that one-thread workers (joblib's, Dask's)
+# run for a first fit and for `dfrank evaluate`'s default metrics (ndcg@10, map)
 _ARGS = (ro(f8, 2), arr(i8), arr(f8, 2), tup(arr(i8), arr(i8), arr(f8), arr(f8), arr(f8), arr(b1)),
          tup(i8, i8, i8, f8, f8, arr(f8), f8), tup(arr(f8, 2), arr(i8, 2)), arr(f8, 2))
-_FIRST = {*DRIVERS.values(), batch_expected, serial_ndcg}
+_FIRST = {*DRIVERS.values(), batch_expected, serial_ndcg, serial_ap}
 EXAMPLES = tuple((first if fn in _FIRST else later)(fn, *_ARGS) for fn in
                  (*DRIVERS.values(), *SERIAL.values(), batch_expected, serial_expected))
 
