@@ -543,7 +543,7 @@ if len(sys.argv) > 2:   # a saved model's scores of plain arrays (sklearn, PyTer
     model.predict(np.asfortranarray(X), columns="model")
     model.weights.setflags(write=False)   # as a model unpickled from a read-only map
     model.predict(X, columns="model")
-if len(sys.argv) > 3:   # the default fit on a cluster (its workers threads of this process)
+if len(sys.argv) > 3:   # the default fit and evaluate on a cluster (its workers: threads here)
     import dfrank
     from distributed import Client, LocalCluster
     from dfrank.cluster import from_shards
