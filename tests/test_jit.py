@@ -469,7 +469,8 @@ def test_every_module_of_kernels_declares_its_examples_and_is_warmed():
 
 def _command_inputs(tmp):
     """Tiny inputs of a new user's first commands, shaped as the real ones (gzipped LETOR
-    with docids, TREC runs and qrels, a tab-separated collection)."""
+    with docids, TREC runs and qrels, a tab-separated collection, two shards of whole
+    queries)."""
     import numpy as np
 
     from dfrank import io
@@ -478,10 +479,14 @@ def _command_inputs(tmp):
 
     f = {k: os.path.join(tmp, k) for k in ("train.txt.gz", "test.txt.gz", "model.json",
                                            "qrels.txt", "a.run", "b.run", "docs.tsv",
-                                           "topics.tsv", "out")}
-    for name, seed in (("train.txt.gz", 0), ("test.txt.gz", 1)):
+                                           "topics.tsv", "out", "shard0.txt",
+                                           "shard1.txt")}
+    for name, seed in (("train.txt.gz", 0), ("test.txt.gz", 1), ("shard0.txt", 0),
+                       ("shard1.txt", 1)):
         data = make_letor_like(n_queries=6, docs_per_query=8, n_features=4, seed=seed)
         data.docids = np.array([f"doc{i}" for i in range(data.n_docs)])
+        if name == "shard1.txt":   # other queries than shard0's
+            data.qids = data.qids + 100
         io.save_svmlight(data, f[name])
     LinearRanker([0.5, -0.25, 1.0, 0.125]).save(f["model.json"])
     rng = np.random.default_rng(0)
@@ -588,16 +593,8 @@ def test_the_first_commands_call_only_the_versions_the_install_compiles(tmp_path
                  "60", "--seeds", "1"]]
     commands += [["search", "--collection", f["docs.tsv"], "--topics", f["topics.tsv"],
                   "--model", model] for model in ("ql", "sdm")]
-    shards = []
-    if importlib.util.find_spec("distributed") is not None:   # the dask extra
-        from dfrank import io
-        from dfrank.datasets import make_letor_like
-
-        for i in range(2):
-            data = make_letor_like(n_queries=6, docs_per_query=8, n_features=4, seed=i)
-            data.qids = data.qids + 100 * i
-            shards.append(str(tmp_path / f"shard{i}.txt"))
-            io.save_svmlight(data, shards[-1])
+    shards = ([f["shard0.txt"], f["shard1.txt"]]
+              if importlib.util.find_spec("distributed") is not None else [])   # dask extra
     env = dict(os.environ, DFRANK_BACKGROUND_COMPILE="0", DFRANK_QUIET_COMPILE="1")
     done = subprocess.run([sys.executable, "-c", _FIRST_COMMANDS, json.dumps(commands),
                            f["model.json"], *shards],
