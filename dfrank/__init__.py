@@ -14,7 +14,7 @@ from . import callbacks, cluster, datasets, metrics  # noqa: E402
 from .api import evaluate, evaluate_linear, maximize  # noqa: E402
 from .compare import Comparison, compare  # noqa: E402
 from .data import RankingData  # noqa: E402
-from .errors import DataFormatError, DataWarning, TuneError  # noqa: E402
+from .errors import DataFormatError, DataWarning, TuneError, UsageError  # noqa: E402
 from .fusion import FusionResult, fuse  # noqa: E402
 from .tuning import TuneResult, tune  # noqa: E402
 from .io import load_qrels, load_run, load_svmlight  # noqa: E402
@@ -42,7 +42,7 @@ def __getattr__(name):
 __all__ = ["evaluate", "evaluate_linear", "maximize", "compare", "Comparison", "significance",
            "fuse", "FusionResult", "tune", "TuneResult", "TuneError",
            "metrics", "datasets", "callbacks", "cluster", "LinearRanker", "Result", "RankingData",
-           "DataFormatError", "DataWarning", "load_svmlight", "load_qrels", "load_run",
+           "DataFormatError", "DataWarning", "UsageError", "load_svmlight", "load_qrels", "load_run",
            "evaluate_run", "evaluate_letor",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
            "BudgetExhausted", "DirectRanker", "__version__"]

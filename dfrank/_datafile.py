@@ -42,14 +42,24 @@ def _plain(a, name):
     return a
 
 
+def _is_cache(path):
+    """Whether ``path`` is a folder whose header says it is a dfrank data cache."""
+    try:
+        with open(os.path.join(path, HEADER)) as f:
+            return json.load(f).get("format") == DATA_FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def write_arrays(path, arrays, header):
     """Write the named ``arrays`` (``ARRAYS``; None ones are left out) and the ``header``
     fields to the directory ``path`` (created; an older cache there is replaced atomically
     once the new one is complete)."""
     path = os.path.abspath(os.fspath(path))
     parent = os.path.dirname(path)
-    if os.path.exists(path) and not os.path.isfile(os.path.join(path, HEADER)):
-        raise FileExistsError(f"{path} exists and is not a dfrank data cache; not overwriting")
+    if os.path.exists(path) and not _is_cache(path):
+        raise FileExistsError(f"{path} exists and is not a dfrank data cache; it is left as "
+                              "it is: save to another path")
     tmp = tempfile.mkdtemp(prefix=".dfrank-data-", dir=parent)
     try:
         specs = {}

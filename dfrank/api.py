@@ -343,8 +343,11 @@ def _checkpointing(checkpoint, resume, every, fp, strat):
         return None, [], None
     saver = Checkpoint(checkpoint if checkpoint is not None else resume, fp, every=every)
     if resume is None:
+        saver.check_replaceable()
         return saver, [], None
     restored, current = Checkpoint(resume, fp).restore()
+    if checkpoint is not None:
+        saver.check_replaceable()
     if current is None or not strat.resumable:
         return saver, restored, None
     saver.current = current   # kept until the restart saves anew or ends

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from .data import content_digest
-from .errors import DataFormatError
+from .errors import DataFormatError, UsageError
 from .files import jsonable, read_json, write_json_atomic
 from .result import RestartResult
 
@@ -126,6 +126,21 @@ class Checkpoint:
         self.every = float(every)
         self._last = -np.inf
         self.current = None      # the state of a restart in progress, if its strategy can resume
+
+    def check_replaceable(self):
+        """Refuse, before any work, to write over a file at :attr:`path` that is not a
+        checkpoint of a run (a user's file, a tune's cache): it is left as it is."""
+        if not os.path.isfile(self.path) or os.path.getsize(self.path) == 0:
+            return
+        try:
+            d = read_record(self.path)
+            if d["fingerprint"].get("kind") is not None:
+                raise DataFormatError(f"a checkpoint of a {d['fingerprint']['kind']}",
+                                      path=self.path)
+        except DataFormatError as e:
+            raise UsageError(f"{self.path}: a file that is not a dfrank run's checkpoint is "
+                             f"there ({e}); it is left as it is: choose another checkpoint "
+                             "path") from None
 
     def restore(self):
         """The finished restarts of a checkpoint written for this very run."""

@@ -4,7 +4,7 @@ Every error names what the user gave and what would have been right.
 """
 
 __all__ = ["DataFormatError", "DataWarning", "NoEvaluationError", "TuneError",
-           "OutputError"]
+           "OutputError", "UsageError"]
 
 
 class DataFormatError(ValueError):
@@ -58,3 +58,10 @@ class OutputError(OSError):
     def __init__(self, message, kept=None):
         super().__init__(message)
         self.kept = kept
+
+
+class UsageError(ValueError):
+    """What was asked cannot be done as asked: a value, path or setting the user gave is
+    wrong (a folder that is a file, a budget of 0, a cache of another system, a scheduler
+    that does not answer). The message names it and what would be right; the command line
+    exits with 2."""

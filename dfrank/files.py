@@ -18,12 +18,13 @@ import json
 import os
 import re
 import socket
+import stat
 import tempfile
 import time
 
 import numpy as np
 
-from .errors import DataFormatError, OutputError
+from .errors import DataFormatError, OutputError, UsageError
 
 __all__ = ["VERSION", "check_writable", "check_not_input", "write_text_atomic",
            "write_json_atomic", "write_kept", "read_json", "read_json_lines", "jsonable",
@@ -40,8 +41,9 @@ def _umask():
 
 def check_writable(path, what="output", folder_ok=False):
     """Raise a clear error now if ``path`` cannot be written (its folder is missing or not
-    writable, or it is a folder where a file is meant), so a long run does not fail only
-    at its end. ``folder_ok``: an output that is a folder (a tune cache) may be one."""
+    writable, or it is a folder where a file is meant, or a file where its folder is
+    meant), so a long run does not fail only at its end. ``folder_ok``: an output that is
+    a folder (a tune cache) may be one."""
     path = os.fspath(path)
     if os.path.isdir(path):
         if not folder_ok:
@@ -50,6 +52,12 @@ def check_writable(path, what="output", folder_ok=False):
     else:
         folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
+        above = folder
+        while not os.path.exists(above) and os.path.dirname(above) != above:
+            above = os.path.dirname(above)
+        if os.path.exists(above) and not os.path.isdir(above):
+            raise UsageError(f"{path}: cannot write the {what} there: {above} is a file, "
+                             "not a folder")
         raise FileNotFoundError(f"{path}: cannot write the {what} there: the folder "
                                 f"{folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -204,22 +212,28 @@ def sole_writer(path, what):
 
 def _take_over(marker, path, what):
     """Remove ``marker`` when its writer is certainly gone (or it is gone already); else
-    raise naming that writer."""
+    raise naming that writer. One take-over at a time in the folder (a lock the system
+    drops with its holder), and the marker removed is the one read: it is renamed to a
+    name of this process's first and read again, and put back if another writer's marker
+    took its place (where the folder cannot be locked)."""
     try:
-        with open(marker) as f:
-            text = f.read(200).strip()
+        st = os.lstat(marker)
     except FileNotFoundError:
         return
-    except OSError:
-        text = ""
-    m = _WRITER.match(text)
-    if m and m.group("host") == _host() and int(m.group("ns")) == _pid_namespace() \
-            and int(m.group("pid")) != os.getpid() and process_gone(m.group("pid")):
-        try:
-            os.unlink(marker)
-        except FileNotFoundError:
-            pass
-        return
+    if not stat.S_ISREG(st.st_mode):
+        kind = (f"a symbolic link to {os.readlink(marker)}" if stat.S_ISLNK(st.st_mode)
+                else "not a file")
+        raise UsageError(f"{path}: {marker}, the name dfrank gives the mark of the {what}'s "
+                         f"one writer, is {kind}, which dfrank never makes: remove it")
+    with _one_take_over(os.path.dirname(os.path.abspath(marker))):
+        text = _read_marker(marker)
+        if text is None:
+            return
+        m = _WRITER.match(text)
+        if m and m.group("host") == _host() and int(m.group("ns")) == _pid_namespace() \
+                and int(m.group("pid")) != os.getpid() and process_gone(m.group("pid")):
+            _remove_same(marker, text)
+            return
     if m:
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(m.group("since"))))
         who = (f"process {m.group('pid')} of this host" if m.group("host") == _host()
@@ -230,6 +244,60 @@ def _take_over(marker, path, what):
     raise OutputError(f"{path}: the {what} is being written by {who} ({marker}); two "
                       "writers would interleave or lose its records: wait for it, or write "
                       f"to another file (if that writer is gone, remove {marker})")
+
+
+@contextlib.contextmanager
+def _one_take_over(folder):
+    """Hold an exclusive lock on ``folder`` (``flock``: released by the system when its
+    holder ends, however it ends); nothing where the folder cannot be locked."""
+    import fcntl
+
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)   # (drops the lock)
+
+
+def _read_marker(marker):
+    """The marker's text ("" when it cannot be read), or None when it is gone."""
+    try:
+        fd = os.open(marker, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ""
+    with os.fdopen(fd, errors="replace") as f:
+        try:
+            return f.read(200).strip()
+        except OSError:
+            return ""
+
+
+def _remove_same(marker, text):
+    """Remove ``marker`` if it still says ``text``: renamed first to a name of this
+    process's and read again, so that a marker another writer made since is never removed
+    (it is put back)."""
+    aside = f"{marker}.{owner()}-{os.urandom(4).hex()}"
+    try:
+        os.rename(marker, aside)
+    except FileNotFoundError:
+        return
+    try:
+        if _read_marker(aside) != text:   # another writer's, made since: put it back
+            os.link(aside, marker)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(aside)
 
 
 _TEMPORARY = re.compile(r"\.dfrank-" + OWNER + r"-[^/]*\.tmp$")
@@ -306,18 +374,33 @@ def read_json(path, fmt, newest=VERSION):
     return obj
 
 
-def read_json_lines(path, what, repair=False):
+def read_json_lines(path, what, repair=False, header=None):
     """The records of a JSON-lines file that dfrank appends to as work finishes, as
-    ``[(line number, record)]``. A last line cut short (a process killed while writing
-    it) is left out with a warning and, with ``repair``, cut from the file, as is a missing
-    last newline added, so that lines appended next stand on their own; any other line
-    that is not JSON is a :class:`DataFormatError` naming it."""
+    ``[(line number, record)]``. ``header(record)``, given, raises DataFormatError unless
+    the first record is the header of this kind of file: it is checked before anything
+    else, so that a file of another kind (a user's text, JSON or binary file) is refused
+    and left as it is. A last line cut short (a process killed while writing it) is left
+    out with a warning and, with ``repair``, cut from the file, as is a missing last
+    newline added, so that lines appended next stand on their own; any other line that is
+    not JSON is a :class:`DataFormatError` naming it."""
     import warnings
 
+    if repair and header is None:
+        raise TypeError("read_json_lines repairs only a file whose header it checked first")
     path = os.fspath(path)
     with open(path, "rb") as f:
         raw = f.read()
     lines = raw.decode("utf-8", "replace").split("\n")
+    if header is not None:
+        first = next((i for i, line in enumerate(lines) if line.strip()), None)
+        if first is None:
+            raise DataFormatError(f"not a dfrank {what}: it is empty", path=path)
+        try:
+            head = json.loads(lines[first])
+        except json.JSONDecodeError:
+            raise DataFormatError(f"not a dfrank {what}: its first line is no JSON header (left "
+                                  "as it is)", path=path, line=first + 1) from None
+        header(head)
     records, cut = [], False
     for i, line in enumerate(lines):
         if not line.strip():

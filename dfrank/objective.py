@@ -80,10 +80,15 @@ def line_search_cost(objective, repeats=15, seed=0):
     return float(np.median(line) / np.median(one))
 
 
-def check_allowance(budget, max_seconds, who):
+def check_allowance(budget, max_seconds, who, evals_name="budget"):
     """``check_budget`` of a comparison's allowance, which must be given: the same for
-    every one of ``who`` (strategies, solvers)."""
-    budget, max_seconds = check_budget(budget, max_seconds, "budget")
+    every one of ``who`` (strategies, solvers), and more than nothing (a budget of 0
+    evaluations or seconds would compare no run)."""
+    budget, max_seconds = check_budget(budget, max_seconds, evals_name)
+    if budget == 0 or max_seconds == 0:
+        zero = evals_name if budget == 0 else "max_seconds"
+        raise ValueError(f"{zero} must be more than 0, got 0: the {who} would make no "
+                         "evaluation")
     if budget is None and max_seconds is None:
         raise ValueError(f"give a budget (evaluations) and/or max_seconds, so that every "
                          f"one of the {who} gets the same allowance")

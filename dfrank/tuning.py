@@ -22,6 +22,7 @@ import hashlib
 import math
 import json
 import os
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ import numpy as np
 
 from .api import maximize
 from .crossval import check_folds, cross_validate
-from .errors import DataFormatError, TuneError
+from .errors import DataFormatError, TuneError, UsageError
 from .io.forms import read_qrels, read_run, run_as_data
 from .metrics import registry as metric_registry
 from .metrics.registry import RUN_METRIC, RUN_TIES
@@ -39,7 +40,7 @@ from .metrics.evaluation import bind_metric
 from .metrics.trec_eval import as_trec_eval_reads
 from .objective import Objective
 from .parallel import effective_n_jobs, seed_sequence
-from .files import VERSION, jsonable, write_json_atomic
+from .files import OWNER, VERSION, jsonable, write_json_atomic
 from .result import QueryResult
 from .spaces import Box
 from .stats import significance as paired_test
@@ -134,8 +135,7 @@ class EngineEvaluator:
         return self.engine.per_query(self.model, params, self.metric)
 
     def fingerprint(self):
-        return _digest({"model": self.model, "qrels": self.engine.qrels,
-                        "docs": len(self.engine.docnos), "terms": len(self.engine.vocab)})
+        return _digest({"qrels": self.engine.qrels, "engine": self.engine.digest()})
 
 
 def _some(names, n=3):
@@ -160,6 +160,11 @@ def _evaluate_point(evaluator, params):
 
 
 # ---------------------------------------------------------------- the cache
+# what a tune cache's values are made of, as its fingerprint names them, in the order a
+# refusal names the first that differs
+_CACHE_FILE = re.compile(r"^" + OWNER + r"-[0-9a-f]{8}\.json$")   # a process's file
+_DETERMINANTS = (("system", "system"), ("space", "space of parameters"),
+                 ("metric", "metric"), ("queries", "set of queries, judgments or collection"))
 class _Cache:
     """Evaluated points, kept in a folder that several processes, hosts and users may share
     (a user running two seeds at once, a cluster's NFS): each process writes its own file
@@ -193,9 +198,14 @@ class _Cache:
             self._take(path, self._read(path))
         if os.path.isdir(self.folder):
             for name in sorted(os.listdir(self.folder)):
-                if name.endswith(".json") and not name.startswith("."):
-                    file = os.path.join(self.folder, name)
-                    self._take(file, self._read_record(file))
+                file = os.path.join(self.folder, name)
+                if name.startswith(".") or os.path.isdir(file):
+                    continue
+                if not _CACHE_FILE.match(name):
+                    raise UsageError(f"{self.folder}: the folder holds {name}, which is no "
+                                     "file of a dfrank tune cache; it is left as it is: give "
+                                     "the cache a folder of its own (a new or an empty one)")
+                self._take(file, self._read_record(file))
         from .files import check_writable, owner
 
         os.makedirs(self.folder, exist_ok=True)
@@ -226,12 +236,15 @@ class _Cache:
                 self.entries[key] = e     # a failed point is run again
 
     def _check(self, theirs, path, line=None):
-        for k in ("space", "metric", "queries", "system"):
+        """Refuse a cache file made by another tune: what differs first, of what makes the
+        runs, the space searched, the metric and the queries with their judgments."""
+        for k, what in _DETERMINANTS:
             if theirs.get(k) != self.fingerprint[k]:
-                raise DataFormatError(
-                    f"the cache holds runs of another {k} ({theirs.get(k)!r}, this tune has "
-                    f"{self.fingerprint[k]!r}); use another cache or the same settings",
-                    path=path, line=line)
+                where = f"{path}, line {line}" if line else path
+                raise UsageError(
+                    f"{where}: the cache holds runs of another {what} ({theirs.get(k)!r}; "
+                    f"this tune: {self.fingerprint[k]!r}); give this tune another cache, or "
+                    "the same settings")
 
     def _read_record(self, path):
         from .checkpoint import read_record
@@ -541,7 +554,9 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
         A reference point (e.g. ``{"k1": 1.2, "b": 0.75}``), evaluated and reported.
     system : str, optional
         What makes the runs (e.g. the command line), stored in the cache's fingerprint so that
-        a cache of another system is refused.
+        a cache of another system is refused (default: the built-in engine's model, or
+        ``run_fn``'s module and qualified name: name anything else that changes its runs
+        here, such as its index).
 
     Returns
     -------
@@ -566,7 +581,9 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
         if unknown or set(default) != set(space.names):
             raise ValueError(f"default must give every parameter ({', '.join(space.names)}),"
                              f" got {sorted(default)}")
-    fingerprint = {"kind": "tune", "space": repr(space), "metric": spec.label,
+    if system is None and cache is not None:
+        system = _name_of(run_fn)
+    fingerprint = {"kind": "tune", "space": repr(space), "metric": _metric_of(spec),
                    "system": system, "queries": evaluator.fingerprint()}
     store = _Cache(cache, fingerprint, space.names, len(evaluator.qids),
                    spec.bounds, keep_failed=keep_failed)
@@ -607,6 +624,23 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
     if folds is not None:
         _cross_validate(out, ok, folds, seed, significance)
     return out
+
+
+def _name_of(run_fn):
+    """What a tune cache knows of a run function given without ``system``: its module and
+    qualified name (what it computes is the caller's to name, with ``system``)."""
+    return (f"{getattr(run_fn, '__module__', None) or '?'}."
+            f"{getattr(run_fn, '__qualname__', type(run_fn).__qualname__)}")
+
+
+def _metric_of(spec):
+    """The metric as a tune cache knows it: its label, and each setting that is not its
+    default (a relevance threshold, the value of a query it cannot score, ERR's top
+    grade), since each changes the values."""
+    settings = {k: getattr(spec, k) for k, default in (("rel_threshold", 1.0),
+                                                        ("empty", "zero"), ("max_grade", None))
+                if getattr(spec, k) != default}
+    return spec.label + "".join(f", {k}={v!r}" for k, v in settings.items())
 
 
 def _cross_validate(out, ok, k, seed, test):

@@ -193,3 +193,16 @@ def write_letor(path, data):
                 feats = " ".join(f"{j + 1}:{data.X[i, j]:.6f}" for j in range(data.n_features))
                 f.write(f"{int(data.y[i])} qid:{data.qids[q]} {feats} #docid = d{i}\n")
     return str(path)
+
+
+# files of a user's that dfrank must recognise before it touches them: one line of text and
+# one of JSON, each without its last newline, and bytes that are no text
+USERS_FILES = {"text": b"my notes on the bench", "json": b'{"a": 1, "type": "header"}',
+               "binary": bytes(range(256)) * 4}
+
+
+def users_file(tmp_path, kind, name="users-file"):
+    """A user's file of ``kind`` (:data:`USERS_FILES`) at ``tmp_path/name``: (path, bytes)."""
+    path = tmp_path / name
+    path.write_bytes(USERS_FILES[kind])
+    return path, USERS_FILES[kind]

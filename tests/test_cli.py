@@ -157,6 +157,26 @@ def test_errors_and_exit_codes(files, capsys, argv, code, needle):
     assert needle in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv,needle", [
+    (["fit", "TRAIN", "--budget", "0"], "--budget: takes an integer >= 1, got '0'"),
+    (["compare", "TRAIN", "--strategies", "random", "--budget", "0"], "--budget"),
+    (["fuse", "--qrels", "QRELS", "RUN", "RUN", "--budget", "0"], "--budget"),
+    (["tune", "--collection", "C", "--budget", "0"], "--budget"),
+    (["bench", "run", "DIR", "--strategies", "ca", "--budget", "0", "-o", "OUT"], "--budget"),
+    (["bench", "run", "DIR", "--strategies", "ca", "--budget", "5", "--strategy-budget",
+      "ca=0", "-o", "OUT"], "--strategy-budget expects STRATEGY=N with N > 0"),
+])
+def test_a_budget_of_0_is_a_usage_error_in_every_command(files, capsys, argv, needle):
+    """``bench run --strategy-budget ca=0`` was accepted, and every run of ca recorded
+    "budget too small" (exit 0), while ``fit --budget 0`` was a usage error."""
+    names = {"TRAIN": files["train"], "QRELS": files["train"], "RUN": files["train"],
+             "C": str(files["dir"]), "DIR": str(files["dir"]),
+             "OUT": str(files["dir"] / "out.jsonl")}
+    got, out, err = run([names.get(a, a) for a in argv] + ["--quiet"], capsys)
+    assert got == 2 and needle in err and "Traceback" not in err
+    assert not os.path.exists(files["dir"] / "out.jsonl")
+
+
 def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["fit"])

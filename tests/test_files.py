@@ -133,3 +133,111 @@ def test_the_marker_of_a_writer_gone_from_this_host_is_taken_over(tmp_path):
     with files.sole_writer(out, "checkpoint"):
         assert marker.read_text().startswith(files.owner())
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("target", ["nowhere", "a file"])
+def test_a_marker_that_is_a_link_is_refused_as_a_link_to_remove(tmp_path, target):
+    """A dangling symbolic link as the marker was reported as a writer that "keeps coming
+    back": dfrank never makes a link there, so it is named as one, to remove."""
+    out = tmp_path / "ck.json"
+    marker = tmp_path / ("ck.json" + files.WRITER)
+    pointed = tmp_path / "elsewhere"
+    if target == "a file":
+        pointed.write_text("keep me")
+    marker.symlink_to(pointed)
+    with pytest.raises(files.UsageError, match="is a symbolic link to .*elsewhere.*remove it"):
+        with files.sole_writer(out, "checkpoint"):
+            pass
+    assert marker.is_symlink() and (target != "a file" or pointed.read_text() == "keep me")
+
+
+@pytest.mark.parametrize("locked", [True, False])
+def test_a_take_over_never_removes_a_marker_made_since_it_was_read(tmp_path, monkeypatch,
+                                                                    locked):
+    """The take-over of a dead writer's marker read it, then removed the path: a marker that
+    a racing writer made in between (it took the dead one over first) was removed, and two
+    writers were inside at once. The racer is injected between the read and the removal;
+    its marker stays, and this writer is refused. Without the folder's lock (a file system
+    that has none), the marker put aside is put back."""
+    import contextlib
+
+    out = tmp_path / "b.jsonl"
+    marker = tmp_path / ("b.jsonl" + files.WRITER)
+    host, ns = _host_ns()
+    marker.write_text(f"{host}-{ns}-{_dead_pid()} 1700000000\n")
+    racer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    real = files._read_marker
+
+    def read_then_race(path):
+        got = real(path)
+        if not hasattr(read_then_race, "done"):   # the racer takes over, once
+            read_then_race.done = True
+            os.unlink(path)
+            with open(path, "x") as f:
+                f.write(f"{host}-{ns}-{racer.pid} 1700000001\n")
+        return got
+
+    monkeypatch.setattr(files, "_read_marker", read_then_race)
+    if not locked:
+        monkeypatch.setattr(files, "_one_take_over", lambda folder: contextlib.nullcontext())
+    try:
+        with pytest.raises(files.OutputError, match=f"process {racer.pid} of this host"):
+            with files.sole_writer(out, "bench file"):
+                pass
+        assert marker.read_text().startswith(f"{host}-{ns}-{racer.pid} ")
+        assert sorted(os.listdir(tmp_path)) == [marker.name]
+    finally:
+        racer.kill()
+        racer.wait()
+
+
+def _race(out, inside, barrier, seen):
+    """One racer of the stress test: waits for the others, then tries to become the one
+    writer of ``out``; inside, counts the writers inside with it."""
+    barrier.wait()
+    try:
+        with files.sole_writer(out, "bench file"):
+            mine = os.path.join(inside, str(os.getpid()))
+            open(mine, "w").close()
+            time.sleep(0.02)
+            seen.put(len(os.listdir(inside)))
+            os.unlink(mine)
+    except files.OutputError:
+        seen.put(0)
+
+
+@pytest.mark.slow
+def test_many_processes_racing_over_a_dead_writers_marker_let_one_in_at_a_time(tmp_path):
+    """12 processes that find a dead writer's marker at once, 20 times: at most one writer
+    is ever inside (before, two were in one trial of 20)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    host, ns = _host_ns()
+    for trial in range(20):
+        inside = tmp_path / f"t{trial}" / "inside"
+        inside.mkdir(parents=True)
+        out = tmp_path / f"t{trial}" / "b.jsonl"
+        (tmp_path / f"t{trial}" / ("b.jsonl" + files.WRITER)).write_text(
+            f"{host}-{ns}-{_dead_pid()} 1700000000\n")
+        barrier, seen = ctx.Barrier(12), ctx.Queue()
+        procs = [ctx.Process(target=_race, args=(str(out), str(inside), barrier, seen))
+                 for _ in range(12)]
+        for p in procs:
+            p.start()
+        counts = [seen.get(timeout=60) for _ in procs]
+        for p in procs:
+            p.join(timeout=60)
+        assert max(counts) == 1, (trial, counts)
+
+
+def test_an_output_under_a_file_is_a_usage_error_naming_the_file(tmp_path):
+    """``-o train.txt/m.json`` where train.txt is a file said "the folder ... does not
+    exist"."""
+    (tmp_path / "train.txt").write_text("0 qid:1 1:0\n")
+    with pytest.raises(files.UsageError, match=r"train.txt is a file, not a folder"):
+        files.check_writable(tmp_path / "train.txt" / "m.json", "model")
+    with pytest.raises(files.UsageError, match=r"train.txt is a file, not a folder"):
+        files.check_writable(tmp_path / "train.txt" / "deeper" / "m.json", "model")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        files.check_writable(tmp_path / "nothing" / "m.json", "model")

@@ -5,6 +5,7 @@ format (a hand-written expected file, and the files ioh's own logger writes).
 The suite is built here from generated data laid out as MQ2008 is distributed (and the
 real data under ../shared/data where present), with references measured on it."""
 
+import importlib.util
 import json
 import os
 import time
@@ -1097,3 +1098,97 @@ def test_cocopp_reads_the_coco_export_with_dfranks_ert(toy_suite, tmp_path, monk
         cocopp.main(["-o", str(tmp_path / "ppdata"), str(tmp_path / "coco" / "ca")])
     assert list((tmp_path / "ppdata").rglob("ppfigdim_f*.svg"))
     assert (tmp_path / "ppdata" / "index.html").exists()
+
+
+@pytest.mark.parametrize("kind", ["text", "json", "binary"])
+def test_a_bench_output_of_another_kind_is_refused_and_left_byte_identical(toy_suite, tmp_path,
+                                                                           kind):
+    """``bench run -o notes.txt`` on a user's one-line file without a last newline "repaired"
+    it (its line dropped as cut short, the file truncated to nothing) before refusing it, and
+    a one-line JSON file got a newline appended: a file that is not a bench file is refused
+    as it is."""
+    from dfrank.problems import bench
+    from tests.inputs import users_file
+
+    path, before = users_file(tmp_path, kind, "notes.txt")
+    with pytest.raises(dfrank.DataFormatError, match="not a dfrank bench file"):
+        bench(toy_suite[0], ["random"], output=path, **bench_kw(toy_suite))
+    assert path.read_bytes() == before
+    args = ["bench", "run", toy_suite[0], "--strategies", "random", "--problems",
+            "letor-mq2008-map", "--instances", "1", "--seeds", "1", "--budget", "5",
+            "--references", toy_suite[1], "-o", str(path), "--quiet"]
+    assert cli.main(args) == 1
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", ["text", "json", "binary"])
+def test_references_merged_into_a_file_of_another_kind_refuse_it_as_it_is(toy_suite,
+                                                                          tmp_path, kind):
+    """``bench reference --merge F -o F`` reads F's references before writing F: a user's
+    file there is refused and left byte for byte."""
+    from tests.inputs import users_file
+
+    out = tmp_path / "b.jsonl"
+    bench(toy_suite[0], ["random"], output=out, **bench_kw(toy_suite, seeds=range(1)))
+    path, before = users_file(tmp_path, kind)
+    assert cli.main(["bench", "reference", "--from-runs", str(out), "--merge", str(path),
+                     "-o", str(path)]) == 1
+    assert path.read_bytes() == before
+
+
+HOSTILE = ["my/solver", "my:solver", "it's", 'say "hi", then', "back\\slash", "ÉTÉ", "été",
+           "..", "new\nline"]
+
+
+def test_hostile_solver_names_stay_distinct_through_each_formats_own_reader(toy_suite,
+                                                                            tmp_path):
+    """``my/solver`` and ``my:solver`` were exported to one folder (the second kept, exit
+    0), and a quote in a name made a COCO .info file cocopp could not parse. Every name
+    comes back as it was given, each in a folder of its own, through iohinspector and
+    cocopp where they install."""
+    res = bench(toy_suite[0], ["random"], **bench_kw(toy_suite, budget=20, seeds=range(1)))
+    [run] = [r for r in res.runs if not r.get("repeat")]
+    runs = [dict(run, solver=name) for name in HOSTILE]
+    ioh_files, _ = export(runs, tmp_path / "ioh")
+    from dfrank.problems.cocodata import export as coco_export
+
+    coco_files, _ = coco_export(runs, tmp_path / "coco")
+    folders = {os.path.relpath(f, tmp_path / "coco").split(os.sep)[0] for f in coco_files}
+    assert len(folders) == len(HOSTILE) and all(not f.startswith(".") for f in folders)
+    assert {os.path.relpath(f, tmp_path / "ioh").split(os.sep)[0] for f in ioh_files} == folders
+    metas = [json.loads(open(f).read()) for f in ioh_files if f.endswith(".json")]
+    assert sorted(m["algorithm"]["name"] for m in metas) == sorted(HOSTILE)
+    if importlib.util.find_spec("iohinspector") is not None:
+        from iohinspector import DataManager
+
+        manager = DataManager()
+        manager.add_folder(str(tmp_path / "ioh"))
+        frame = manager.load(monotonic=False, include_meta_data=True)
+        assert sorted(set(frame["algorithm_name"].to_list())) == sorted(HOSTILE)
+    if importlib.util.find_spec("cocopp") is not None:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import cocopp.pproc
+            from dfrank.problems.cocodata import register_cocopp
+
+            register_cocopp()
+            got = [cocopp.pproc.DataSetList(str(tmp_path / "coco" / f))[0].algId
+                   for f in sorted(folders)]
+            # (cocopp names an algorithm by its folder; the header's name, by its parser)
+            heads = [dict(cocopp.pproc.parseinfo(open(f).readline()))["algId"]
+                     for f in coco_files if f.endswith(".info")]
+        assert len(set(got)) == len(HOSTILE) and sorted(heads) == sorted(HOSTILE)
+
+
+def test_a_solvers_names_that_share_no_folder_keep_their_plain_folders(toy_suite, tmp_path):
+    """A name is written as it is where it is a plain file name and shares its folder with
+    no other solver's name; only names that would collide get a digest."""
+    from dfrank.problems.ioh import _folder_names
+
+    names = _folder_names(["ca", "cma:es", "my/solver", "my:solver", "My_solver"])
+    assert names["ca"] == "ca" and names["cma:es"] == "cma_es"
+    assert len({n.lower() for n in names.values()}) == 5
+    assert all(names[s].startswith(("my_solver-", "My_solver-"))
+               for s in ("my/solver", "my:solver", "My_solver"))

@@ -103,6 +103,25 @@ def test_cache_errors(data, tmp_path):
         data.save(plain)
 
 
+@pytest.mark.parametrize("kind", ["text", "json", "binary"])
+def test_a_binary_cache_save_over_a_users_data_json_leaves_the_folder_as_it_is(data, tmp_path,
+                                                                               kind):
+    """A folder holding any file named data.json was taken for a cache and replaced whole
+    by a save: only a header of dfrank's data format makes a folder a cache to replace."""
+    from tests.inputs import users_file
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    path, before = users_file(folder, kind, "data.json")
+    (folder / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="not a dfrank data cache"):
+        data.save(folder)
+    assert path.read_bytes() == before and sorted(os.listdir(folder)) == ["data.json",
+                                                                          "notes.txt"]
+    data.save(tmp_path / "cache")
+    data.save(tmp_path / "cache")   # a cache is replaced
+
+
 # --------------------------------------------------------------------------- writer
 @pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
 def test_svmlight_writer_round_trip(data, tmp_path, suffix):
@@ -289,3 +308,33 @@ def test_resume_inside_a_restart(strategy, opts, metric, data_kw, tmp_path):
                               callback=lambda r: counted.append(r.n_evals), **opts)
     same_result(resumed, full)
     assert min(counted) > saved["current"]["objective"]["n_evals"]   # continued, not redone
+
+
+@pytest.mark.parametrize("kind", ["text", "json", "binary", "tune cache"])
+def test_a_checkpoint_path_holding_another_file_is_refused_and_left_byte_identical(tmp_path,
+                                                                                   kind):
+    """``checkpoint=`` wrote over whatever file was at its path: a user's file (or a tune's
+    cache, also of checkpoint's format) is refused before the run and left byte for byte."""
+    from dfrank.errors import UsageError
+    from tests.inputs import users_file
+
+    data = testing.planted_data()
+    if kind == "tune cache":
+        path = tmp_path / "c.json"
+        from dfrank.checkpoint import write_record
+
+        write_record(path, {"kind": "tune"}, points=[])
+        before = path.read_bytes()
+    else:
+        path, before = users_file(tmp_path, kind)
+    with pytest.raises(UsageError, match="not a dfrank run's checkpoint"):
+        dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=1, checkpoint=path)
+    assert path.read_bytes() == before
+    ckpt = tmp_path / "run.ckpt"
+    dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=1, checkpoint=ckpt)
+    with pytest.raises(UsageError, match="not a dfrank run's checkpoint"):
+        dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=1, resume=ckpt,
+                        checkpoint=path)
+    assert path.read_bytes() == before
+    again = dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=1, checkpoint=ckpt)
+    assert again.value > 0    # a checkpoint of a run is written over

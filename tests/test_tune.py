@@ -14,6 +14,7 @@ import pytest
 import dfrank
 from dfrank import DataFormatError, TuneError, cli, ir
 from dfrank.engine_command import CommandRun
+from dfrank.errors import UsageError
 from dfrank.tuning import space_of, tune
 from tests.inputs import (ENGINE, QRELS, EngineRun, small_collection, wait_gone,
                           write_file)
@@ -160,9 +161,9 @@ def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
     assert again.best_params == first.best_params and again.value == first.value
     more = tune((engine, "bm25"), SPACE, metric="map", budget=30, seed=0, cache=path)
     assert more.n_cached >= first.n_runs and more.value >= first.value
-    with pytest.raises(DataFormatError, match="another metric"):
+    with pytest.raises(UsageError, match="another metric"):
         tune((engine, "bm25"), SPACE, metric="ndcg@10", budget=5, cache=path)
-    with pytest.raises(DataFormatError, match="another space"):
+    with pytest.raises(UsageError, match="another space"):
         tune((engine, "bm25"), {"k1": (0.1, 2.0), "b": (0, 1)}, metric="map", budget=5,
              cache=path)
     # a maximize checkpoint is not a tune cache
@@ -171,6 +172,88 @@ def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
                     restarts=1, checkpoint=other)
     with pytest.raises(DataFormatError, match="not a dfrank tune cache"):
         tune((engine, "bm25"), SPACE, metric="map", budget=5, cache=other)
+
+
+def test_a_cache_of_another_model_is_a_usage_error_naming_the_model(coll, tmp_path, capsys):
+    """A tune cache of ``--model bm25`` reused with ``--model ql`` was refused as holding
+    "runs of another queries" (exit 1): the system differs first, and it is the user's
+    mistake (exit 2)."""
+    folder = tmp_path / "coll"
+    folder.mkdir()
+    docs, topics, qrels = coll
+    (folder / "docs.tsv").write_text("".join(f"{d}\t{t}\n" for d, t in docs.items()))
+    (folder / "topics.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
+    (folder / "qrels.txt").write_text("".join(f"{q} 0 {d} {r}\n" for q, js in qrels.items()
+                                              for d, r in js.items()))
+    base = ["tune", "--collection", str(folder / "docs.tsv"), "--topics",
+            str(folder / "topics.tsv"), "--qrels", str(folder / "qrels.txt"), "--budget", "3",
+            "--cache", str(tmp_path / "cache"), "--quiet"]
+    assert cli.main(base + ["--model", "bm25"]) == 0
+    capsys.readouterr()
+    assert cli.main(base + ["--model", "ql"]) == 2
+    err = capsys.readouterr().err
+    assert "another system ('dfrank.ir.Engine:bm25'; this tune: 'dfrank.ir.Engine:ql')" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def _changed(coll, what):
+    """The small collection with one determinant of a tune's values changed alone."""
+    docs, topics, qrels = (dict(x) for x in coll)
+    if what == "document text":     # same documents, same count, same vocabulary size
+        d = sorted(docs)[5]
+        docs[d] = " ".join(reversed(docs[d].split())) + " " + docs[d].split()[0]
+    elif what == "topic text":
+        q = sorted(topics)[0]
+        topics[q] = topics[q] + " " + docs[sorted(docs)[0]].split()[0]
+    elif what == "judgment":
+        q = sorted(qrels)[0]
+        d = sorted(qrels[q])[0]
+        qrels[q] = dict(qrels[q], **{d: qrels[q][d] + 1})
+    return docs, topics, qrels
+
+
+@pytest.mark.parametrize("what", ["document text", "topic text", "judgment", "sdm window",
+                                  "metric setting", "model"])
+def test_a_tune_cache_answers_only_for_the_inputs_that_made_it(coll, tmp_path, what):
+    """The built-in engine's cache was keyed on the documents' and terms' counts: a
+    collection edited to the same counts, or other topic texts, were answered from the
+    cache with the old runs' values. Each determinant changed alone is refused."""
+    cache = tmp_path / "c"
+    space = {"mu": (100.0, 3000.0, "log")} if what == "model" else SPACE
+    tune((ir.Engine(*coll), "bm25"), SPACE, metric="map", budget=3, cache=cache)
+    metric, model, kw = "map", "bm25", {}
+    if what == "sdm window":
+        kw = {"window": 4}
+    if what == "metric setting":
+        from dfrank.metrics.registry import get_metric
+
+        metric = get_metric("map", rel_threshold=2)
+    if what == "model":
+        model = "ql"
+    engine = ir.Engine(*_changed(coll, what), **kw)
+    with pytest.raises(UsageError, match="the cache holds runs of another"):
+        tune((engine, model), space, metric=metric, budget=3, cache=cache)
+    again = tune((ir.Engine(*coll), "bm25"), SPACE, metric="map", budget=3, cache=cache)
+    assert again.n_runs == 0
+
+
+@pytest.mark.parametrize("kind", ["text", "json", "binary"])
+def test_a_tune_cache_of_another_kind_is_refused_and_left_byte_identical(engine, tmp_path,
+                                                                         kind):
+    """A cache path that is a user's file, or a folder holding one, is refused before
+    anything is written there; the file is left byte for byte."""
+    from tests.inputs import users_file
+
+    path, before = users_file(tmp_path, kind)
+    with pytest.raises(DataFormatError, match="not a dfrank tune cache"):
+        tune((engine, "bm25"), SPACE, metric="map", budget=3, cache=path)
+    assert path.read_bytes() == before and not os.path.exists(f"{path}.d")
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    path, before = users_file(folder, kind)
+    with pytest.raises(UsageError, match="no file of a dfrank tune cache"):
+        tune((engine, "bm25"), SPACE, metric="map", budget=3, cache=folder)
+    assert path.read_bytes() == before and os.listdir(folder) == [path.name]
 
 
 @pytest.mark.parametrize("layout", ["lines", "record"])

@@ -187,8 +187,9 @@ def _run(args):
     budgets = {}
     for item in args.strategy_budget or []:
         name, eq, n = item.rpartition("=")
-        if not (eq and name and n.isdigit()):
-            raise o.UsageError(f"--strategy-budget expects STRATEGY=N, got {item!r}")
+        if not (eq and name and n.isdigit() and int(n) > 0):
+            raise o.UsageError(f"--strategy-budget expects STRATEGY=N with N > 0 "
+                               f"evaluations, got {item!r}")
         budgets[name] = int(n)
     o.outputs_writable(args, "output", "json", "plot")
     o.compiling(args.quiet)

@@ -122,8 +122,7 @@ def _run(args, debug):
     printed as one line each."""
     import warnings
 
-    from ..errors import DataFormatError, NoEvaluationError, OutputError, TuneError
-    from .options import UsageError
+    from ..errors import DataFormatError, NoEvaluationError, OutputError, TuneError, UsageError
 
     def show(message, category, filename, lineno, file=None, line=None):
         print(f"dfrank: warning: {message}", file=sys.stderr)

@@ -24,6 +24,7 @@ import types
 
 import numpy as np
 
+from ..errors import UsageError
 from ..hyperparams import Int, Real, Workers, flag_type
 from ..metrics.registry import DEFAULT_TIES
 from ..stats import TESTS as SIGNIFICANCE_TESTS
@@ -35,10 +36,6 @@ __all__ = ["UsageError", "Outputs", "add_seed", "add_budget", "add_max_seconds",
            "outputs_writable", "show_progress", "compiling", "warm_up", "prefetch",
            "compile_seconds", "time_text",
            "SIGNIFICANCE_TESTS"]
-
-
-class UsageError(ValueError):
-    """Bad command-line usage (exit code 2)."""
 
 
 # ---------------------------------------------------------------- value types

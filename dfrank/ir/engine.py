@@ -8,6 +8,9 @@ judged documents that hold no query term counted in R and in the ideal DCG, and 
 with no candidate scoring 0 (the gain is the metric's: ``nDCG@10`` trec_eval's linear one).
 """
 
+import hashlib
+import json
+
 import numpy as np
 
 from ..data import RankingData
@@ -72,6 +75,18 @@ class Index:
 
     def __len__(self):
         return len(self.docnos)
+
+    def digest(self):
+        """A SHA-256 of what the index is: each document's docno and tokens (the terms as
+        its tokenizer made them), so two indexes of one digest score alike."""
+        if getattr(self, "_digest", None) is None:
+            h = hashlib.sha256()
+            for part in (self.docnos, sorted(self.vocab, key=self.vocab.get)):
+                h.update("\0".join(part).encode("utf-8", "surrogatepass") + b"\1")
+            for a in (self.doc_ptr, self.tokens):
+                h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+            self._digest = h.hexdigest()
+        return self._digest
 
     def __repr__(self):
         return f"dfrank.ir.Index({len(self.docnos)} documents, {len(self.vocab)} terms)"
@@ -198,7 +213,16 @@ class Engine:
                            unranked=(np.asarray(uptr), np.asarray(ulab, dtype=np.float64)),
                            source="dfrank.ir.Engine")
 
+    def digest(self):
+        """A SHA-256 of everything the engine's values are made of, but the model and the
+        qrels: the index (:meth:`Index.digest`), the topics' ids and tokens, the sequential
+        dependence model's mu and window."""
+        h = hashlib.sha256(self.index.digest().encode())
+        h.update(json.dumps([self.qids, self.query_tokens, self.sdm_mu, self.window]).encode())
+        return h.hexdigest()
+
     # ------------------------------------------------------------ models
+
     @staticmethod
     def params_of(model, params):
         """``params`` completed with the model's defaults, checked."""

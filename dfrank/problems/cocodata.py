@@ -36,6 +36,16 @@ HEADER = ("% f evaluations | g evaluations | best noise-free fitness - Fopt ({fo
           "sum g_i+ | measured fitness | best measured fitness or single-digit g-values\n")
 
 
+def _quoted(text):
+    """``text`` as a double-quoted Python literal that cocopp reads back as it is: its
+    header parser takes a quoted value up to a quote that a comma follows, then evaluates
+    it, so a backslash, quote, comma or line break inside is written as an escape."""
+    return '"' + "".join(f"\\x{ord(c):02x}" if c in _ESCAPED else c for c in str(text)) + '"'
+
+
+_ESCAPED = frozenset("\\\"',\n\r")
+
+
 def _gap(run, value):
     return max(0.0, float(run["reference"]) - float(value))
 
@@ -74,7 +84,7 @@ def export(runs, folder):
                         f.writelines(_lines(r, last))
                 written.append(path)
             info += [f"suite = '{SUITE}', funcId = {fid}, DIM = {dim}, Precision = 1.000e-08, "
-                     f"algId = '{solver}', coco_version = 'dfrank', logger = 'bbob', "
+                     f"algId = {_quoted(solver)}, coco_version = 'dfrank', logger = 'bbob', "
                      "data_format = 'bbob-new2'\n",
                      f"% {pid}: f = -{name}, f_opt = -reference of each instance (fold)\n",
                      f"{rel}.dat, " + ", ".join(

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import DataFormatError
 from ..files import jsonable, read_json_lines, sole_writer
-from ..objective import BudgetExhausted, check_allowance, check_budget
+from ..objective import BudgetExhausted, check_allowance
 from ..parallel import effective_n_jobs, gather, one_thread_each
 from .references import describe, measure_line_costs
 from .solvers import Outcome, solver_of
@@ -97,7 +97,8 @@ def read_runs(path, repair=False):
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file (a file written by 'dfrank bench run')")
     header, runs, costs = None, {}, {}
-    for line, rec in read_json_lines(path, "bench file", repair=repair):
+    for line, rec in read_json_lines(path, "bench file", repair=repair,
+                                     header=_bench_header):
         kind = rec.get("type") if isinstance(rec, dict) else None
         if kind == "header":
             if rec.get("format") != BENCH_FORMAT:
@@ -129,6 +130,15 @@ def read_runs(path, repair=False):
                               "run')", path=path)
     header["line_costs"] = costs
     return BenchResult(header, list(runs.values()), path)
+
+
+def _bench_header(rec):
+    """Raise unless ``rec`` is a bench file's header (its format, not yet its version)."""
+    if not isinstance(rec, dict) or rec.get("type") != "header" or \
+            rec.get("format") != BENCH_FORMAT:
+        raise DataFormatError("not a dfrank bench file: its first line is no dfrank bench "
+                              "header (a file written by 'dfrank bench run'); it is left as "
+                              "it is")
 
 
 def _is(kind, v):
@@ -309,7 +319,7 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
     budget, max_seconds = check_allowance(budget, max_seconds, "solvers")
     budgets = {str(k): int(v) for k, v in (budgets or {}).items()}
     for name, b in budgets.items():
-        check_budget(b, None, f"budgets[{name!r}]")
+        check_allowance(b, None, "solvers", f"budgets[{name!r}]")
     if line_cost not in ("measured", "reference") and (
             isinstance(line_cost, bool) or not isinstance(line_cost, (int, np.integer)) or
             line_cost < 1):

@@ -25,6 +25,7 @@ either): they are named in ``no_evaluations.tsv`` beside the solvers' folders, a
 dfrank's report counts them as runs that reached nothing.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -56,6 +57,23 @@ def _folder_name(solver):
     """A solver's folder: its name with what a file name cannot hold replaced, and no
     leading dot (``..`` would leave the export's folder)."""
     return re.sub(r"^\.", "_", re.sub(r"[^A-Za-z0-9._-]+", "_", str(solver))) or "_"
+
+
+def _folder_names(solvers):
+    """The folders of ``solvers``, distinct also where the file system ignores case: names
+    that would share one (``my/solver``, ``my:solver``) each get a digest of the name as
+    given after it."""
+    plain = {s: _folder_name(s) for s in solvers}
+    count = {}
+    for name in plain.values():
+        count[name.lower()] = count.get(name.lower(), 0) + 1
+    names = {s: name if count[name.lower()] == 1 else
+             f"{name}-{hashlib.sha256(str(s).encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+             for s, name in plain.items()}
+    if len({n.lower() for n in names.values()}) < len(names):
+        raise ValueError(f"the solvers' names {sorted(map(str, solvers))} give no distinct "
+                         "folders: rename one")
+    return names
 
 
 ATTRIBUTES = ["evaluations", "raw_y", "reference", "start_value"]
@@ -104,12 +122,13 @@ def exported(runs):
             continue
         groups.setdefault((r["solver"], r["problem"]), []).append(r)
     out = []
+    folders = _folder_names(sorted({solver for solver, _ in groups}))
     for (solver, pid), rs in sorted(groups.items(), key=lambda kv: (
             kv[0][0], function_of(kv[0][1])[0])):
         by_dim = {}
         for r in sorted(rs, key=lambda r: (r["dim"], r["fold"], r["seed"])):
             by_dim.setdefault(int(r["dim"]), []).append(r)
-        out.append((solver, pid, _folder_name(solver), by_dim))
+        out.append((solver, pid, folders[solver], by_dim))
     return out, empty
 
 
