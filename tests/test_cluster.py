@@ -94,6 +94,62 @@ def test_a_dask_dataframe_with_qid_and_label_columns_fits_as_its_rows(client):
     _same(dfrank.maximize(data, "ndcg@10", "ca", seed=0, restarts=2), remote)
 
 
+def test_a_dask_dataframe_indexed_by_query_is_read_by_its_index(client):
+    """``ddf.set_index("qid")``, Dask's way to partition by a key, failed with "has no
+    column 'qid'": the index is read as the query column."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    data = make_letor_like(n_queries=60, docs_per_query=10, n_features=4, seed=3)
+    frame = pd.DataFrame(data.X, columns=[f"f{i}" for i in range(4)])
+    frame.insert(0, "qid", _rows(data))
+    frame.insert(1, "label", data.y)
+    indexed = dd.from_pandas(frame.set_index("qid"), npartitions=3, sort=True)
+    assert indexed.known_divisions
+    remote = dfrank.maximize(indexed, "ndcg@10", "ca", seed=0, restarts=2)
+    _same(dfrank.maximize(data, "ndcg@10", "ca", seed=0, restarts=2), remote)
+
+
+def test_a_scheduler_that_does_not_answer_is_a_usage_error_naming_it(tmp_path, capsys):
+    """``dfrank fit 'shards/*.txt' --scheduler tcp://127.0.0.1:9`` said "internal error ...
+    this is a bug in dfrank" after Dask's 30 s: a usage error within --connect-timeout."""
+    import time
+
+    from dfrank import cli
+
+    path = tmp_path / "part0.txt"
+    save_svmlight(make_letor_like(n_queries=4, seed=0), str(path))
+    t = time.monotonic()
+    code = cli.main(["fit", str(tmp_path / "part*.txt"), "--scheduler", "tcp://127.0.0.1:9",
+                     "--connect-timeout", "1", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and time.monotonic() - t < 15
+    assert "no Dask scheduler answered at tcp://127.0.0.1:9 within 1 s" in err
+    assert "bug" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_a_worker_memory_limit_below_its_part_is_a_usage_error_saying_what_it_needs():
+    """A worker whose memory_limit is below what its part needs ended in Dask's
+    KilledWorker on read_part, or a worker paused at its limit and the fit waited for
+    ever: a usage error saying what a part needs."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from distributed import Client, LocalCluster
+
+    from dfrank.errors import UsageError
+
+    n, d = 200_000, 60
+    frame = pd.DataFrame(np.random.default_rng(0).random((n, d)))
+    frame.columns = [f"f{i}" for i in range(d)]
+    frame["qid"] = np.repeat(np.arange(n // 50), 50)
+    frame["label"] = np.arange(n) % 3
+    with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="250MiB",
+                      dashboard_address=None) as cluster, Client(cluster) as c:
+        with pytest.raises(UsageError, match=r"(paused|died).*rows x features x 8 bytes"):
+            dfrank.cluster.from_dask(dd.from_pandas(frame, npartitions=1, sort=False),
+                                     client=c)
+
+
 def test_a_worker_killed_mid_fit_gives_the_same_model(client):
     data = make_letor_like(n_queries=200, docs_per_query=12, n_features=6, seed=11)
     local = dfrank.maximize(data, "ndcg@10", "ca", seed=4, restarts=2)

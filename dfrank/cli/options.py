@@ -210,6 +210,8 @@ def add_scheduler(p, which):
                         "features never leave them, and the model equals one process's on "
                         "the same rows. Default: DASK_SCHEDULER_ADDRESS, when set and "
                         f"{which} is a glob (pip install 'dfrank[dask]')")
+    p.add_argument("--connect-timeout", type=positive_float, metavar="S",
+                   help="seconds to wait for the scheduler's first answer (default 10)")
 
 
 def cluster_data(args, path):
@@ -222,9 +224,10 @@ def cluster_data(args, path):
         address = os.environ["DASK_SCHEDULER_ADDRESS"]
     if address is None:
         return None
-    from ..cluster import from_shards
+    from ..cluster import CONNECT_TIMEOUT, from_shards
 
-    return from_shards(path, scheduler=address)
+    return from_shards(path, scheduler=address,
+                       connect_timeout=args.connect_timeout or CONNECT_TIMEOUT)
 
 
 def add_reading(p, which="the file"):

@@ -7,9 +7,9 @@ take (as they take a Dask collection or a list of shard paths), with the same mo
 one process on the same data.
 """
 
-from .data import ClusterData, as_cluster_data, from_dask, from_shards, get_client, \
-    is_cluster_input
+from .data import CONNECT_TIMEOUT, ClusterData, as_cluster_data, from_dask, from_shards, \
+    get_client, is_cluster_input
 from .objective import ClusterObjective, ClusterScores
 
 __all__ = ["ClusterData", "ClusterObjective", "ClusterScores", "from_dask", "from_shards",
-           "get_client", "as_cluster_data", "is_cluster_input"]
+           "get_client", "as_cluster_data", "is_cluster_input", "CONNECT_TIMEOUT"]

@@ -11,20 +11,26 @@ import os
 import numpy as np
 
 from .._optional import need
-from ..errors import DataFormatError
+from ..errors import DataFormatError, UsageError
 from . import tasks
 
 __all__ = ["ClusterData", "from_dask", "from_shards", "as_cluster_data", "is_cluster_input",
            "get_client"]
 
 
-def get_client(client=None, scheduler=None):
+# seconds to wait for a scheduler's first answer (Dask's own default waits 30)
+CONNECT_TIMEOUT = 10.0
+
+
+def get_client(client=None, scheduler=None, connect_timeout=CONNECT_TIMEOUT):
     """The Dask client to use: ``client``; else one for ``scheduler`` (an address); else
     the current one; else one for the address Dask's configuration names
-    (``DASK_SCHEDULER_ADDRESS``). Never starts a cluster of its own."""
+    (``DASK_SCHEDULER_ADDRESS``). Never starts a cluster of its own. A scheduler that does
+    not answer within ``connect_timeout`` seconds is a :class:`~dfrank.errors.UsageError`
+    naming its address."""
     dask = need("dask", "data on a Dask cluster")
     distributed = need("distributed", "data on a Dask cluster")
-    Client, current = distributed.Client, distributed.get_client
+    current = distributed.get_client
     if client is not None:
         return client
     try:
@@ -34,14 +40,28 @@ def get_client(client=None, scheduler=None):
     if scheduler is not None:   # this process's client of that scheduler, if it has one
         same = here is not None and here.scheduler is not None and \
             here.scheduler.address == scheduler
-        return here if same else Client(scheduler)
+        return here if same else _connect(distributed, scheduler, connect_timeout)
     if here is not None:
         return here
     address = dask.config.get("scheduler-address", None)
     if address:
-        return Client(address)
+        return _connect(distributed, address, connect_timeout)
     raise ValueError("no Dask cluster to use: make a distributed.Client first, pass "
                      "client= (or scheduler='ADDRESS'), or set DASK_SCHEDULER_ADDRESS")
+
+
+def _connect(distributed, address, timeout):
+    """A client of the scheduler at ``address``, or a UsageError when it does not answer
+    within ``timeout`` seconds (a wrong address, a scheduler not started)."""
+    if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+            and timeout > 0):
+        raise ValueError(f"connect_timeout must be a number of seconds > 0, got {timeout!r}")
+    try:
+        return distributed.Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as e:
+        raise UsageError(f"no Dask scheduler answered at {address} within {timeout:g} s "
+                         f"({type(e).__name__}): is it running, and is that its address? "
+                         "(--connect-timeout sets the wait)") from None
 
 
 class ClusterData:
@@ -123,16 +143,68 @@ def _checked(client, parts, summaries, source, reread=None):
                                   f"features, other parts {n}")
         for i in short:
             parts[i] = reread(i, n)
-        summaries = client.gather([client.submit(tasks.summary, p, pure=False)
-                                   for p in parts])
+        summaries = _summaries(client, parts, [s["source"] for s in summaries])
     return ClusterData(client, parts, summaries, source)
 
 
-def from_shards(paths, *, client=None, scheduler=None):
+def _summaries(client, parts, sources, poll=1.0, patience=3):
+    """The summaries of ``parts`` (futures of parts being read, from ``sources``), as their
+    reads end. A worker that dies while reading, or stays paused at its memory limit for
+    ``patience`` polls while reads wait (Dask pauses a worker at 80% of its limit and ends
+    it at 95%), is a :class:`~dfrank.errors.UsageError` saying what the parts need."""
+    import asyncio
+
+    from distributed import KilledWorker, wait
+
+    futures = [client.submit(tasks.summary, p, pure=False) for p in parts]
+    paused = 0
+    while True:
+        try:
+            wait(futures, timeout=poll)
+            break
+        except (TimeoutError, asyncio.TimeoutError):
+            pass
+        if any(f.status == "error" for f in futures):
+            break
+        workers = client.scheduler_info(n_workers=-1)["workers"].values()
+        stuck = [w for w in workers if w.get("status") == "paused"]
+        paused = paused + 1 if stuck else 0
+        if paused >= patience:
+            pending = [src for src, f in zip(sources, futures) if not f.done()]
+            held = stuck[0]["metrics"]["memory"]
+            raise UsageError(_short_of_memory(
+                f"a Dask worker ({stuck[0]['name']}) is paused, holding {_mib(held)} of its "
+                f"memory limit of {_mib(stuck[0]['memory_limit'])}", pending))
+    try:
+        return client.gather(futures)
+    except KilledWorker:
+        limits = {w["memory_limit"] for w in
+                  client.scheduler_info(n_workers=-1)["workers"].values()}
+        pending = [src for src, f in zip(sources, futures) if f.status != "finished"]
+        raise UsageError(_short_of_memory(
+            "a Dask worker died while reading (its memory limit: "
+            f"{', '.join(_mib(x) for x in sorted(limits))})", pending)) from None
+
+
+def _mib(n):
+    return "no limit" if not n else f"{n / 2 ** 20:,.0f} MiB"
+
+
+def _short_of_memory(what, pending):
+    """What a part needs, for a worker that ran out of memory reading ``pending``."""
+    return (f"{what} while reading {', '.join(map(str, pending[:3]))}"
+            f"{', ...' if len(pending) > 3 else ''}: a worker needs about twice its part's "
+            "features (rows x features x 8 bytes, while they are read) above what a worker "
+            "holds idle: give each worker more memory (memory_limit) or cut the data into "
+            "more parts")
+
+
+def from_shards(paths, *, client=None, scheduler=None, connect_timeout=CONNECT_TIMEOUT):
     """:class:`ClusterData` from SVMlight/LETOR files (paths or glob patterns, in order;
     or binary caches of :meth:`RankingData.save`) that the workers read themselves: each
-    file a part, each query in one file."""
-    client = get_client(client, scheduler)
+    file a part, each query in one file (``scheduler`` and ``connect_timeout``: see
+    :func:`get_client`)."""
+    client = get_client(client, scheduler, connect_timeout)
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files = []
@@ -143,19 +215,21 @@ def from_shards(paths, *, client=None, scheduler=None):
             raise FileNotFoundError(f"no shard matches {p!r}")
         files += found
     parts = [client.submit(tasks.read_part, f, i, pure=False) for i, f in enumerate(files)]
-    summaries = client.gather([client.submit(tasks.summary, p, pure=False) for p in parts])
+    summaries = _summaries(client, parts, files)
     return _checked(client, parts, summaries, f"{len(files)} shards ({files[0]}, ...)",
                     reread=lambda i, n: client.submit(tasks.read_part, files[i], i, n,
                                                       pure=False))
 
 
 def from_dask(X, y=None, qid=None, *, qid_column="qid", label_column="label", client=None,
-              scheduler=None):
+              scheduler=None, connect_timeout=CONNECT_TIMEOUT):
     """:class:`ClusterData` from Dask collections partitioned by query: a Dask DataFrame
     with ``qid_column``, ``label_column`` and feature columns (every other one, in order);
     or Dask arrays ``X`` (n_docs, n_features), ``y`` and ``qid`` chunked alike along rows.
-    Each partition is a part; each query's rows must lie in one partition."""
-    client = get_client(client, scheduler)
+    Each partition is a part; each query's rows must lie in one partition. A frame indexed
+    by ``qid_column`` (``ddf.set_index("qid")``, Dask's way to partition by a key) is read
+    with its index as that column."""
+    client = get_client(client, scheduler, connect_timeout)
     if y is None and qid is None and hasattr(X, "to_delayed") and hasattr(X, "columns"):
         pieces = [(frame, qid_column, label_column) for frame in X.to_delayed()]
     else:
@@ -172,7 +246,7 @@ def from_dask(X, y=None, qid=None, *, qid_column="qid", label_column="label", cl
                            if not isinstance(piece[1], str) else
                            (client.compute(piece[0]), *piece[1:]), i, pure=False)
              for i, piece in enumerate(pieces)]
-    summaries = client.gather([client.submit(tasks.summary, p, pure=False) for p in parts])
+    summaries = _summaries(client, parts, [f"partition {i}" for i in range(len(parts))])
     return _checked(client, parts, summaries, f"a Dask collection of {len(parts)} partitions")
 
 

@@ -102,6 +102,8 @@ def _read(source, index, n_features):
         name = f"partition {index}"
     else:
         frame, qid_col, label_col = source
+        if qid_col not in frame.columns and qid_col in (frame.index.names or ()):
+            frame = frame.reset_index(qid_col)   # indexed by query (ddf.set_index("qid"))
         missing = [c for c in (qid_col, label_col) if c not in frame.columns]
         if missing:
             raise DataFormatError(f"partition {index} has no column {missing[0]!r} (columns: "
