@@ -116,6 +116,7 @@ class Retriever(pt.Transformer):
             raise ValueError(f"unknown model {model!r}; the engine has {', '.join(ir.MODELS)}")
         self._index, key = _indexed(collection)
         self.collection = _collection_key(collection, key)
+        self._digest = key or self._index.digest()   # what its runs are made from
         self.model = model
         self.num_results = num_results
         for spec in ir.MODELS.values():   # every model's defaults: "model" can be tuned too
@@ -164,7 +165,8 @@ class Retriever(pt.Transformer):
         return state
     def __repr__(self):
         ps = ", ".join(f"{k}={getattr(self, k)!r}" for k in ir.MODELS[self.model])
-        return f"dfrank.pyterrier.Retriever({self.model}, {ps})"
+        return (f"dfrank.pyterrier.Retriever({self.model}, {ps}, "
+                f"collection={self._digest.split(':')[-1][:12]})")
 
     @property
     def params(self):
@@ -529,8 +531,9 @@ def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="jo
         set_point(p)
         return _transform(pipeline, topics, batch_size)
 
-    system = "pyterrier: " + _described(pipeline, params) + " " + \
-        repr([(n, k) for _, n, k, _ in slots])
+    grid = [(name, list(values)) for ps in params.values() for name, values in ps.items()]
+    system = (f"pyterrier: {_described(pipeline, params)} {[(n, k) for _, n, k, _ in slots]!r}"
+              f" grid {grid!r} topics {_topics_digest(topics)}")
     try:
         res = tune_system(_WithIndexes(run_fn) if jobs != 1 else run_fn, space, qrels,
                           metric, strategy=strategy, budget=budget,
@@ -634,6 +637,18 @@ def _exact_folds(pipeline, params, topics_list, qrels, metric, jobs, backend, ve
         best = max(sorted(runs), key=lambda i: (runs[i][rows].sum(), -i))
         return [(t, name, decode(best)) for t, name, _, decode in slots]
     return choose
+
+
+def _topics_digest(topics):
+    """A digest of a topics frame's columns and rows (the queries a pipeline runs): a tune
+    cache of other query texts is refused."""
+    import hashlib
+
+    import pandas as pd
+
+    h = hashlib.sha256(repr(list(topics.columns)).encode())
+    h.update(pd.util.hash_pandas_object(topics.astype(str), index=False).to_numpy().tobytes())
+    return h.hexdigest()[:16]
 
 
 def _described(pipeline, params):

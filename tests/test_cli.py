@@ -492,3 +492,22 @@ def test_pipes_and_standard_input(tmp_path):
                          capture_output=True, env=env)
     assert out.returncode == 0 and b"queries     2" in out.stdout, out.stderr
     assert open(r).read() == RUN_A
+
+
+def test_evaluate_reads_a_models_features_by_id_in_any_order(tmp_path, capsys):
+    """A model learned on features chosen in another order (``select_features([3, 1, 2])``)
+    is evaluated by feature id on a LETOR file, also where the file has exactly those
+    features (whose bare columns would be ambiguous)."""
+    data = letor_data()
+    write_letor(tmp_path / "d.txt", data)
+    chosen = data.select_features([3, 1, 2])
+    for n in (4, 3):
+        ranker = dfrank.maximize(chosen, "ndcg@10", "ca", budget=40, seed=0).ranker
+        ranker.save(tmp_path / "m.json")
+        src = data if n == 4 else data.select_features([1, 2, 3])
+        write_letor(tmp_path / "d.txt", src)
+        code, out, err = run(["evaluate", str(tmp_path / "m.json"), str(tmp_path / "d.txt"),
+                              "--metric", "ndcg@10", "--json", "-"], capsys)
+        assert code == 0, err
+        assert json.loads(out)["ndcg@10"] == pytest.approx(ranker.evaluate(chosen, "ndcg@10"),
+                                                          abs=1e-12)

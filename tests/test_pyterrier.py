@@ -396,6 +396,39 @@ def test_the_tune_cache_knows_a_pipeline_by_what_it_computes(coll, tmp_path):
     assert again.n_runs == 0 and again.value == first.value
 
 
+@pytest.mark.parametrize("what", ["collection", "topic text", "grid values", "judgment"])
+def test_a_pipelines_tune_cache_answers_only_for_the_inputs_that_made_it(coll, tmp_path, what):
+    """The cache knew a pipeline by its repr, the tuned parameters and the judgments: a
+    Retriever of another collection, other query texts, or an exact grid whose values
+    changed but not their number were answered with the old runs. Each changed alone is
+    refused."""
+    from dfrank.errors import UsageError
+
+    docs, topics, qrels, topics_df, qrels_df = coll
+    grid = [1.2, 2.0]
+
+    def tuned(docs=docs, topics_df=topics_df, qrels_df=qrels_df, grid=grid):
+        bm25 = dpt.Retriever(docs, "bm25")
+        return dpt.tune(bm25, {bm25: {"k1": grid, "b": [0.75]}}, topics_df, qrels_df, "map",
+                        exact=True, cache=tmp_path / "c", return_type="tune_result")[1]
+
+    first = tuned()
+    assert tuned().n_runs == 0 and first.n_runs == 2
+    changed = {}
+    if what == "collection":
+        d = sorted(docs)[3]
+        changed["docs"] = dict(docs, **{d: docs[d] + " " + docs[sorted(docs)[0]]})
+    elif what == "topic text":
+        changed["topics_df"] = topics_df.assign(query=topics_df["query"] + " w1x")
+    elif what == "grid values":
+        changed["grid"] = [1.2, 1.6]
+    else:
+        changed["qrels_df"] = qrels_df.assign(label=qrels_df["label"].where(
+            qrels_df.index != 0, qrels_df["label"] + 1))
+    with pytest.raises(UsageError, match="the cache holds runs of another"):
+        tuned(**changed)
+
+
 def test_pyterriers_measure_strings_mean_what_they_mean_there(coll):
     """tune, ltr and Fusion refused the trec_eval measure strings that pt.GridSearch and
     pt.Experiment take ("ndcg_cut_10", "P_10", "recip_rank") (issue #64): each is read as
