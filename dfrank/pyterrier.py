@@ -504,7 +504,7 @@ def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="jo
     note); ``strategy``, ``budget``, ``seed``, ``cache``, ``folds`` and ``**options`` as
     :func:`dfrank.tune`. ``exact=True`` tries exactly the listed values, every combination
     once, as GridSearch does (dfrank's ``grid`` over the settings in GridSearch's order; a
-    tie goes to the first, as there).
+    tie goes to the first, as there, where ties are exact: see :func:`KFoldGridSearch`).
     """
     if return_type not in RETURN_TYPES:
         raise ValueError(f"return_type must be one of {', '.join(RETURN_TYPES)}, got "
@@ -525,7 +525,7 @@ def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="jo
 
     def set_point(p):
         for t, name, key, decode in slots:
-            t.set_parameter(name, decode(p[key]))
+            t.set_parameter(name, decode(p.get(key)))
 
     def run_fn(p):
         set_point(p)
@@ -545,7 +545,7 @@ def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="jo
         raise
     if every:   # pt.GridSearch's mean: every qrels topic, those not run counting 0
         res.qrels_value = sum(v for q, v in res.per_query.items() if q in every) / len(every)
-    setting = [(t, name, decode(res.best_params[key])) for t, name, key, decode in slots]
+    setting = [(t, name, decode(res.best_params.get(key))) for t, name, key, decode in slots]
     if return_type == "best_setting":
         for t, name, value in initial:
             t.set_parameter(name, value)
@@ -564,10 +564,17 @@ def KFoldGridSearch(pipeline, params, topics_list, qrels, metric=RUN_METRIC, job
     frame, [each fold's best setting])``, the transformers' parameters restored.
 
     With ``exact=True`` every setting of the grid is run once, on every topic, and each
-    fold takes the setting best on its training topics (the first of equals, as
-    GridSearch), as ``pt.KFoldGridSearch`` chooses; a ``cache`` then holds those runs for
-    every fold. A range search is a search per fold, each with a cache of its own
-    (``cache/fold-K``)."""
+    fold takes the setting best on its training topics, as ``pt.KFoldGridSearch`` chooses;
+    a ``cache`` then holds those runs for every fold. A range search is a search per fold,
+    each with a cache of its own (``cache/fold-K``).
+
+    Ties: dfrank sums a setting's per-topic values exactly (``math.fsum``) and, among
+    settings whose sums are exactly equal, takes the first in GridSearch's order.
+    GridSearch takes the first of equal float means, each summed in ir_measures' order, so
+    where two settings tie exactly a rounding can make it take a later one (P_10 on
+    Cranfield's fold 3: PyTerrier (2.4, 0.75), dfrank (1.8, 0.75), both of the same mean).
+    The settings and held-out results are PyTerrier's wherever no two settings tie exactly
+    on a fold's training topics."""
     import os
 
     import pandas as pd
@@ -615,8 +622,9 @@ def KFoldGridSearch(pipeline, params, topics_list, qrels, metric=RUN_METRIC, job
 def _exact_folds(pipeline, params, topics_list, qrels, metric, jobs, backend, verbose,
                  batch_size, options, slots):
     """Every setting run once on every topic; a function: fold k -> the setting best on
-    the other folds' topics (by their sum, as GridSearch's mean over one qrels: the
-    same argmax; the first of equals)."""
+    the other folds' topics (by their sum, taken exactly, as GridSearch's mean over one
+    qrels: the same argmax; the first of exactly equal ones, see :func:`KFoldGridSearch`)."""
+    import math
     import warnings
 
     import pandas as pd
@@ -634,7 +642,7 @@ def _exact_folds(pipeline, params, topics_list, qrels, metric, jobs, backend, ve
         train = set().union(*[set(f["qid"].astype(str)) for i, f in
                               enumerate(topics_list) if i != k])
         rows = np.array([q in train for q in qids])
-        best = max(sorted(runs), key=lambda i: (runs[i][rows].sum(), -i))
+        best = max(sorted(runs), key=lambda i: (math.fsum(runs[i][rows]), -i))
         return [(t, name, decode(best)) for t, name, _, decode in slots]
     return choose
 
@@ -691,12 +699,18 @@ def _exact_space(params):
 
 def _space(params):
     """GridSearch's ``{transformer: {param: [values]}}`` as a dfrank space: the slots
-    ``(transformer, param, key, decode)`` and ``{key: (low, high[, "log" | "int"])}``."""
+    ``(transformer, param, key, decode)`` and ``{key: (low, high[, "log" | "int"])}``. A
+    list of one value (or of one value repeated) fixes its parameter there, as GridSearch
+    reads it: its slot's key is None, outside the space."""
     slots, space = [], {}
     for t, ps in params.items():
         for name, values in ps.items():
             vals = list(values)
             key = f"p{len(slots)}_{name}"
+            if len(vals) >= 1 and all(v == vals[0] and type(v) is type(vals[0])
+                                      for v in vals):
+                slots.append((t, name, None, lambda _, v=vals[0]: v))
+                continue
             if vals and all(isinstance(v, str) for v in vals):
                 choices = list(dict.fromkeys(vals))
                 if len(choices) < 2:
@@ -716,6 +730,9 @@ def _space(params):
             space[key] = (lo, hi) + (("int",) if integer else ("log",) if _geometric(vals)
                                      else ())
             slots.append((t, name, key, int if integer else float))
+    if not space:
+        raise ValueError("every parameter has one value: nothing to search (give two values "
+                         "or more to one of them)")
     return slots, space
 
 

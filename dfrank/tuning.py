@@ -605,7 +605,7 @@ def tune(run_fn, space, qrels=None, metric=RUN_METRIC, *, strategy=BOX_STRATEGY,
         if status == "interrupted":
             raise KeyboardInterrupt
         raise TuneError("no run succeeded")
-    best = max(ok, key=lambda e: (float(np.mean(e["per_query"])), _key(e["params"])))
+    best = ok[_first_best([e["per_query"] for e in ok])]
     out = TuneResult(
         best_params=dict(best["params"]), value=float(np.mean(best["per_query"])),
         per_query=dict(zip(evaluator.qids, map(float, best["per_query"]))),
@@ -643,12 +643,21 @@ def _metric_of(spec):
     return spec.label + "".join(f", {k}={v!r}" for k, v in settings.items())
 
 
+def _first_best(values):
+    """The index of the row of ``values`` (points x queries, in the order the points were
+    evaluated) with the highest mean, its sum taken exactly (``math.fsum``: no rounding
+    splits a tie); among equals, the first evaluated (a grid's first setting, as
+    ``pt.GridSearch`` takes the first of equal values)."""
+    sums = [math.fsum(row) for row in values]
+    return max(range(len(sums)), key=lambda j: (sums[j], -j))
+
+
 def _cross_validate(out, ok, k, seed, test):
     """Each fold's parameters: the evaluated point best on the other folds' queries."""
     P = np.array([e["per_query"] for e in ok])
 
     def fold(train, test_q):
-        i = max(range(len(ok)), key=lambda j: (P[j, train].mean(), _key(ok[j]["params"])))
+        i = _first_best(P[:, train])
         return P[i, test_q], P[i, train].mean(), {"params": dict(ok[i]["params"])}
 
     rng = np.random.default_rng(seed_sequence(seed).spawn(1)[0])

@@ -511,3 +511,13 @@ def test_evaluate_reads_a_models_features_by_id_in_any_order(tmp_path, capsys):
         assert code == 0, err
         assert json.loads(out)["ndcg@10"] == pytest.approx(ranker.evaluate(chosen, "ndcg@10"),
                                                           abs=1e-12)
+
+
+def test_python_dash_m_dfrank_runs_the_command_line(tmp_path):
+    """``python -m dfrank`` failed ("No module named dfrank.__main__")."""
+    out = subprocess.run([sys.executable, "-m", "dfrank", "--version"], capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.strip() == f"dfrank {dfrank.__version__}"
+    out = subprocess.run([sys.executable, "-m", "dfrank", "nonsense"], capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert out.returncode == 2 and "unknown command 'nonsense'" in out.stderr

@@ -36,6 +36,8 @@ TOKENS = [b":", b"qid:", b"1e400", b"-1e39", b"nan", b"inf", b"-", b"#", b"\n", 
           b"qid:x", b"3", b"\"", b"{", b"]", b"\xc3\xa9", b"1e-400", b"0x10", b"+", b".",
           b"\xef\xbb\xbf", b"\r\n", b"1e308", b"-1e308", b"4000000000:1", b"5.0", b"NaN"]
 RANKLIB = b"## Coordinate Ascent\n## Restart = 1\n1:0.5 2:-0.25 3:1.0\n"
+# the name of a process's file in a tune cache folder (dfrank.tuning: OWNER-HEX8.json)
+CACHE_FILE = "0123456789ab-1-2-0000abcd.json"
 
 
 @st.composite
@@ -207,11 +209,11 @@ def test_tune_cache_reader(tmp_path, data):
     engine, cache = _tune_setup()
     content = data.draw(mutated(cache))
     folder = tempfile.mkdtemp(dir=tmp_path)     # each example its own cache
-    path = write(Path(folder), "w.json", content)
+    path = write(Path(folder), CACHE_FILE, content)
     try:
         res = tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4,
                    cache=folder)
-    except dfrank.DataFormatError as e:
+    except (dfrank.DataFormatError, dfrank.UsageError) as e:   # damaged, or another tune's
         assert path in str(e)
         return
     values = np.array(list(res.per_query.values()))
@@ -369,11 +371,11 @@ def test_tune_cache_values(tmp_path, data):
 
     engine, cache = _tune_setup()
     folder = tempfile.mkdtemp(dir=tmp_path)     # each example its own cache
-    path = write(Path(folder), "w.json", data.draw(json_edited(cache)))
+    path = write(Path(folder), CACHE_FILE, data.draw(json_edited(cache)))
     try:
         res = tune((engine, "bm25"), {"k1": (0.1, 3.0), "b": (0.0, 1.0)}, budget=4,
                    cache=folder)
-    except dfrank.DataFormatError as e:
+    except (dfrank.DataFormatError, dfrank.UsageError) as e:   # damaged, or another tune's
         assert path in str(e)
         return
     values = np.array(list(res.per_query.values()))

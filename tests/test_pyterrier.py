@@ -429,6 +429,23 @@ def test_a_pipelines_tune_cache_answers_only_for_the_inputs_that_made_it(coll, t
         tuned(**changed)
 
 
+def test_a_one_value_list_fixes_its_parameter_as_gridsearch_reads_it(coll):
+    """``tune(r, {r: {"k1": [1.0, 1.4], "b": [0.75]}})`` was refused ("a range needs two
+    different values"), where ``pt.GridSearch`` fixes b at 0.75: b is fixed, in the
+    setting returned too, and the search is the one over k1 with b set."""
+    docs, topics, qrels, topics_df, qrels_df = coll
+    r = dpt.Retriever(docs, "bm25", b=0.3)
+    value, setting = dpt.tune(r, {r: {"k1": [1.0, 1.4], "b": [0.75]}}, topics_df, qrels_df,
+                              "map", budget=6, seed=0, return_type="best_setting")
+    assert [(name, v) for _, name, v in setting][1] == ("b", 0.75) and r.b == 0.3
+    alone = dpt.Retriever(docs, "bm25", b=0.75)
+    want = dpt.tune(alone, {alone: {"k1": [1.0, 1.4]}}, topics_df, qrels_df, "map", budget=6,
+                    seed=0, return_type="best_setting")
+    assert value == want[0] and setting[0][2] == want[1][0][2]
+    with pytest.raises(ValueError, match="nothing to search"):
+        dpt.tune(r, {r: {"k1": [1.2], "b": [0.75]}}, topics_df, qrels_df, "map")
+
+
 def test_pyterriers_measure_strings_mean_what_they_mean_there(coll):
     """tune, ltr and Fusion refused the trec_eval measure strings that pt.GridSearch and
     pt.Experiment take ("ndcg_cut_10", "P_10", "recip_rank") (issue #64): each is read as

@@ -388,3 +388,63 @@ def test_scores_are_compared_as_trec_eval_reads_them(tmp_path):
     # fuse reports trec_eval's values of the runs it reads and of the run it writes
     res = dfrank.fuse(qrels, {"x": run, "y": run}, "mrr", norm="none")
     assert res.value == 1.0 and res.baselines["run x"]["value"] == 1.0
+
+
+SPELLINGS_QRELS = {"1": {"a": 2, "b": 0, "c": 1, "e": 1}, "2": {"a": 1, "d": 1},
+                   "3": {"b": 1}}
+SPELLINGS_RUN = {"1": {"a": 0.5, "b": 0.9, "c": 0.1, "d": 0.1},
+                 "2": {"a": 1.0, "b": 0.3, "d": 0.2}, "3": {"a": 0.4, "b": 0.4}}
+
+
+def test_evaluate_run_takes_every_spelling_each_with_its_own_meaning():
+    """``evaluate_run(qrels, run, ["ndcg_cut_10"])`` refused the name that
+    ``dfrank.pyterrier.tune`` and ``KFoldGridSearch`` take: trec_eval's printed names
+    (``ndcg_cut_10``, ``P_10``), its specs (``ndcg_cut.10``), ir_measures' (``nDCG@10``) and
+    dfrank's (``ndcg@10``, with 2^l - 1 gains) are all taken, each meaning what it means."""
+    pytest.importorskip("ir_measures")
+    from dfrank.io.forms import run_as_data
+    from dfrank.metrics.evaluation import bind_metric
+    from dfrank.metrics.registry import RUN_TIES, get_metric
+
+    names = ["ndcg_cut_10", "ndcg_cut.10", "nDCG@10", "ndcg@10", "P_2", "P.2", "P@2", "p@2",
+             "recip_rank", "RR", "mrr"]
+    res = evaluate_run(SPELLINGS_QRELS, SPELLINGS_RUN, names)
+    agg = res.all
+    theirs = pytrec_eval.RelevanceEvaluator(SPELLINGS_QRELS, {"ndcg_cut"}).evaluate(
+        SPELLINGS_RUN)
+    assert agg["ndcg_cut_10"] == pytest.approx(
+        np.mean([theirs[q]["ndcg_cut_10"] for q in "123"]), abs=1e-12)
+    assert agg["nDCG@10"] == pytest.approx(agg["ndcg_cut_10"], abs=1e-12)
+    assert agg["P_2"] == agg["P@2"] == agg["p@2"] and agg["recip_rank"] == agg["RR"] == \
+        agg["mrr"]
+    data = run_as_data(SPELLINGS_RUN, SPELLINGS_QRELS, ["1", "2", "3"])
+    ours = bind_metric(data, get_metric("ndcg@10"), RUN_TIES).per_query(data.X[:, 0])
+    assert agg["ndcg@10"] == pytest.approx(ours.mean(), abs=1e-15)
+    assert agg["ndcg@10"] != agg["ndcg_cut_10"]         # exponential gains, not linear
+    with pytest.raises(ValueError, match="max_docs .*trec_eval -M"):
+        evaluate_run(SPELLINGS_QRELS, SPELLINGS_RUN, ["ndcg@10"], max_docs=2)
+
+
+def test_a_trec_eval_name_without_ir_measures_names_the_extra(monkeypatch):
+    """Where ir_measures is absent, a trec_eval or ir_measures name that needs it says
+    which extra installs it."""
+    import builtins
+    import importlib.util
+
+    from dfrank.metrics.registry import get_metric
+
+    real_import, real_find = builtins.__import__, importlib.util.find_spec
+
+    def no_ir_measures(name, *args, **kwargs):
+        if name.split(".")[0] == "ir_measures":
+            raise ImportError("No module named 'ir_measures'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ir_measures)
+    monkeypatch.setattr(importlib, "import_module", lambda n, *a: no_ir_measures(n))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda n, *a: None if n == "ir_measures" else real_find(n, *a))
+    for name in ("ndcg_cut_10", "nDCG@10"):
+        with pytest.raises(ValueError, match=r"pip install 'dfrank\[ir_measures\]'"):
+            get_metric(name)
+    assert evaluate_run(SPELLINGS_QRELS, SPELLINGS_RUN, ["ndcg_cut_10"]).all["ndcg_cut_10"] > 0

@@ -579,3 +579,22 @@ def test_a_run_sharing_no_query_with_the_qrels_fails(tmp_path):
     qrels = write_file(tmp_path, "qrels.txt", QRELS)
     with pytest.raises(dfrank.TuneError, match="shares no query with the qrels"):
         dfrank.tune(lambda p: {"x9": {"a1": p["k"]}}, {"k": (0.0, 1.0)}, qrels, budget=3)
+
+
+def test_settings_whose_means_tie_exactly_go_to_the_first_evaluated():
+    """Two settings of exactly equal mean P@10 (0.3 + 0.2 + 0.1 and 0.1 + 0.2 + 0.3) were
+    split by the float rounding of their means (the second won); sums taken exactly tie,
+    and the first setting of the grid is chosen."""
+    qrels = {f"q{i}": {f"d{j}": 1 for j in range(3)} for i in range(3)}
+    relevant_first = {0: [3, 2, 1], 1: [1, 2, 3]}
+
+    def run_fn(params):   # query i has relevant_first[s][i] relevant documents on top
+        s = int(params["s"])
+        return {f"q{i}": {f"d{j}" if j < n else f"x{j}": 10.0 - j for j in range(10)}
+                for i, n in enumerate(relevant_first[s])}
+
+    res = tune(run_fn, {"s": (0, 1, "int")}, qrels, metric="p@10", strategy="grid",
+               budget=2, resolution=2)
+    assert [h["per_query"] for h in res.history] == [[0.3, 0.2, 0.1], [0.1, 0.2, 0.3]]
+    assert np.mean([0.3, 0.2, 0.1]) < np.mean([0.1, 0.2, 0.3])   # rounding splits them
+    assert res.best_params == {"s": 0}

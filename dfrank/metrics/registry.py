@@ -190,12 +190,17 @@ def metric_names():
 
 
 def _unknown(text):
+    import importlib.util
+
     known = sorted(set(_FAMILIES) | set(_ALIASES))
     close = difflib.get_close_matches(text.split("@")[0], known, n=3)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    extra = "" if importlib.util.find_spec("ir_measures") else (
+        " trec_eval's and PyTerrier's names (ndcg_cut_10, P_10, recip_rank) are read through "
+        "ir_measures: pip install 'dfrank[ir_measures]'.")
     return ValueError(f"unknown metric {text!r}.{hint} Known metrics: {', '.join(metric_names())} "
                       "(dfrank's names are lower case, ir_measures' have capitals; register "
-                      "your own with dfrank.metrics.register).")
+                      f"your own with dfrank.metrics.register).{extra}")
 
 
 def get_metric(name, *, gain="exp", rel_threshold=1.0, empty="zero", max_grade=None):

@@ -65,7 +65,7 @@ def parse_measures(specs):
         specs = [specs]
     chosen = {}
     for spec in specs or ["official"]:
-        name, _, params = spec.partition(".")
+        name, _, params = _as_spec(spec).partition(".")
         if name == "official":
             for fam in OFFICIAL:
                 chosen.setdefault(fam, DEFAULT_PARAMS.get(fam))
@@ -88,6 +88,15 @@ def parse_measures(specs):
         else:
             chosen.setdefault(name, DEFAULT_PARAMS.get(name))
     return {f: chosen[f] for f in ORDER if f in chosen}
+
+
+def _as_spec(name):
+    """trec_eval's spec of a measure named as trec_eval prints it and PyTerrier takes it
+    (``ndcg_cut_10`` is ``ndcg_cut.10``, ``P_10`` is ``P.10``); any other name as it is."""
+    head, _, cut = name.rpartition("_")
+    if head in DEFAULT_PARAMS and "." not in name and cut.isdigit():
+        return f"{head}.{cut}"
+    return name
 
 
 def _names(family, params):
@@ -452,7 +461,11 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
     if iprec_rounding not in IPREC_ROUNDING:
         raise ValueError(f"iprec_rounding must be one of {list(IPREC_ROUNDING)}, got "
                          f"{iprec_rounding!r}")
-    trec_specs, ir = _split_measures(measures)
+    trec_specs, ir, ours = _split_measures(measures, rel_level)
+    if ours and max_docs is not None:
+        raise ValueError(f"max_docs (trec_eval -M) applies to trec_eval's measures, not to "
+                         f"dfrank's {ours[0].name}: evaluate it on the run cut to its first "
+                         "documents")
     chosen = parse_measures(trec_specs or ["num_q"])
     names = []
     for fam, params in chosen.items():
@@ -514,56 +527,63 @@ def evaluate_run(qrels, run, measures=("official",), per_query=False, complete=F
         zeros[:, 4] = math.log(MIN_GEO)
         out = np.vstack([out, zeros])
         qids += [qqids[i] for i in missing]
-    columns = _columns(cuts)
-    values = np.full((len(qids), len(names)), np.nan)
-    for j, n in enumerate(names):
-        if n in columns:
-            values[:, j] = out[:, columns[n]]
-        elif n == "num_q":
-            values[:, j] = 1.0
-    agg = {}
-    n_eval = len(qids)
-    for name in names:
-        if name == "runid":
-            continue
-        if name == "num_q":
-            agg[name] = float(n_eval)
-            continue
-        col = out[:, columns[name]]
-        if name in COUNTS:
-            agg[name] = float(col.sum())
-        elif name == "gm_map":
-            agg[name] = math.exp(col.sum() / n_eval)
-        else:
-            agg[name] = float(col.sum() / n_eval)
-    if ir:
+    values, agg = _tabled(names, out, _columns(cuts), len(qids))
+    if ir or ours:
         if not trec_specs:
             names, values, agg = [], values[:, :0], {}
+    if ir:
         names, values = _add_ir_measures(ir, qrels, run, qids, names, values, agg)
+    if ours:
+        names, values = _add_dfrank_metrics(ours, qrels, run, qids, names, values, agg)
     return TrecEval(names, qids, values, agg, run.runid)
 
 
-def _split_measures(measures):
-    """(trec_eval's measure specs, ir_measures' measures): a spec trec_eval knows is
-    trec_eval's (``P.5``, ``Rprec``); else a name with a capital letter or parentheses, or
-    a measure object, is ir_measures' (``P@5``, ``nDCG@10``, ``AP(rel=2)``)."""
-    from .registry import is_ir_measure
+def _split_measures(measures, rel_level=1):
+    """(trec_eval's measure specs, ir_measures' measures, dfrank's metrics): a name
+    trec_eval knows is trec_eval's (``P.5``, ``P_5``, ``ndcg_cut_10``, ``map``, ``ndcg``);
+    else a name with a capital letter or parentheses, or a measure object, is
+    ir_measures' (``P@5``, ``nDCG@10``, ``AP(rel=2)``); else a name of dfrank's
+    (``ndcg@10``, ``p@5``, ``err@20``) is dfrank's metric, its relevance threshold
+    ``rel_level``."""
+    from .registry import get_metric, is_ir_measure
 
-    trec, ir = [], []
+    trec, ir, ours = [], [], []
     for m in measures:
         if isinstance(m, str):
             try:
                 parse_measures([m])
                 trec.append(m)
                 continue
-            except ValueError:
+            except ValueError as e:
                 if not is_ir_measure(m):
-                    raise
+                    try:
+                        ours.append(get_metric(m, rel_threshold=float(rel_level)))
+                    except ValueError:
+                        raise e from None
+                    continue
         elif not is_ir_measure(m):
             raise TypeError(f"a measure is a trec_eval spec or an ir_measures measure, got "
                             f"{m!r}")
         ir.append(m)
-    return trec, ir
+    return trec, ir, ours
+
+
+def _add_dfrank_metrics(ours, qrels, run, qids, names, values, agg):
+    """dfrank's metrics ``ours`` on the queries ``qids``, with trec_eval's reading of the run
+    (single-precision scores, ties by docno descending, judged documents the run lacks in
+    R, a query the run lacks scoring 0), as :func:`dfrank.tune` scores runs; columns named
+    as dfrank labels them."""
+    from ..io.forms import run_as_data, trec_mapping
+    from .evaluation import bind_metric
+    from .registry import RUN_TIES
+
+    judged = trec_mapping(qrels, "qrels")
+    data = run_as_data(trec_mapping(run, "run"), judged, qids)
+    scores = as_trec_eval_reads(data.X[:, 0])
+    cols = np.array([bind_metric(data, m, RUN_TIES).per_query(scores) for m in ours]).T
+    for j, m in enumerate(ours):
+        agg[m.label] = float(cols[:, j].mean()) if len(qids) else 0.0
+    return names + [m.label for m in ours], np.hstack([values, cols.reshape(len(qids), -1)])
 
 
 def _add_ir_measures(ir, qrels, run, qids, names, values, agg):
@@ -587,6 +607,33 @@ def _add_ir_measures(ir, qrels, run, qids, names, values, agg):
     for j, m in enumerate(parsed):
         agg[str(m)] = float(cols[:, j].mean()) if len(qids) else 0.0
     return names + [str(m) for m in parsed], np.hstack([values, cols.reshape(len(qids), -1)])
+
+
+def _tabled(names, out, columns, n_eval):
+    """(per-query values of the measures ``names``, their averages as trec_eval takes
+    them: counts summed, gm_map the geometric mean, the rest the mean) of the kernel's
+    per-query ``out``."""
+    values = np.full((n_eval, len(names)), np.nan)
+    for j, n in enumerate(names):
+        if n in columns:
+            values[:, j] = out[:, columns[n]]
+        elif n == "num_q":
+            values[:, j] = 1.0
+    agg = {}
+    for name in names:
+        if name == "runid":
+            continue
+        if name == "num_q":
+            agg[name] = float(n_eval)
+            continue
+        col = out[:, columns[name]]
+        if name in COUNTS:
+            agg[name] = float(col.sum())
+        elif name == "gm_map":
+            agg[name] = math.exp(col.sum() / n_eval)
+        else:
+            agg[name] = float(col.sum() / n_eval)
+    return values, agg
 
 
 def _some(qids, n=5):
