@@ -3,6 +3,8 @@ they are missing (as pandas' ``import_optional_dependency``)."""
 
 import importlib
 
+from .errors import MissingExtra
+
 __all__ = ["need", "STRATEGY_EXTRAS", "strategy_extra"]
 
 # top-level module -> (the extra of pyproject.toml that installs it, its package name)
@@ -26,7 +28,7 @@ def need(module, what):
         extra, package = EXTRAS.get(top, (None, top))
         how = f"pip install 'dfrank[{extra}]' (or pip install {package})" if extra \
             else f"pip install {package}"
-        raise ImportError(f"{what} needs {top}: {how}") from None
+        raise MissingExtra(f"{what} needs {top}: {how}") from None
 
 
 # the strategies that an extra's packages provide, by name (or name prefix): they register

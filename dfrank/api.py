@@ -96,6 +96,8 @@ def _run_restart(task, objective, listener=None, progress=None, cancel=None):
         status = "stopped"
     except KeyboardInterrupt:
         status = "interrupted"
+    if getattr(obj, "package_seed", None) is not None:   # another package's, as it got it
+        info = dict(info, seed=obj.package_seed)
     return RestartResult(index=index, seed=describe_seed(ss), value=float(obj.best_value),
                          point=obj.best_point, n_evals=obj.n_evals, seconds=obj.elapsed,
                          status=status, trace=obj.trace, info=info)

@@ -4,7 +4,7 @@ Every error names what the user gave and what would have been right.
 """
 
 __all__ = ["DataFormatError", "DataWarning", "NoEvaluationError", "TuneError",
-           "OutputError", "UsageError"]
+           "OutputError", "UsageError", "MissingExtra"]
 
 
 class DataFormatError(ValueError):
@@ -65,3 +65,8 @@ class UsageError(ValueError):
     wrong (a folder that is a file, a budget of 0, a cache of another system, a scheduler
     that does not answer). The message names it and what would be right; the command line
     exits with 2."""
+
+
+class MissingExtra(ImportError):
+    """An integration's package is not installed; the message says which extra of dfrank
+    (or which package) installs it. The command line exits with 2."""

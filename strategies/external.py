@@ -39,8 +39,12 @@ class _External(Strategy):
     package = None
     default_restarts = 1
 
-    def _seed(self, rng):
-        return int(rng.integers(0, 2 ** 31 - 1))
+    def _seed(self, rng, objective, offset=0):
+        """The seed the package is given (drawn from the restart's generator, plus
+        ``offset``), noted on the objective so that a bench records it."""
+        seed = int(rng.integers(0, 2 ** 31 - 1)) + offset
+        objective.package_seed = seed
+        return seed
 
     to_points = staticmethod(cube_to_space)
 
@@ -144,7 +148,7 @@ class ScipyDifferentialEvolution(_External):
             lambda Z: self.losses(objective, np.asarray(Z).T), [(0.0, 1.0)] * d,
             vectorized=True, updating="deferred", popsize=self.popsize,
             mutation=self.mutation, recombination=self.recombination, tol=self.tol,
-            maxiter=self.maxiter, polish=False, rng=self._seed(rng))
+            maxiter=self.maxiter, polish=False, rng=self._seed(rng, objective))
         return {"iterations": int(res.nit), "converged": bool(res.success)}
 
 
@@ -178,7 +182,7 @@ class CMAES(_External):
         import cma
 
         self.check(objective)
-        opts = {"bounds": [0.0, 1.0], "seed": self._seed(rng) + 1, "verbose": -9,
+        opts = {"bounds": [0.0, 1.0], "seed": self._seed(rng, objective, 1), "verbose": -9,
                 "maxfevals": self.eval_cap(objective, 10 ** 9), "tolfun": self.tolfun}
         if self.popsize is not None:
             opts["popsize"] = self.popsize
@@ -222,7 +226,7 @@ class CMAIPOP(_External):
         self.loss(objective, z0)   # the start first: a run out of time still returns it
         d = objective.space.dim
         _, es = cma.fmin2(None, _at_least_2d(z0), self.sigma0,
-                          {"bounds": [0.0, 1.0], "seed": self._seed(rng) + 1,
+                          {"bounds": [0.0, 1.0], "seed": self._seed(rng, objective, 1),
                            "verbose": -9},
                           restarts=more, incpopsize=2,
                           parallel_objective=lambda Z: list(
@@ -274,7 +278,7 @@ class Nevergrad(_External):
         d = objective.space.dim
         param = ng.p.Array(init=self.start(objective, rng, restart))
         param.set_mutation(sigma=0.25).set_bounds(0.0, 1.0)
-        param.random_state = np.random.RandomState(self._seed(rng))
+        param.random_state = np.random.RandomState(self._seed(rng, objective))
         budget = self.eval_cap(objective, self.max_evals)
         opt = ng.optimizers.registry[self.optimizer](parametrization=param, budget=budget,
                                                      num_workers=self.num_workers)
@@ -341,7 +345,7 @@ class Optuna(_External):
 
         self.check(objective)
         d = objective.space.dim
-        seed = self._seed(rng)
+        seed = self._seed(rng, objective)
         x0 = self.start(objective, rng, restart)
         if self.sampler == "tpe":
             sampler = optuna.samplers.TPESampler(seed=seed)

@@ -1100,6 +1100,31 @@ def test_cocopp_reads_the_coco_export_with_dfranks_ert(toy_suite, tmp_path, monk
     assert (tmp_path / "ppdata" / "index.html").exists()
 
 
+def test_dfrank_bench_cocopp_runs_cocopp_on_the_export_as_it_is(toy_suite, tmp_path,
+                                                                monkeypatch, capsys):
+    """``cocopp.main DIR`` on the COCO export stopped on the unknown suite ``dfrank`` unless
+    Python first registered it: ``dfrank bench cocopp DIR [cocopp's options]`` registers
+    it and hands the export's solver folders and the options to cocopp itself."""
+    pytest.importorskip("cocopp")
+    import warnings
+
+    from dfrank.problems.cocodata import export as coco_export
+
+    res = bench(toy_suite[0], ["ca", "random"], **bench_kw(toy_suite, budget=40))
+    coco_export(res.runs, tmp_path / "coco")
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cli.main(["bench", "cocopp", str(tmp_path / "coco"), "-o",
+                         str(tmp_path / "pp")]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "pp" / "index.html").exists()
+    compared = [d.name for d in (tmp_path / "pp").iterdir() if d.is_dir()]
+    assert any("ca" in d and "rando" in d for d in compared), compared   # both algorithms
+    assert cli.main(["bench", "cocopp", str(tmp_path)]) == 2
+    assert "no COCO data" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("kind", ["text", "json", "binary"])
 def test_a_bench_output_of_another_kind_is_refused_and_left_byte_identical(toy_suite, tmp_path,
                                                                            kind):
@@ -1192,3 +1217,37 @@ def test_a_solvers_names_that_share_no_folder_keep_their_plain_folders(toy_suite
     assert len({n.lower() for n in names.values()}) == 5
     assert all(names[s].startswith(("my_solver-", "My_solver-"))
                for s in ("my/solver", "my:solver", "My_solver"))
+
+
+def test_a_bench_file_carries_what_reproduces_it_and_the_report_prints_it(toy_suite, tmp_path,
+                                                                         capsys):
+    """A bench file recorded no versions, date or machine, nor the seeds the adapters gave
+    pycma; ``--by-problem`` printed a 1000-evaluation row for a 30-evaluation bench."""
+    pytest.importorskip("cma")
+    out = tmp_path / "b.jsonl"
+    kw = bench_kw(toy_suite, seeds=range(2))
+    bench(toy_suite[0], ["random", "cma:es"], output=out, **kw)
+    bench(toy_suite[0], ["random", "cma:es", "ca"], output=out, **kw)   # continued
+    res = read_runs(out)
+    first, second = res.header["sessions"]
+    for p in (first, second):
+        assert set(p["versions"]) >= {"dfrank", "numpy", "numba", "python"}
+        assert p["versions"]["dfrank"] == dfrank.__version__ and p["machine"]["cores"] >= 1
+        assert p["date"].endswith("Z") and "platform" in p["machine"]
+    assert p["versions"]["cma"] is not None and "cpu" in p["machine"]
+    for r in res.runs:
+        ss = np.random.SeedSequence(r["seed"])
+        if r["solver"] == "cma:es":
+            [got] = r["seeds_received"]
+            child = ss.spawn(1)[0]
+            assert got["seed_sequence"] == {"entropy": r["seed"], "spawn_key": [0]}
+            assert got["package_seed"] == int(np.random.default_rng(child).integers(
+                0, 2 ** 31 - 1)) + 1                     # pycma's seed, as it was given
+        else:
+            assert all("package_seed" not in g for g in r["seeds_received"])
+    assert cli.main(["bench", "report", str(out), "--by-problem"]) == 0
+    text = capsys.readouterr().out
+    assert "session 1: " in text and "session 2: " in text and "numba " in text
+    assert "SeedSequence(0).spawn(1) -> seed " in text
+    rows = [line.split() for line in text.splitlines() if line.startswith("letor-mq2008-map")]
+    assert [r[2] for r in rows if len(r) > 2 and r[2].isdigit()] == ["30"]

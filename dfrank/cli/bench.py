@@ -1,6 +1,7 @@
 """``dfrank bench``: optimizers x rank-metric problems x instances, runtime-to-target
 profiles, IOHprofiler's format."""
 
+import argparse
 import os
 
 from . import options as o
@@ -21,6 +22,7 @@ actions:
   report BENCH.jsonl         the table (and --plot FILE: ECDFs and data profiles)
   export BENCH.jsonl -o DIR  IOHprofiler's format (IOHanalyzer, iohinspector load DIR);
                              --format coco: COCO's (cocopp reads it, see docs/problems.md)
+  cocopp DIR [-o OUT ...]    cocopp's figures and pages of a COCO export (pip install cocopp)
   reference DATA -o REFS     measure reference values (the long run of the suite)
   reference --from-runs BENCH.jsonl [--merge REFS] -o NEW
                              the references, with the values bench runs beat replaced
@@ -89,6 +91,14 @@ def add_arguments(p):
                          ".info, .dat and .tdat files, the gap to the reference as f - f_opt")
     ex.add_argument("-o", "--output", metavar="DIR", required=True,
                     help="the folder to write (one folder per solver inside)")
+    pp = sub.add_parser("cocopp", help="COCO's post-processing on a COCO export",
+                        allow_abbrev=False)
+    pp.add_argument("folder", help="a folder written by 'dfrank bench export --format coco' "
+                                   "(each solver's folder in it is one of cocopp's "
+                                   "algorithms), or one solver's folder")
+    pp.add_argument("cocopp_args", nargs=argparse.REMAINDER, metavar="...",
+                    help="cocopp's own options, as 'python -m cocopp' takes them (e.g. -o "
+                         "ppdata)")
     ref = sub.add_parser("reference", help="measure reference values", allow_abbrev=False)
     ref.add_argument("data", nargs="?",
                      help="the folder of the data sets (not with --from-runs)")
@@ -157,7 +167,7 @@ def _problems(text):
 
 def run(args):
     return {"list": _list, "run": _run, "report": _report, "export": _export,
-            "reference": _reference}[args.action](args)
+            "cocopp": _cocopp, "reference": _reference}[args.action](args)
 
 
 def _list(args):
@@ -237,13 +247,19 @@ def _references_line(refs):
 
 def _show(res, args):
     from ..problems.coco import Coco
+    from ..problems.provenance import provenance_lines, seed_rows
+    from ..text import format_table
 
     prof = res.profiles()
     coco = Coco(res.runs)
     out = o.Outputs()
+    sessions = res.header.get("sessions") or [res.header.get("provenance")]
+    seeds = seed_rows(res.runs)
     report = {"summary": prof.summary_rows(), "flags": prof.flags(),
               "references": res.header.get("references"), "by_dimension": coco.report(),
-              "ert_by_problem": coco.problem_report()}
+              "ert_by_problem": coco.problem_report(), "sessions": sessions,
+              "seeds": [{"solver": s, "seed": seed, "received": got, "runs": n}
+                        for s, seed, got, n in seeds]}
     shown = _ints(args.by_problem, "--by-problem") if args.by_problem else None
     if shown:
         report["by_problem"] = prof.by_problem(shown)
@@ -251,6 +267,9 @@ def _show(res, args):
     if args.json != "-":
         print(prof.summary())
         print(_references_line(res.header.get("references")))
+        print("\n".join(provenance_lines(sessions)))
+        print("\n" + format_table([[str(s), str(seed), got, str(n)] for s, seed, got, n in seeds],
+                                  ["solver", "seed", "as the solver received it", "runs"]))
         print("\n" + coco.table())
         print("\n" + coco.problem_table())
         if shown:
@@ -286,6 +305,18 @@ def _export(args):
               + "; ".join(f"{r['solver']} on {r['problem']} fold {r['fold']} seed "
                           f"{r['seed']}" for r in empty[:5]) + ("; ..." if len(empty) > 5
                                                                else ""))
+    return 0
+
+
+def _cocopp(args):
+    """cocopp's ``main`` on a COCO export as it is: dfrank's testbed registered first (cocopp
+    knows its own suites only), each solver's folder one algorithm, the rest of the
+    arguments cocopp's own."""
+    from ..problems.cocodata import algorithms_of, register_cocopp
+
+    folders = algorithms_of(args.folder)
+    cocopp = register_cocopp()
+    cocopp.main(list(args.cocopp_args) + folders)
     return 0
 
 

@@ -122,7 +122,8 @@ def _run(args, debug):
     printed as one line each."""
     import warnings
 
-    from ..errors import DataFormatError, NoEvaluationError, OutputError, TuneError, UsageError
+    from ..errors import (DataFormatError, MissingExtra, NoEvaluationError, OutputError,
+                          TuneError, UsageError)
 
     def show(message, category, filename, lineno, file=None, line=None):
         print(f"dfrank: warning: {message}", file=sys.stderr)
@@ -147,7 +148,7 @@ def _run(args, debug):
     except (DataFormatError, FileNotFoundError, IsADirectoryError, PermissionError,
             TuneError, OutputError) as e:
         return say(e, EXIT_DATA)
-    except (UsageError, NoEvaluationError, ValueError, TypeError) as e:
+    except (UsageError, MissingExtra, NoEvaluationError, ValueError, TypeError) as e:
         return say(e, EXIT_USAGE)
     except KeyboardInterrupt:
         interrupted.append(signal.SIGINT)

@@ -29,7 +29,7 @@ import os
 
 from .ioh import exported, function_of, instance_of, write_no_evaluations
 
-__all__ = ["export", "register_cocopp", "SUITE"]
+__all__ = ["export", "register_cocopp", "algorithms_of", "SUITE"]
 
 SUITE = "dfrank"
 HEADER = ("% f evaluations | g evaluations | best noise-free fitness - Fopt ({fopt:.12e}) + "
@@ -100,11 +100,34 @@ def export(runs, folder):
     return written, empty
 
 
+def algorithms_of(folder):
+    """cocopp's algorithm folders in an export: each solver's folder of ``folder`` (one that
+    holds ``.info`` files), or ``folder`` itself where it is one solver's."""
+    import glob
+
+    from ..errors import UsageError
+
+    if not os.path.isdir(folder):
+        raise UsageError(f"{folder}: no such folder (a folder written by 'dfrank bench "
+                         "export --format coco')")
+    inside = sorted(os.path.join(folder, d) for d in os.listdir(folder)
+                    if glob.glob(os.path.join(folder, glob.escape(d), "*.info")))
+    if inside:
+        return inside
+    if glob.glob(os.path.join(glob.escape(folder), "*.info")):
+        return [folder]
+    raise UsageError(f"{folder}: no COCO data (.info files) in it or in its folders: export "
+                     "a bench with 'dfrank bench export BENCH.jsonl --format coco -o DIR'")
+
+
 def register_cocopp():
     """Make cocopp read dfrank's suite: a testbed ``dfrank`` (BBOB's settings, dfrank's
     problem names, no reference algorithm, no merging with BBOB's suites) added to cocopp's
     table of suites, ``cocopp.testbedsettings.suite_to_testbed``, which cocopp's own error
-    for an unknown suite names as the place to add one. Returns the testbed class."""
+    for an unknown suite names as the place to add one. Returns cocopp."""
+    from .._optional import need
+
+    cocopp = need("cocopp", "COCO's post-processing")
     from cocopp import testbedsettings as tb
 
     from .suite import SPECS
@@ -126,4 +149,4 @@ def register_cocopp():
 
     tb.DfrankTestbed = DfrankTestbed
     tb.suite_to_testbed[SUITE] = "DfrankTestbed"
-    return DfrankTestbed
+    return cocopp

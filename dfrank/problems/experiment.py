@@ -26,6 +26,7 @@ from ..errors import DataFormatError
 from ..files import jsonable, read_json_lines, sole_writer
 from ..objective import BudgetExhausted, check_allowance
 from ..parallel import effective_n_jobs, gather, one_thread_each
+from .provenance import provenance
 from .references import describe, measure_line_costs
 from .solvers import Outcome, solver_of
 from .suite import SPECS, Suite
@@ -35,7 +36,8 @@ __all__ = ["bench", "BenchResult", "read_runs", "BENCH_FORMAT"]
 BENCH_FORMAT = "dfrank.bench"
 # 2: a run's trace holds each improvement at its own evaluation number; 1: at the number of
 # its batch's best point (a solver evaluating in batches reached targets later there)
-BENCH_VERSION = 2
+TRACES_BY_EVALUATION = 2
+BENCH_VERSION = 3   # 3: the sessions' provenance, each run's seeds as its solver got them
 BATCH_BEST = ("holds traces of version 1, where an improvement found inside a batch of "
               "points is recorded at the batch's best point: the hitting times of solvers "
               "that evaluate in batches (pso, es, cma, ...) can be late by up to a batch")
@@ -96,7 +98,7 @@ def read_runs(path, repair=False):
     its last record."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file (a file written by 'dfrank bench run')")
-    header, runs, costs = None, {}, {}
+    header, runs, costs, sessions = None, {}, {}, []
     for line, rec in read_json_lines(path, "bench file", repair=repair,
                                      header=_bench_header):
         kind = rec.get("type") if isinstance(rec, dict) else None
@@ -108,11 +110,14 @@ def read_runs(path, repair=False):
                 raise DataFormatError(f"bench file version {rec.get('version')!r}; this "
                                       f"dfrank reads versions up to {BENCH_VERSION} (upgrade "
                                       "dfrank)", path=path, line=line)
-            if rec["version"] < BENCH_VERSION:
+            if rec["version"] < TRACES_BY_EVALUATION:
                 import warnings
 
                 warnings.warn(f"{path} {BATCH_BEST}", UserWarning, stacklevel=2)
             header = rec
+            sessions.append(rec.get("provenance"))
+        elif kind == "session":
+            sessions.append(rec.get("provenance"))
         elif kind in ("line_cost", "run"):
             why = _malformed(rec)
             if why:
@@ -123,12 +128,13 @@ def read_runs(path, repair=False):
             else:
                 runs[_key_of(rec)] = rec
         else:
-            raise DataFormatError("a line that is no header, line cost or run",
+            raise DataFormatError("a line that is no header, session, line cost or run",
                                   path=path, line=line)
     if header is None:
         raise DataFormatError("no dfrank bench header (a file written by 'dfrank bench "
                               "run')", path=path)
     header["line_costs"] = costs
+    header["sessions"] = sessions
     return BenchResult(header, list(runs.values()), path)
 
 
@@ -251,7 +257,7 @@ def _run_one(task, root, references):
             raise RuntimeError("the solver evaluated nothing")
         best = int(np.argmax(trace["values"]))
         rec.update(
-            seconds=seconds, status=out.status,
+            seeds_received=out.seeds, seconds=seconds, status=out.status,
             n_evals=int(out.n_evals if out.n_evals is not None else problem.n_evals),
             trace={k: np.asarray(v)[1:] for k, v in trace.items()},   # without (0, -inf)
             best_value=float(trace["values"][best]), last_value=problem.last_value,
@@ -339,17 +345,18 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
     root = os.fspath(root)
     suite = _suite(root, references)
     instances = suite.select(problems, folds)
+    session = provenance(labels)
     header = {"type": "header", "format": BENCH_FORMAT, "version": BENCH_VERSION,
               "budget": budget, "max_seconds": max_seconds, "budgets": budgets,
               "root": os.path.abspath(root), "line_cost": line_cost,
-              "references": describe(suite.references, references)}
+              "references": describe(suite.references, references), "provenance": session}
     # this bench, the one writer of its file
     sole = sole_writer(output, "bench file") if output is not None else contextlib.nullcontext()
     with sole:
         done, costs = {}, {}
         if output is not None and os.path.exists(output) and os.path.getsize(output):
             old = read_runs(output, repair=True)
-            if old.header["version"] < BENCH_VERSION:
+            if old.header["version"] < TRACES_BY_EVALUATION:
                 raise ValueError(f"{output} {BATCH_BEST}; runs of this dfrank would not compare "
                                  "with them: write to another file")
             for k in SETTINGS:
@@ -363,8 +370,11 @@ def bench(root, solvers, problems="small", *, folds=None, seeds=range(3), budget
             done = {_key_of(r): r for r in old.runs
                     if r.get("error") is None and r.get("status") != "interrupted"}
             costs = {k: v["line_cost"] for k, v in old.header["line_costs"].items()}
+            _append(output, [{"type": "session", "provenance": session}])
+            header["sessions"] = old.header["sessions"] + [session]
         else:
             _append(output, [header], fresh=True)
+            header["sessions"] = [session]
         new = [(spec, fold) for spec, fold in instances if (spec.id, fold) not in costs]
         if line_cost == "measured":
             measured = measure_line_costs(root, new)

@@ -233,7 +233,9 @@ class Profiles:
         """Where each solver wins: for every problem (in the runs' order) and budget, the
         ECDF of each solver on that problem's runs alone. A list of dicts ``problem, dim,
         budget, ecdf`` (``ecdf``: ``{solver: fraction}``, NaN for a solver without runs
-        there)."""
+        there). Budgets beyond the runs' (:attr:`reachable`) are left out, for the runs'
+        own budget where none is within."""
+        budgets = [b for b in budgets if b <= self.reachable] or [self.reachable]
         problems, dims = [], {}
         for r in self.runs + self.failed:
             if r["problem"] not in dims:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..objective import BudgetExhausted
+from .provenance import seeds_of
 
 __all__ = ["Outcome", "solver_of", "ENTRY_POINTS"]
 
@@ -38,6 +39,7 @@ class Outcome:
     trace: dict = None
     n_evals: int = None
     status: str = ""
+    seeds: list = None   # the seeds the solver received (provenance.seeds_of)
 
 
 class DfrankSolver:
@@ -58,7 +60,7 @@ class DfrankSolver:
         res = maximize(problem.objective, strategy=copy.deepcopy(self.strategy), seed=seed,
                        n_jobs=1)
         return Outcome(point=res.point, trace=res.trace, n_evals=res.n_evals,
-                       status=res.status)
+                       status=res.status, seeds=seeds_of(res.restarts))
 
 
 class CallableSolver:
@@ -73,7 +75,8 @@ class CallableSolver:
             z = self.fn(problem, seed)
         except BudgetExhausted:
             z = None
-        return Outcome(point=None if z is None else problem.to_space(z)[0])
+        return Outcome(point=None if z is None else problem.to_space(z)[0],
+                       seeds=seeds_of(argument=seed))
 
 
 def solver_of(spec):
