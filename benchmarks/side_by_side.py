@@ -4,7 +4,8 @@ on the same machine under the same load.
     python benchmarks/side_by_side.py OTHER_CHECKOUT SCRIPT [--rounds 5] [-- SCRIPT_ARGS]
 
 Each round runs ``SCRIPT`` (a file of this benchmarks/ folder) once with this checkout's
-dfrank (the installed one) and once with ``OTHER_CHECKOUT``'s (first on PYTHONPATH), the
+dfrank (the installed one) and once with ``OTHER_CHECKOUT``'s (a copy laid out as an install
+lays it out, its own strategies inside, first on PYTHONPATH), the
 order alternating from round to round, so a drift of the machine's speed falls on both.
 Every time the script prints (a number followed by s, ms or us) is read in the order
 printed; the table gives, for each, the median over the rounds of this checkout's and the
@@ -32,10 +33,34 @@ def times(text):
     return [float(v) * UNIT[u] for v, u in TIME.findall(text)]
 
 
+def importable(other):
+    """A folder from which ``import dfrank`` gives the checkout ``other`` as an install lays
+    it out: its ``dfrank/`` with its own ``strategies/`` inside (a checkout holds them side
+    by side, and only an install maps one into the other). Copied, times kept, into a
+    folder of the temporary directory named after the checkout, so that numba's cache of
+    that copy serves the next run."""
+    import hashlib
+    import shutil
+    import tempfile
+
+    other = os.path.abspath(other)
+    tag = hashlib.sha256(other.encode()).hexdigest()[:12]
+    folder = os.path.join(tempfile.gettempdir(), f"dfrank-side-by-side-{tag}")
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "kernels")
+    shutil.copytree(os.path.join(other, "dfrank"), os.path.join(folder, "dfrank"),
+                    ignore=skip, dirs_exist_ok=True)
+    if os.path.isdir(os.path.join(other, "strategies")):
+        shutil.copytree(os.path.join(other, "strategies"),
+                        os.path.join(folder, "dfrank", "strategies"), ignore=skip,
+                        dirs_exist_ok=True)
+    return folder
+
+
 def run(script, args, other):
     env = dict(os.environ)
     if other:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [other, env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [importable(other),
+                                                          env.get("PYTHONPATH")]))
     here = os.path.dirname(os.path.abspath(__file__))
     out = subprocess.run([sys.executable, os.path.join(here, script), *args], env=env,
                          capture_output=True, text=True, check=True)

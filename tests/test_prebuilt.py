@@ -144,3 +144,53 @@ def test_every_metric_family_gives_the_same_values_compiled_anew(tmp_path):
 def test_the_line_search_gives_the_same_values_compiled_anew(tmp_path):
     """The exact line search (one minute of compiling: ``python -m pytest -m jit``)."""
     _same_values(tmp_path, "line")
+
+
+def _source_tree(tmp_path):
+    """A checkout's layout in ``tmp_path``: ``dfrank/`` and ``strategies/`` side by side."""
+    import shutil
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    skip = shutil.ignore_patterns("__pycache__", "kernels")
+    for name in ("dfrank", "strategies"):
+        shutil.copytree(os.path.join(root, name), tmp_path / name, ignore=skip)
+    return tmp_path
+
+
+def test_importing_dfrank_in_a_clones_root_says_why_in_one_line(tmp_path):
+    """In the clone's root, where README's install runs, the source folder shadowed the
+    installed package and ``import dfrank`` failed with "cannot import name 'strategies'
+    from partially initialized module 'dfrank' (most likely due to a circular import)"
+    (or, beside an editable install of another checkout, took that one's strategies)."""
+    tree = _source_tree(tmp_path)
+    out = subprocess.run([sys.executable, "-c", "import dfrank"], cwd=tree,
+                         capture_output=True, text=True)
+    last = out.stderr.strip().splitlines()[-1]
+    assert out.returncode == 1 and last.startswith("ImportError: ")
+    assert "dfrank's source, not an install" in last and "pip install -e ." in last
+    assert "circular import" not in out.stderr
+
+
+def test_side_by_side_runs_another_checkout_with_its_own_strategies(tmp_path):
+    """benchmarks/side_by_side.py put the other checkout first on PYTHONPATH, where its
+    ``dfrank`` imported this checkout's ``strategies``: it runs a copy laid out as an
+    install lays it out."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "benchmarks"))
+    try:
+        from side_by_side import importable
+    finally:
+        sys.path.pop(0)
+    tree = _source_tree(tmp_path / "other")
+    import shutil
+
+    folder = importable(str(tree))
+    env = dict(os.environ, PYTHONPATH=folder, DFRANK_QUIET_COMPILE="1")
+    try:
+        out = subprocess.run([sys.executable, "-c", "import dfrank.strategies as s; "
+                              "print(s.__file__)"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True)
+    finally:
+        shutil.rmtree(folder)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == os.path.join(folder, "dfrank", "strategies", "__init__.py")

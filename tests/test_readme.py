@@ -110,6 +110,17 @@ def test_readme_shows_install_and_test_commands():
     assert 'pip install -e ".[dev]"' in ci and "python -m pytest" in ci
 
 
+def test_no_documented_block_builds_the_package_twice():
+    """README's install block was ``pip install .`` then ``pip install ".[sklearn,..]"``:
+    the second built the wheel and compiled every kernel again. A shell block installs
+    the checkout once (extras in that one command)."""
+    local = re.compile(r"pip install (?:-e |-v )*[\"']?\.(?:\[[^\]]*\])?[\"']?(?:\s|$)")
+    for path in DOCS:
+        for lang, code in re.findall(r"```(\w+)\n(.*?)```", open(path).read(), flags=re.S):
+            if lang in ("bash", "sh", "shell"):
+                assert len(local.findall(code)) <= 1, (path, code)
+
+
 def _mq2008(folder):
     """``MQ2008/Fold1/{train,vali,test}.txt`` under ``folder``, as LETOR 4.0 distributes
     them (links to ../shared's gzipped copies); skips where ../shared is absent."""

@@ -115,9 +115,9 @@ def read_runs(path, repair=False):
 
                 warnings.warn(f"{path} {BATCH_BEST}", UserWarning, stacklevel=2)
             header = rec
-            sessions.append(rec.get("provenance"))
+            sessions.append(_provenance_of(rec, path, line))
         elif kind == "session":
-            sessions.append(rec.get("provenance"))
+            sessions.append(_provenance_of(rec, path, line))
         elif kind in ("line_cost", "run"):
             why = _malformed(rec)
             if why:
@@ -136,6 +136,16 @@ def read_runs(path, repair=False):
     header["line_costs"] = costs
     header["sessions"] = sessions
     return BenchResult(header, list(runs.values()), path)
+
+
+def _provenance_of(rec, path, line):
+    """A header's or session line's provenance: a record of dicts, or None (not recorded)."""
+    p = rec.get("provenance")
+    if p is not None and not (isinstance(p, dict) and all(
+            isinstance(p.get(k, {}), dict) for k in ("versions", "machine"))):
+        raise DataFormatError(f"a provenance that dfrank did not write: {p!r}"[:200],
+                              path=path, line=line)
+    return p
 
 
 def _bench_header(rec):
@@ -178,6 +188,11 @@ def _malformed(rec):
                 f"knows {', '.join(SPECS)})")
     if not _is("bool", rec.get("repeat", False)):
         return f"its 'repeat' is {rec.get('repeat')!r}, not true or false"
+    got = rec.get("seeds_received")
+    if got is not None and not (isinstance(got, list) and got and all(
+            isinstance(g, dict) and ("argument" in g or isinstance(g.get("seed_sequence"), dict))
+            for g in got)):
+        return f"its 'seeds_received' is {got!r}, not the seeds of its restarts"[:200]
     if rec.get("error") is not None:
         return None if _is("str", rec["error"]) else "its 'error' is no text"
     for name, kind in _FINISHED.items():

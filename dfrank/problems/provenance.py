@@ -78,8 +78,7 @@ def provenance_lines(sessions):
             lines.append(f"session {i + 1}: versions, date and machine not recorded (a bench "
                          "file of an older dfrank)")
             continue
-        v = p.get("versions", {})
-        m = p.get("machine", {})
+        v, m = p.get("versions") or {}, p.get("machine") or {}
         lines.append(f"session {i + 1}: {p.get('date')}, "
                      + ", ".join(f"{k} {x}" for k, x in v.items() if x is not None)
                      + f"; {m.get('cpu')} ({m.get('cores')} cores), {m.get('platform')}")
@@ -107,12 +106,11 @@ def _received(got):
     if "argument" in got[0]:
         return f"fn(problem, {got[0]['argument']})"
     ss = [g.get("seed_sequence") or {} for g in got]
-    entropy = {s.get("entropy") for s in ss}
-    if len(entropy) == 1 and [tuple(s.get("spawn_key", ())) for s in ss] == \
-            [(i,) for i in range(len(ss))]:
+    entropy = {repr(s.get("entropy")) for s in ss}
+    if len(entropy) == 1 and [s.get("spawn_key") for s in ss] == [[i] for i in range(len(ss))]:
         text = f"SeedSequence({entropy.pop()}).spawn({len(ss)})"
     else:
-        text = "; ".join(f"SeedSequence({s.get('entropy')}, spawn_key="
-                         f"{tuple(s.get('spawn_key', ()))})" for s in ss)
+        text = "; ".join(f"SeedSequence({s.get('entropy')!r}, spawn_key="
+                         f"{s.get('spawn_key')!r})" for s in ss)
     package = [str(g["package_seed"]) for g in got if "package_seed" in g]
     return text + (f" -> seed {', '.join(package)}" if package else "")
