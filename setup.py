@@ -49,6 +49,15 @@ def ship_nothing(root, why):
           "use", file=sys.stderr, flush=True)
 
 
+def follow_parent(parent):
+    """End this build at once when its parent (pip) ends: pip ended by a signal leaves its
+    build running on its own, compiling for minutes for nobody (the compile ends with this
+    process: its lifeline)."""
+    while os.getppid() == parent:
+        time.sleep(0.25)
+    os._exit(1)
+
+
 def compile_kernels(root, group="install"):
     """Compile the kernels of ``group`` into the tree ``root`` (of the installed layout) and
     ship them there; never raises. Returns whether it shipped kernels."""
@@ -71,12 +80,18 @@ def compile_kernels(root, group="install"):
             sys.stderr.write(line)
             sys.stderr.flush()
 
+    read, write = os.pipe()   # its lifeline: closed when this process ends, it ends too
+    env["DFRANK_LIFELINE"] = str(read)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "dfrank._jit.build", root, group],
-                                env=env, cwd=root, text=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "dfrank._jit.build", root, group],
+                                    env=env, cwd=root, text=True, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, pass_fds=(read,))
+        finally:
+            os.close(read)
         reader = threading.Thread(target=forward, args=(proc.stdout,), daemon=True)
         reader.start()
+        threading.Thread(target=follow_parent, args=(os.getppid(),), daemon=True).start()
         try:
             code = proc.wait(timeout=KERNEL_TIMEOUT)
             reader.join(10)
@@ -88,6 +103,8 @@ def compile_kernels(root, group="install"):
             why = f"compiling took longer than {KERNEL_TIMEOUT} s"
     except OSError as e:
         why = str(e)
+    finally:
+        os.close(write)
     if why is not None:
         ship_nothing(root, why)
         return False

@@ -4,28 +4,10 @@ Learn linear rankers and tune few-parameter retrieval models by maximizing exact
 metric you report (MAP, NDCG@k, P@k, MRR, ERR@k, ...), over Metzler's multinomial manifold.
 """
 
-def _source_without_install():
-    """Why this dfrank cannot be imported, or None: a source folder (the clone's root as the
-    working directory, a checkout on PYTHONPATH) holds ``strategies/`` beside ``dfrank/``,
-    which only an install maps to ``dfrank.strategies``; without an editable install of
-    this very checkout, the import would fail half-way or take another checkout's."""
-    import importlib.util
-    import os
+from ._jit.layout import source_without_install as _source
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    if os.path.isdir(os.path.join(here, "strategies")):
-        return None
-    spec = importlib.util.find_spec(".strategies", __name__)
-    found = os.path.dirname(spec.origin) if spec is not None and spec.origin else None
-    if found == os.path.join(os.path.dirname(here), "strategies"):
-        return None
-    return (f"{here} is dfrank's source, not an install (a checkout on the path, or the "
-            "clone's root as the working directory): run Python in another folder to use "
-            "the installed dfrank, or install this checkout editable (pip install -e .)")
-
-
-if _source_without_install():
-    raise ImportError(_source_without_install())
+if _source(__file__):   # a checkout's dfrank/ beside its strategies/, not installed
+    raise ImportError(_source(__file__))
 
 from . import _threads  # noqa: E402
 from ._jit import progress as _progress  # noqa: E402

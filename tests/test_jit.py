@@ -5,6 +5,7 @@ compiled in memory; compiles that Ctrl-C and SIGTERM stop; the build's manifest.
 import glob
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -76,6 +77,58 @@ def test_end_all_ends_every_helper_still_running():
     assert proc.poll() is not None and proc not in helpers.running()
 
 
+PARENT = """
+import os, sys, time
+from dfrank._jit import background
+proc = background.spawn("dfrank._jit.background", "0", "0", "<f8")   # ndcg's, compiling
+print(proc.pid, flush=True)
+if sys.argv[1] == "wait":
+    time.sleep(300)
+"""
+
+
+def _gone_within(pid, seconds):
+    """Whether process ``pid`` ends (or is left a zombie) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_a_helper_ends_when_its_parent_is_killed_and_goes_on_after_a_normal_exit(tmp_path):
+    """Helpers ran in sessions of their own and outlived their parent, compiling for a
+    minute for nobody (65 s and more after a build was stopped): a helper holds a lifeline
+    to its parent and ends within 5 s of a SIGKILL; a background compile that the parent
+    leaves by a normal exit goes on, to fill the cache."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), DFRANK_SHIPPED_KERNELS="0")
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, "wait"], env=env,
+                              stdout=subprocess.PIPE, text=True)
+    helper = int(parent.stdout.readline())
+    time.sleep(1.0)
+    assert not _gone_within(helper, 0.1)                     # compiling
+    parent.kill()
+    parent.wait()
+    assert _gone_within(helper, 5.0)
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache2")
+    done = subprocess.run([sys.executable, "-c", PARENT, "exit"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    helper = int(done.stdout.split()[0])
+    try:
+        assert not _gone_within(helper, 2.0)                 # goes on alone
+    finally:
+        try:
+            os.kill(helper, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_a_helper_runs_only_dfranks_own_modules():
     with pytest.raises(ValueError, match="dfrank's own modules"):
         helpers.argv("os", "x")
@@ -138,6 +191,58 @@ def test_numba_cache_names_the_folder_and_index_numba_writes(tmp_path, monkeypat
     folder, index = store.numba_cache(jit_probe.twice)
     assert os.path.isfile(index) and os.path.dirname(index) == folder
     assert store.on_disk(jit_probe.twice)
+
+
+def _probe_with_shipped(tmp_path, monkeypatch, name, stamp=None):
+    """A module ``name`` of one cached kernel, whose package the install (a fake manifest
+    serving another numba) ships ``shipped.nbc`` for; ``stamp``: a stamp an earlier
+    process left in numba's folder, naming that file. Returns numba's folder."""
+    import importlib
+
+    kernels = tmp_path / "kernels"
+    (kernels / name).mkdir(parents=True)
+    (kernels / name / "shipped.nbc").write_bytes(b"shipped")
+    m = {"built": True, "id": "install-1", "numba": "0.1.0",
+         "files": {f"{name}/shipped.nbc": manifest.digest(kernels / name / "shipped.nbc")}}
+    monkeypatch.setattr(manifest, "KERNELS", str(kernels))
+    for key, value in (("manifest", m), ("serves", None), ("edited", False)):
+        monkeypatch.setitem(store._memory, key, value)
+    del store._memory["serves"]
+    monkeypatch.setattr(manifest, "mismatch", lambda path=None, m=None: "numba differs")
+    monkeypatch.delenv("DFRANK_QUIET_COMPILE", raising=False)
+    folder = tmp_path / "__pycache__"
+    if stamp is not None:
+        folder.mkdir()
+        (folder / "shipped.nbc").write_bytes(pickle.dumps("numba's own, compiled anew"))
+        (folder / store.STAMP).write_text(json.dumps(stamp))
+    (tmp_path / f"{name}.py").write_text(
+        "from dfrank._jit.store import njit\n\n@njit(cache=True)\ndef twice(x):\n"
+        "    return 2 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module(name)
+    return folder
+
+
+def test_shipped_kernels_that_do_not_serve_this_numba_are_never_copied(tmp_path,
+                                                                       monkeypatch, capsys):
+    """With another numba of the declared range, the install's kernels were copied where
+    numba reads them; numba compiled each anew into those files, and the next process
+    took them for shipped files tampered with ("does not match what was compiled") and
+    compiled everything again. Kernels that do not serve this process are not copied."""
+    folder = _probe_with_shipped(tmp_path, monkeypatch, "jit_probe_other_numba")
+    assert not (folder / "shipped.nbc").exists()
+    assert "does not match" not in capsys.readouterr().err
+
+
+def test_copies_an_earlier_numba_made_are_numbas_own_under_another(tmp_path, monkeypatch,
+                                                                   capsys):
+    """Copies made while the install's numba ran, then rewritten by another numba of the
+    range, are numba's files from then on: kept, and nothing said."""
+    stamp = {"manifest": "install-1", "files": {"shipped.nbc": "0" * 64}}
+    folder = _probe_with_shipped(tmp_path, monkeypatch, "jit_probe_rewritten", stamp)
+    assert pickle.loads((folder / "shipped.nbc").read_bytes()) == "numba's own, compiled anew"
+    assert json.loads((folder / store.STAMP).read_text())["files"] == {}
+    assert "does not match" not in capsys.readouterr().err
 
 
 @needs_shipped
@@ -206,7 +311,7 @@ def _unshare_works():
         return False
 
 
-def _read_only(folders, code, **env):
+def _read_only(folders, code, *args, **env):
     """Run ``code`` with ``folders`` mounted read-only (a private mount namespace, as a
     container image presents site-packages)."""
     mounts = " && ".join(f"mount --bind '{d}' '{d}' && mount -o remount,ro,bind '{d}' '{d}'"
@@ -214,8 +319,8 @@ def _read_only(folders, code, **env):
     full = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     full.update(DFRANK_DEBUG_COMPILE="1", **env)
     return subprocess.run(["unshare", "-m", "sh", "-c", f'{mounts} && exec "$@"', "sh",
-                           sys.executable, "-c", code], env=full, capture_output=True,
-                          text=True, timeout=300)
+                           sys.executable, "-c", code, *args], env=full,
+                          capture_output=True, text=True, timeout=300)
 
 
 def _package_folders():
@@ -253,6 +358,60 @@ def test_with_no_writable_cache_folder_dfrank_compiles_in_memory_and_says_so(tmp
     assert done.returncode == 0, done.stderr
     assert float(done.stdout) == pytest.approx(1.0)
     assert done.stderr.count("kernels compile in memory") == 1
+
+
+BANNER_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from dfrank._jit import progress
+progress.DELAY = 0.0
+import dfrank_banner_probe as probe
+print(probe.sorted_sum(3000))
+"""
+
+
+@needs_unshare
+@pytest.mark.parametrize("setup", ["writable", "NUMBA_CACHE_DIR", "read-only install",
+                                   "read-only everything", "another CPU"])
+def test_what_the_compile_banner_claims_holds_in_every_setup(tmp_path, setup):
+    """With site-packages and HOME read-only the banner said the kernels were "cached on
+    disk", "0 of 143" not compiled, and suggested 'dfrank warmup', none of which held:
+    in each setup, what it says is checked against what happened."""
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "dfrank_banner_probe.py").write_text(
+        "import numpy as np\nfrom dfrank._jit.store import njit\n\n@njit(cache=True)\n"
+        "def sorted_sum(n):\n    a = np.sort(np.arange(n)[::-1].astype(np.float64))\n"
+        "    return a.sum() + np.searchsorted(a, 10.0)\n")
+    env = {"DFRANK_QUIET_COMPILE": "", "XDG_CACHE_HOME": str(tmp_path / "home-cache")}
+    read_only = {"read-only install": _package_folders() + [str(probe)],
+                 "read-only everything": _package_folders() + [str(probe), str(tmp_path)]}
+    if setup == "NUMBA_CACHE_DIR":
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    if setup == "another CPU":
+        env["NUMBA_CPU_NAME"] = "generic"
+    (tmp_path / "home-cache").mkdir()
+    done = _read_only(read_only[setup], BANNER_PROBE, str(probe), **env) \
+        if setup in read_only else _run_probe(BANNER_PROBE, str(probe), **env)
+    err = done.stderr
+    assert done.returncode == 0, err
+    [banner] = [line for line in err.splitlines() if line.startswith("dfrank: compiling numba")]
+    cached = glob.glob(str(tmp_path / "**" / "*sorted_sum*.nbi"), recursive=True)
+    if setup == "read-only everything":
+        assert "in memory" in banner and not cached
+        assert "cached" not in banner and "warmup" not in banner and " of dfrank's " not in banner
+    else:
+        assert "cached" in banner and "'dfrank warmup'" in banner and len(cached) == 1
+        assert (setup == "another CPU") == ("another CPU" in banner)
+        where = {"NUMBA_CACHE_DIR": "numba-cache", "read-only install": "home-cache"}
+        assert os.sep + where.get(setup, "probe") + os.sep in cached[0]
+
+
+def _run_probe(code, folder, **env):
+    full = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    full.update(**env)
+    return subprocess.run([sys.executable, "-c", code, folder], env=full,
+                          capture_output=True, text=True, timeout=300)
 
 
 # ------------------------------------------------------------------ interrupts and silence
@@ -356,7 +515,7 @@ def test_a_wait_for_a_helper_says_what_it_waits_for_and_counts_as_compiling(monk
     """The first use of the err line search once waited 37 s for its helper in silence,
     and a run's printed time hid its compiling."""
     from dfrank._jit import progress
-    from dfrank.cli.options import time_text
+    from dfrank.cli.options import compiling_line, time_text
 
     monkeypatch.setattr(progress, "DELAY", 0.05)
     monkeypatch.setattr(progress, "EVERY", 0.1)
@@ -368,9 +527,9 @@ def test_a_wait_for_a_helper_says_what_it_waits_for_and_counts_as_compiling(monk
     assert progress.seconds() - before >= 0.3
     err = capsys.readouterr().err
     assert "now the sweep, compiling in a helper process" in err
-    assert time_text(3.0) == "3.00 s"
-    assert time_text(3.0, before=81.2, within=0.25) == \
-        "3.00 s, 0.2 s of it compiling (+81.2 s compiling before)"
+    assert time_text(3.0) == "3.00 s" and compiling_line(0.0, 0.01) is None
+    assert compiling_line(before=81.2, within=0.25) == \
+        "compiling numba kernels: 0.2 s within the time above, 81.2 s before it"
 
 
 def test_a_compile_asked_for_on_the_main_thread_runs_in_a_thread_of_its_own():
@@ -422,7 +581,7 @@ def test_a_checkout_edited_since_its_build_copies_no_shipped_kernel(tmp_path, mo
         "    return 3 * x\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     fake = {"built": True, "id": "x" * 64, "files": {"jit_probe2/a.nbi": "0" * 64},
-            "sources": {"dfrank/nothing_here.py": "0" * 64}}
+            "sources": {"dfrank/nothing_here.py": "0" * 64}, **manifest.describe()}
     monkeypatch.setattr(store, "_memory", {"why": None, "manifest": fake})
     seeded = []
     monkeypatch.setattr(store, "_seed", lambda *a: seeded.append(a) or {"files": {}})

@@ -112,7 +112,8 @@ def spawn(module, *args):
     compiling in its own process only; the process, or None where it cannot start."""
     from .helpers import spawn as start
 
-    return start(module, *args, env=dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"}))
+    return start(module, *args, env=dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"}),
+                 detach=True)
 
 
 def allowed():

@@ -16,7 +16,22 @@ import sys
 from . import manifest
 
 
+def _follow(fd):
+    """End this process at once when the pipe ``fd`` closes: the build that started it
+    (setup.py) has ended, however it ended; the helpers it started end with it (their
+    lifelines)."""
+    import threading
+
+    def watch():
+        os.read(fd, 1)
+        os._exit(143)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main(argv=None):
+    if os.environ.get("DFRANK_LIFELINE"):
+        _follow(int(os.environ.pop("DFRANK_LIFELINE")))
     root, group = (argv if argv is not None else sys.argv[1:])
     root = os.path.abspath(root)
     manifest.ship_nothing(root, "the build did not finish")

@@ -133,10 +133,10 @@ def manifest(path=None):
     return _read(path or MANIFEST)
 
 
-def mismatch(path=None):
+def mismatch(path=None, m=None):
     """Why the install's compiled kernels do not serve this process, in words, or None
-    (they do, or there are none to speak of)."""
-    m = manifest(path)
+    (they do, or there are none to speak of); ``m``: the manifest, read already."""
+    m = manifest(path) if m is None else m
     if m is None:
         return None
     if not m.get("built"):

@@ -57,9 +57,14 @@ def _uncached():
 
 
 def _first_line():
-    """Why this process compiles, for the first line."""
+    """Why this process compiles, for the first line: what it claims holds where it is
+    said (kernels compiled in memory are neither cached nor helped by a warm-up)."""
     from .manifest import mismatch
+    from .store import in_memory
 
+    if in_memory():
+        return ("dfrank: compiling numba kernels in memory, as in every process here "
+                f"({in_memory()}; set NUMBA_CACHE_DIR to a writable folder to keep them)")
     why = mismatch()
     missing, total = _uncached()
     left = f"{missing} of dfrank's {total} kernels loaded so far are not compiled yet"

@@ -150,12 +150,33 @@ def _prepare(kernel):
             if key.split("/", 1)[0] == package}
         try:
             stamp = _read_stamp(folder)
-            if shipped and stamp.get("manifest") != m["id"] and not _edited(m):
-                stamp = _seed(package, folder, shipped, m["id"])
+            if shipped and _serves(m):
+                if stamp.get("manifest") != m["id"] and not _edited(m):
+                    stamp = _seed(package, folder, shipped, m["id"])
+            elif stamp.get("files"):   # copies of kernels that do not serve this numba
+                stamp = _forget(folder)
             _check(folder, stamp)
         except OSError as e:   # a folder numba found writable a moment ago
             _say(f"the compiled kernels of {package} could not be prepared in {folder} "
                  f"({e}); they compile on first use")
+
+
+def _serves(m):
+    """Whether the shipped kernels of manifest ``m`` load in this process (the numba,
+    llvmlite, Python and CPU they were compiled for); once per process. Kernels that do
+    not are never copied: numba would compile each anew into the very files copied, and
+    the next process would take numba's files for shipped ones tampered with."""
+    if "serves" not in _memory:
+        _memory["serves"] = _manifest.mismatch(m=m) is None
+    return _memory["serves"]
+
+
+def _forget(folder):
+    """The folder's cache files are numba's own from now on (the install's copies there do
+    not serve this process, and numba replaces them as it compiles): a stamp naming none."""
+    stamp = {"manifest": None, "files": {}}
+    _replace(os.path.join(folder, STAMP), json.dumps(stamp, indent=1).encode())
+    return stamp
 
 
 def _edited(m):

@@ -56,8 +56,9 @@ def run(args):
     w = best.weights / np.abs(best.weights).max()
     print("  learned weights (coordinate ascent, scaled):" +
           "".join(f" {x:+.2f}" for x in w))
-    took = o.time_text(time.perf_counter() - t_start, within=o.compile_seconds() - c0,
-                       digits=1)
-    print(f"done in {took}. Next: dfrank fit --help (your own files), or README.md for the "
-          "Python API.")
+    compiled = o.compiling_line(within=o.compile_seconds() - c0)
+    if compiled:
+        print(compiled)
+    print(f"done in {o.time_text(time.perf_counter() - t_start, digits=1)}. Next: dfrank fit "
+          "--help (your own files), or README.md for the Python API.")
     return 0

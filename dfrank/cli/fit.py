@@ -105,7 +105,7 @@ def run(args):
                       progress=o.show_progress(args), ties=args.ties,
                       checkpoint=args.checkpoint, resume=args.resume)
     secs = time.perf_counter() - t0
-    timed = o.time_text(secs, c1 - c0, o.compile_seconds() - c1)
+    compiled = o.compiling_line(c1 - c0, o.compile_seconds() - c1)
     if norm is not None:
         result.normalization = norm
     ranker = result.ranker
@@ -127,10 +127,12 @@ def run(args):
              "outcome")
     if args.json != "-":
         rows = [[k, f"{v:.4f}"] for k, v in scores.items()]
-        rows += [["evaluations", str(result.n_evals)], ["time", timed]]
+        rows += [["evaluations", str(result.n_evals)], ["time", o.time_text(secs)]]
         print(f"{result.strategy} on {counted(train.n_queries, 'query', 'queries')}, "
               f"{counted(train.n_features, 'feature', 'features')} (seed {args.seed})")
         print(format_table(rows, ["", result.metric]))
+        if compiled:
+            print(compiled)
         if result.status == "interrupted":
             print(f"note: {result.message} (the best point found so far is kept)")
         if saved:

@@ -114,9 +114,11 @@ def run(args):
     quiet_stdout = args.json == "-"
     out = o.Outputs()
     if not quiet_stdout:
-        took = o.time_text(res.seconds, within=o.compile_seconds() - c0)
+        compiled = o.compiling_line(within=o.compile_seconds() - c0)
         print(f"fusion of {len(names)} runs ({args.normalize} normalization, missing "
-              f"documents {args.missing}) in {took}")
+              f"documents {args.missing}) in {o.time_text(res.seconds)}")
+        if compiled:
+            print(compiled)
         print(res.summary())
     if res.status == "interrupted":   # to stderr too: standard output may be a file
         print("dfrank: note: the fusion was interrupted; the best weights found so far are "

@@ -74,7 +74,10 @@ def run(args):
     i = int(np.argmax(vals))
     w = Simplex(len(ids)).to_weights(pts[i])
     print(f"grid of {size:,} points (resolution {args.resolution}) over features "
-          f"{ids} in {o.time_text(secs, c1 - c0, o.compile_seconds() - c1)}")
+          f"{ids} in {o.time_text(secs)}")
+    compiled = o.compiling_line(c1 - c0, o.compile_seconds() - c1)
+    if compiled:
+        print(compiled)
     print(f"best {obj.metric.name} = {vals[i]:.4f} at weights "
           + ", ".join(f"f{f}: {x:+.3f}" for f, x in zip(ids, w)))
     face = np.isclose(pts[:, -1], 0.0)  # non-negative weights: Metzler's Figure 1

@@ -34,7 +34,7 @@ __all__ = ["UsageError", "Outputs", "add_seed", "add_budget", "add_max_seconds",
            "add_ties", "add_quiet", "add_significance", "add_data", "add_reading",
            "positive_int", "positive_float", "parse_options", "load", "load_sets",
            "outputs_writable", "show_progress", "compiling", "warm_up", "prefetch",
-           "compile_seconds", "time_text",
+           "compile_seconds", "time_text", "compiling_line",
            "SIGNIFICANCE_TESTS"]
 
 
@@ -475,15 +475,17 @@ def compile_seconds():
     return progress.seconds()
 
 
-def time_text(secs, before=0.0, within=0.0, digits=2):
-    """A run's time as printed: ``secs``, with the seconds of compiling within it and
-    before it (the warm-up), when there were any."""
-    text = f"{secs:.{digits}f} s"
-    if within >= 0.05:
-        text += f", {within:.1f} s of it compiling"
-    if before >= 0.05:
-        text += f" (+{before:.1f} s compiling before)"
-    return text
+def time_text(secs, digits=2):
+    """A run's time as a table cell prints it: a number of seconds."""
+    return f"{secs:.{digits}f} s"
+
+
+def compiling_line(before=0.0, within=0.0):
+    """The line that says how long numba compiled, within the run's time and before it
+    (the warm-up), or None when it did not."""
+    parts = ([f"{within:.1f} s within the time above"] if within >= 0.05 else []) + \
+        ([f"{before:.1f} s before it"] if before >= 0.05 else [])
+    return f"compiling numba kernels: {', '.join(parts)}" if parts else None
 
 
 def warm_up(metric, ties=DEFAULT_TIES, exact=True, strategy=None):
