@@ -1,8 +1,8 @@
 """Build step of dfrank: the package is built with its numba kernels compiled.
 
 A first command of a new install would otherwise spend a minute compiling the kernels it
-needs (numba compiles on first use and caches on disk). So building dfrank (``pip install
-.``, ``pip wheel .``) runs ``python -m dfrank._jit.build``, which compiles the versions of
+needs (numba compiles on first use and caches on disk). So building dfrank from a source
+checkout (``pip install .``, ``pip wheel .``) runs ``python -m dfrank._jit.build``, which compiles the versions of
 the kernels that each module declares for a new user's first commands and every metric's
 evaluation (``pip install -e .`` for a source checkout: every declared version); it ships
 them in ``dfrank/_jit/kernels/`` with a manifest of what they were built with and a digest
@@ -10,10 +10,16 @@ of each file (see dfrank/_jit/). A wheel that carries kernels is tagged for this
 platform (numba loads a kernel only for the numba, Python and CPU it was compiled for, and
 dfrank says in one line when they do not fit and compiles instead).
 
+A build from the source distribution (``python -m build``: the sdist, then the wheel
+from it; a release) makes a wheel for any machine instead: ``py3-none-any``, with no
+kernels (numba's kernels serve only the CPU they were compiled for); they compile on first
+use, with progress lines, or all at once with ``dfrank warmup``.
+
 The build never fails for this: without numba, or when compiling fails or takes longer
 than KERNEL_TIMEOUT seconds, the package is built without compiled kernels (they compile
-on first use) and its manifest says so. ``DFRANK_BUILD_KERNELS=0`` skips the step.
-``pip install -v .`` shows its progress.
+on first use) and its manifest says so. ``DFRANK_BUILD_KERNELS=0`` skips the step,
+``DFRANK_BUILD_KERNELS=1`` compiles also from the source distribution. ``pip install -v
+.`` shows its progress.
 """
 
 import glob
@@ -31,6 +37,7 @@ from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_py import build_py
 
 ENV = "DFRANK_BUILD_KERNELS"
+HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_TIMEOUT = 900
 KERNELS = os.path.join("dfrank", "_jit", "kernels")
 
@@ -58,12 +65,25 @@ def follow_parent(parent):
     os._exit(1)
 
 
+def kernels_skipped():
+    """Why this build compiles no kernels (None: it compiles them): ``DFRANK_BUILD_KERNELS=0``,
+    or a build from the source distribution (its ``PKG-INFO`` beside this file), whose wheel
+    is for any machine."""
+    setting = os.environ.get(ENV)
+    if setting == "0":
+        return f"{ENV}=0"
+    if setting is None and os.path.exists(os.path.join(HERE, "PKG-INFO")):
+        return ("a wheel built from the source distribution is for any machine; kernels "
+                "compile on first use, or all at once with 'dfrank warmup'")
+    return None
+
+
 def compile_kernels(root, group="install"):
     """Compile the kernels of ``group`` into the tree ``root`` (of the installed layout) and
     ship them there; never raises. Returns whether it shipped kernels."""
     root = os.path.abspath(root)
-    if os.environ.get(ENV, "1") == "0":
-        ship_nothing(root, f"{ENV}=0")
+    if kernels_skipped():
+        ship_nothing(root, kernels_skipped())
         return False
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(PYTHONPATH=os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p]),
@@ -142,7 +162,7 @@ class WheelTaggedByKernels(bdist_wheel):
 
     def finalize_options(self):
         super().finalize_options()
-        self.root_is_pure = os.environ.get(ENV, "1") == "0"
+        self.root_is_pure = kernels_skipped() is not None
 
     def get_tag(self):
         if getattr(self.distribution, "kernels", False):

@@ -1,6 +1,7 @@
 """A new user's first calls, in a fresh install: first run, warm run, extra, in each setup.
 
     python benchmarks/bench_first_calls.py [--test-command] [--setups plain,cache-dir,...]
+        [--other-numba 0.67.0] [--release-wheel]
 
 1. A clone of HEAD, a fresh virtualenv, README's user install (``pip install .``, timed:
    it compiles the first commands' kernels, see setup.py and dfrank/_jit/).
@@ -8,7 +9,11 @@
    in each setup (a column group each): ``plain`` (no numba cache outside the installed
    package), ``cache-dir`` (``NUMBA_CACHE_DIR`` set to an empty folder, as clusters and CI
    set it), ``read-only`` (site-packages mounted read-only, as in a container image run as
-   another user, with a writable, empty user cache folder; needs ``unshare -m``, root).
+   another user, with a writable, empty user cache folder; needs ``unshare -m``, root),
+   ``read-only-all`` (the user cache folder read-only too: kernels compile in memory),
+   ``another-cpu`` (``NUMBA_CPU_NAME=generic``), and with the options ``another-numba``
+   (the same install with another numba of the range) and ``release-wheel`` (the wheel
+   ``python -m build`` makes, ``py3-none-any``, no kernels).
    Each command runs once from the install's state (the kernels as the install left them,
    restored before each command, and the setup's cache folder emptied, so that no command
    profits from another's compiling), then again (warm); extra = first - warm.
@@ -67,37 +72,63 @@ def restore(site, saved):
             f.write(data)
 
 
-def fresh_install(tmp):
-    """A clone of this repository's HEAD installed as README says, in a new venv."""
+def fresh_install(tmp, kind="source", numba=None):
+    """A clone of this repository's HEAD installed in a new venv: as README says
+    (``source``: ``pip install .``), or the release's wheel (``release``: ``python -m
+    build``'s, from the sdist); ``numba``: that version installed after it."""
     clone = os.path.join(tmp, "clone")
-    subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
-    venv = os.path.join(tmp, "venv")
+    if not os.path.isdir(clone):
+        subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
+    venv = os.path.join(tmp, f"venv-{kind}-{numba}")
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     py = os.path.join(venv, "bin", "python")
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = os.path.join(venv, "bin") + os.pathsep + env["PATH"]
-    install = timed([py, "-m", "pip", "install", "-q", "."], env, cwd=clone)
+    if kind == "release":
+        dist = os.path.join(tmp, "dist")
+        timed([sys.executable, "-m", "build", "--outdir", dist, clone], env)
+        [whl] = [f for f in os.listdir(dist) if f.endswith(".whl")]
+        install = timed([py, "-m", "pip", "install", "-q", os.path.join(dist, whl)], env)
+    else:
+        install = timed([py, "-m", "pip", "install", "-q", "."], env, cwd=clone)
+    if numba:
+        timed([py, "-m", "pip", "install", "-q", f"numba=={numba}"], env)
     site = subprocess.run([py, "-c", "import os, dfrank; print(os.path.dirname(os.path."
                            "dirname(dfrank.__file__)))"], env=env, capture_output=True,
                           text=True, check=True, cwd=tmp).stdout.strip()
     return py, env, site, install
 
 
-SETUPS = ("plain", "cache-dir", "read-only")
+SETUPS = ("plain", "cache-dir", "read-only", "read-only-all", "another-cpu")
+
+
+def _read_only(folders, py):
+    """A command prefix running ``py`` with ``folders`` mounted read-only."""
+    mounts = " && ".join(f"mount --bind '{d}' '{d}' && mount -o remount,ro,bind '{d}' '{d}'"
+                         for d in folders)
+    return ["unshare", "-m", "sh", "-c", f"{mounts} && exec \"$@\"", "sh", py]
 
 
 def setup_of(name, tmp, py, env, site):
-    """(command prefix, environment, folder emptied before each first call) of a setup."""
+    """(command prefix, environment, folder emptied before each first call) of a setup:
+    ``plain``; ``cache-dir`` (NUMBA_CACHE_DIR); ``read-only`` (site-packages, with a
+    writable user cache); ``read-only-all`` (site-packages and the user cache: kernels
+    compile in memory, in every process); ``another-cpu`` (numba told to target a generic
+    x86-64, NUMBA_CPU_NAME=generic: the install's kernels do not serve)."""
     cache = os.path.join(tmp, f"cache-{name}")
-    if name == "plain":
+    if name in ("plain", "another-numba", "release-wheel"):
         return [py], env, None
     if name == "cache-dir":
         return [py], dict(env, NUMBA_CACHE_DIR=cache), cache
-    ro = os.path.join(site, "dfrank")
-    return (["unshare", "-m", "sh", "-c", f"mount --bind '{ro}' '{ro}' && mount -o "
-             f"remount,ro,bind '{ro}' '{ro}' && exec \"$@\"", "sh", py],
-            dict(env, XDG_CACHE_HOME=cache), cache)
+    if name == "another-cpu":
+        return [py], dict(env, NUMBA_CPU_NAME="generic"), None
+    if name == "read-only-all":
+        os.makedirs(cache, exist_ok=True)
+        return (_read_only([os.path.join(site, "dfrank"), cache], py),
+                dict(env, XDG_CACHE_HOME=cache), None)
+    return (_read_only([os.path.join(site, "dfrank")], py), dict(env, XDG_CACHE_HOME=cache),
+            cache)
 
 
 def first_calls(tmp, py, env, site, setup="plain"):
@@ -153,6 +184,12 @@ def main():
                     help="time README's contributor install and test command only")
     ap.add_argument("--setups", default=",".join(SETUPS),
                     help=f"the setups of the first calls, of {', '.join(SETUPS)}")
+    ap.add_argument("--other-numba", metavar="VERSION",
+                    help="also a setup 'another-numba': the same install with this numba of "
+                         "the declared range installed after it")
+    ap.add_argument("--release-wheel", action="store_true",
+                    help="also a setup 'release-wheel': the wheel python -m build makes "
+                         "(py3-none-any, no kernels) installed in a venv of its own")
     args = ap.parse_args()
     if shared_path() is None:
         sys.exit("needs ../shared/data (OHSUMED, CISI)")
@@ -167,7 +204,16 @@ def main():
         py, env, site, install = fresh_install(tmp)
         print(f"README's user install (pip install .): {install:.0f} s "
               f"({load_cell(install)})")
-        for setup in args.setups.split(","):
+        setups = [(s, (py, env, site)) for s in args.setups.split(",")]
+        if args.other_numba:
+            *other, took = fresh_install(tmp, numba=args.other_numba)
+            print(f"install with numba {args.other_numba} after it: {took:.0f} s")
+            setups.append(("another-numba", tuple(other)))
+        if args.release_wheel:
+            *release, took = fresh_install(tmp, kind="release")
+            print(f"the release wheel (python -m build, then pip install): {took:.0f} s")
+            setups.append(("release-wheel", tuple(release)))
+        for setup, (py, env, site) in setups:
             rows, warmup = first_calls(tmp, py, env, site, setup)
             print(f"\nsetup: {setup}")
             print(table(rows, ["first call", "first", "warm", "extra", f"<= {GOAL:g} s",
