@@ -2,9 +2,10 @@
 
 A first command of a new install would otherwise spend a minute compiling the kernels it
 needs (numba compiles on first use and caches on disk). So building dfrank from a source
-checkout (``pip install .``, ``pip wheel .``) runs ``python -m dfrank._jit.build``, which compiles the versions of
-the kernels that each module declares for a new user's first commands and every metric's
-evaluation (``pip install -e .`` for a source checkout: every declared version); it ships
+checkout (``pip install .``, ``pip wheel .``) runs ``python -m dfrank._jit.build``, which
+compiles the versions of the kernels that each module declares for a new user's first
+commands and every metric's evaluation (``pip install -e .`` for a source checkout: every
+declared version); it ships
 them in ``dfrank/_jit/kernels/`` with a manifest of what they were built with and a digest
 of each file (see dfrank/_jit/). A wheel that carries kernels is tagged for this Python and
 platform (numba loads a kernel only for the numba, Python and CPU it was compiled for, and

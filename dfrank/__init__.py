@@ -4,18 +4,18 @@ Learn linear rankers and tune few-parameter retrieval models by maximizing exact
 metric you report (MAP, NDCG@k, P@k, MRR, ERR@k, ...), over Metzler's multinomial manifold.
 """
 
-from ._jit.layout import source_without_install as _source
+from ._jit import source_without_install as _source
 
-if _source(__file__):   # a checkout's dfrank/ beside its strategies/, not installed
-    raise ImportError(_source(__file__))
+if _source(__name__, __file__, "strategies"):   # a checkout's dfrank/ beside its strategies/
+    raise ImportError(_source(__name__, __file__, "strategies"))
 
 from . import _threads  # noqa: E402
-from ._jit import progress as _progress  # noqa: E402
+from ._jit import watch_compiles as _watch_compiles  # noqa: E402
 
 _threads.choose_defaults()   # before any numba pool starts; the user's environment wins
-_progress.install()          # one line on stderr when a first use compiles for long
+_watch_compiles()            # one line on stderr when a first use compiles for long
 
-from . import callbacks, cluster, datasets, metrics  # noqa: E402
+from . import callbacks, cluster, datasets, ir, metrics  # noqa: E402
 from .api import evaluate, evaluate_linear, maximize  # noqa: E402
 from .compare import Comparison, compare  # noqa: E402
 from .data import RankingData  # noqa: E402
@@ -46,8 +46,8 @@ def __getattr__(name):
 
 __all__ = ["evaluate", "evaluate_linear", "maximize", "compare", "Comparison", "significance",
            "fuse", "FusionResult", "tune", "TuneResult", "TuneError",
-           "metrics", "datasets", "callbacks", "cluster", "LinearRanker", "Result", "RankingData",
-           "DataFormatError", "DataWarning", "UsageError", "load_svmlight", "load_qrels", "load_run",
-           "evaluate_run", "evaluate_letor",
+           "metrics", "datasets", "callbacks", "cluster", "ir", "LinearRanker", "Result",
+           "RankingData", "DataFormatError", "DataWarning", "UsageError", "load_svmlight",
+           "load_qrels", "load_run", "evaluate_run", "evaluate_letor",
            "Simplex", "Box", "LinearObjective", "ScoringObjective", "FunctionObjective",
            "BudgetExhausted", "DirectRanker", "__version__"]

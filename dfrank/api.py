@@ -27,7 +27,7 @@ from .observers import CallbackCaller, CheckpointWriter, ProgressBar, RunState
 from .result import RestartResult, Result, overall_status
 from .spaces import Box, Simplex
 
-__all__ = ["evaluate", "evaluate_linear", "maximize", "bind_metric"]
+__all__ = ["evaluate", "evaluate_linear", "maximize", "bind_metric", "kernels_for"]
 
 
 def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES, per_query=False,
@@ -51,6 +51,26 @@ def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES,
     queries are evaluated where they are, to the same values."""
     evaluate_here = _evaluate_on_cluster if is_cluster_input(data) else _evaluate_linear
     return evaluate_here(weights, data, metrics, ties=ties, per_query=per_query, **options)
+
+
+def kernels_for(metric, strategy=None, ties=DEFAULT_TIES):
+    """The compiled versions of numba kernels (kernel, argument types) that a run of
+    ``strategy`` (an instance; None for coordinate ascent) on ``metric`` calls: its
+    metric's evaluation, the simplex's projections, the line search's kernels for a
+    strategy that makes line searches, the smoothed metrics' for one that climbs them. A
+    command loads them in one call before its run (``dfrank._jit.load``), so that the run's
+    time holds no compiling."""
+    from . import linesearch, metrics, smoothed, spaces
+    from ._kernels import scoring
+    from .metrics.registry import get_metric, tie_code
+
+    m = get_metric(metric)
+    found = metrics.versions(m, ties) + spaces.versions() + scoring.versions()
+    if (strategy is None or strategy.makes_line_searches) and not m.is_custom:
+        found += linesearch.versions(m.code, tie_code(ties))
+    if strategy is not None and strategy.smoothed_kernels:
+        found += smoothed.versions(strategy.smoothed_kernels)
+    return found
 
 
 # --------------------------------------------------------------------------- maximize

@@ -485,7 +485,7 @@ class LinearObjective(SimplexLines, Objective):
 
     def expect_lines(self):
         """Exact line searches are coming: their sweep kernel starts compiling in the
-        background now, if it is not cached (:mod:`dfrank._jit.ahead`)."""
+        background now, if it is not cached (:mod:`dfrank._jit.background`)."""
         if self.exact_line:
             compile_sweep_ahead(self.bound, self.classes)
 

@@ -23,7 +23,8 @@ from .data import RankingData
 from .metrics import _smoothed
 from .metrics.evaluation import bind_metric
 
-__all__ = ["SmoothedMetric", "KINDS", "feature_scale", "ridge_start", "mean_direction"]
+__all__ = ["SmoothedMetric", "KINDS", "feature_scale", "ridge_start", "mean_direction",
+           "versions"]
 
 KINDS = {"approx_ndcg": _smoothed.APPROX_NDCG, "approx_ap": _smoothed.APPROX_AP,
          "smooth_ndcg": _smoothed.SMOOTH_NDCG, "smooth_ap": _smoothed.SMOOTH_AP}
@@ -107,6 +108,15 @@ class SmoothedMetric:
 
     def value(self, w):
         return self.value_and_grad(w)[0]
+
+
+def versions(which="gradient"):
+    """The compiled versions (numba kernels and argument types) of this module's kernels
+    that a strategy calls: ``"ridge"``, the ridge start's; ``"gradient"``, a smoothed
+    metric's value and gradient too. What a command loads before the run."""
+    ridge = (_smoothed.features_dot, _smoothed.weighted_gram)
+    return [(ex.kernel, ex.types) for ex in _smoothed.EXAMPLES
+            if which == "gradient" or ex.kernel in ridge]
 
 
 def feature_scale(data):

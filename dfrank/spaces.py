@@ -12,8 +12,7 @@ import math
 
 import numpy as np
 
-from ._jit.examples import arr, f8, first, i8, later
-from ._jit.store import njit
+from ._jit import arr, declare, f8, first, i8, later, njit
 
 __all__ = ["Simplex", "Box"]
 
@@ -442,8 +441,14 @@ class Box:
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("retrieval, spaces, smoothed", (
     later(_compositions, arr(i8), i8, arr(f8, 2)),
     first(_project_rows, arr(f8, 2), arr(f8, 2)),
     first(_rows_on_simplex, arr(f8, 2), f8, f8),
-)
+), phase=0)
+
+
+def versions():
+    """The compiled versions (numba kernels and argument types) a search of the simplex
+    calls first (projections): what a command loads before a run."""
+    return [(ex.kernel, ex.types) for ex in EXAMPLES if ex.when == "first"]

@@ -112,6 +112,7 @@ class IPOPCMAES(Strategy):
     """
 
     reads_features = True   # its coordinates are scaled by each feature's deviation
+    smoothed_kernels = "ridge"  # its start: the ridge regression of dfrank.smoothed
 
     default_restarts = 10
 

@@ -21,6 +21,7 @@ class _Smoothed(Strategy):
     """Shared plumbing: binding the surrogate to the objective's data and metric."""
 
     reads_features = True
+    smoothed_kernels = "gradient"
     kind = None
     needs_linear_objective = True
     linear_reason = "to differentiate its scores"

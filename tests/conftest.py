@@ -2,7 +2,7 @@
 hypothesis profiles; a shared fixture. The markers (``slow``, ``jit``) are declared in
 pyproject.toml.
 
-Compiling numba's kernels is most of a cold test run. :mod:`dfrank._jit.warm` compiles them in
+Compiling numba's kernels is most of a cold test run. :func:`dfrank._jit.warm` compiles them in
 one process per core (each kernel once; they are cached on disk), so the tests and the
 command-line tests' subprocesses all load them from the cache.
 
@@ -26,7 +26,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE",
 def pytest_sessionstart(session):
     if os.environ.get("DFRANK_TEST_NO_WARMUP"):
         return
-    from dfrank._jit.warm import warm
+    from dfrank._jit import warm
 
     warm("all")
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import dfrank.linesearch.search as ls
-from dfrank._jit import background as _background
+from dfrank import _jit
 from dfrank.objective import LinearObjective
 
-ahead_mod = importlib.import_module("dfrank._jit.ahead")
+ahead_mod = importlib.import_module("dfrank._jit.background")
 
 
 def _tiny():
@@ -83,11 +83,11 @@ def cold(monkeypatch):
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
     monkeypatch.setattr(ahead_mod, "on_disk", lambda d: False)
     monkeypatch.setattr(ahead_mod, "_procs", {})
-    monkeypatch.setenv(_background.ENV, "1")
+    monkeypatch.setenv(_jit.BACKGROUND_ENV, "1")
     started = []
     proc = _Process(running=True)
-    monkeypatch.setattr(ahead_mod, "spawn",
-                        lambda module, spec: started.append((module, json.loads(spec))) or proc)
+    monkeypatch.setattr("dfrank._jit.helpers.spawn", lambda module, spec, env=None,
+                        detach=False: started.append((module, json.loads(spec))) or proc)
     return started, proc
 
 
@@ -100,7 +100,7 @@ def test_one_process_a_kernel_and_the_next_kernel_compiles_while_it_runs(cold):
     sweep, after = _Kernel(), _Kernel()
     ahead_mod.ahead(sweep, lambda: (INT, INTS))
     ahead_mod.ahead(sweep, lambda: pytest.fail("asked twice"))
-    assert started == [("dfrank._jit.ahead",
+    assert started == [("dfrank._jit.background",
                         [__name__, "_sweep", [{"scalar": "int64"},
                                               ahead_mod.describe(INTS)]])]
     ahead_mod.wait_for(sweep, (after, lambda: ("after",)))
@@ -122,10 +122,10 @@ def test_the_next_kernel_is_left_to_its_call_once_the_process_has_ended(cold):
 def test_no_process_when_loaded_cached_disabled_or_one_thread(cold, monkeypatch):
     started, _ = cold
     ahead_mod.ahead(_Kernel(signatures=["loaded"]), lambda: ())
-    monkeypatch.setenv(_background.ENV, "0")
+    monkeypatch.setenv(_jit.BACKGROUND_ENV, "0")
     ahead_mod.ahead(_Kernel(), lambda: ())
-    monkeypatch.setenv(_background.ENV, "1")
-    with _background.in_process():  # dfrank warmup
+    monkeypatch.setenv(_jit.BACKGROUND_ENV, "1")
+    with _jit.in_process():  # dfrank warmup
         ahead_mod.ahead(_Kernel(), lambda: ())
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 1)
     ahead_mod.ahead(_Kernel(), lambda: ())
@@ -136,7 +136,7 @@ def test_no_process_when_loaded_cached_disabled_or_one_thread(cold, monkeypatch)
 
 
 def test_the_background_process_fills_the_cache(tmp_path, monkeypatch):
-    """``python -m dfrank._jit.ahead`` compiles a kernel for the types on
+    """``python -m dfrank._jit.background`` compiles a kernel for the types on
     its command line into numba's disk cache."""
     kernel = importlib.import_module("dfrank.linesearch.candidates").flat_within_queries
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
@@ -144,7 +144,7 @@ def test_the_background_process_fills_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(ahead_mod, "_procs", {})
     monkeypatch.setattr(ahead_mod, "on_disk", lambda d: False)
     monkeypatch.setattr(ahead_mod.numba, "get_num_threads", lambda: 2)
-    monkeypatch.setenv(_background.ENV, "1")
+    monkeypatch.setenv(_jit.BACKGROUND_ENV, "1")
 
     class Unloaded(_Kernel):  # the kernel, as in a process that has not called it
         py_func = staticmethod(kernel.py_func)

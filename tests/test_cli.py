@@ -245,27 +245,35 @@ def test_name_value_numbers():
             o.parse_numbers([bad], "--default")
 
 
-def test_warm_up_warms_what_auto_picks_for_the_data(monkeypatch):
+def test_prepare_loads_what_auto_picks_for_the_data(monkeypatch):
     """With auto, the strategy it picks for the data's size (``options.chosen``) is the one
-    warmed: the line search from 1,000 training queries on, smoothed_es below."""
+    whose kernels a command loads: the line search from 1,000 training queries on, the
+    ridge start of smoothed_es below; no search runs to warm them."""
+    import types
+
     import numpy as np
 
-    from dfrank import RankingData, api
+    from dfrank import RankingData, _jit, api
     from dfrank.cli import options
+    from dfrank.linesearch import versions as line_versions
     from dfrank.registry import resolve
+    from dfrank.smoothed import versions as smoothed_versions
 
-    ran = []
-    monkeypatch.setattr(api, "maximize", lambda data, metric, strategy, **kw:
-                        ran.append(getattr(strategy, "name", strategy)))
-    for n_queries, want in ((1000, "ca"), (20, "smoothed_es")):
+    loaded = []
+    monkeypatch.setattr(_jit, "load", lambda versions: loaded.append(set(versions)))
+    monkeypatch.setattr(api, "maximize", lambda *a, **k: pytest.fail("a search ran"))
+    for n_queries, needs, not_needed in ((1000, line_versions(0, 0), smoothed_versions()),
+                                         (20, smoothed_versions("ridge"),
+                                          line_versions(0, 0))):
         data = RankingData.from_arrays(np.arange(2 * n_queries, dtype=float)[:, None] % 7,
                                        np.arange(2 * n_queries) % 2,
                                        np.repeat(np.arange(n_queries), 2))
         picked = options.chosen(resolve("auto"), data, "ndcg@10", "pessimistic")
         assert not picked.chooses
-        ran.clear()
-        options.warm_up("ndcg@10", strategy=picked)
-        assert ran == [want], (n_queries, ran)
+        loaded.clear()
+        options.prepare(types.SimpleNamespace(quiet=True), "ndcg@10", picked)
+        [got] = loaded
+        assert set(needs) <= got and not set(not_needed) & got, n_queries
 
 
 def test_fit_resolves_its_strategy_once_and_auto_picks_once(files, tmp_path, monkeypatch):

@@ -69,12 +69,69 @@ def dynamic_imports(name, path, mods):
 
 
 def test_the_house_check_sees_imports_made_by_name():
-    """The command table's modules and the warm-up's kernel modules are arrows too."""
+    """The command table's modules are arrows too."""
     mods = modules()
     cli = imports("dfrank.cli.commands", mods["dfrank.cli.commands"], mods)
     assert {"dfrank.cli.fit", "dfrank.cli.warmup", "dfrank.cli.trec_eval"} <= cli
-    warm = imports("dfrank._jit.warm", mods["dfrank._jit.warm"], mods)
-    assert {"dfrank.metrics._drivers", "dfrank.linesearch.sweep"} <= warm
+
+
+# the rooms of the house: dfrank's subpackages; each module at the top of dfrank/ is a room
+# of its own
+PACKAGES = ("dfrank._jit", "dfrank._kernels", "dfrank.cli", "dfrank.cluster", "dfrank.fusion",
+            "dfrank.io", "dfrank.ir", "dfrank.linesearch", "dfrank.metrics", "dfrank.problems",
+            "dfrank.strategies")
+
+
+def room(module):
+    """The room (package, or loose module) that ``module`` belongs to."""
+    return next((p for p in PACKAGES if module == p or module.startswith(p + ".")), module)
+
+
+def room_arrows():
+    """``{room: rooms it imports}`` (by statement or by name, in functions too)."""
+    mods = modules()
+    arrows = {}
+    for m, p in mods.items():
+        for target in imports(m, p, mods):
+            if target != "dfrank" and room(target) != room(m):
+                arrows.setdefault(room(m), set()).add(room(target))
+    return arrows
+
+
+def test_the_rooms_are_dfranks_packages():
+    found = {".".join(["dfrank", d]) for d in os.listdir(os.path.join(ROOT, "dfrank"))
+             if os.path.isfile(os.path.join(ROOT, "dfrank", d, "__init__.py"))}
+    assert found | {"dfrank.strategies"} == set(PACKAGES)
+
+
+def test_no_two_rooms_import_each_other_directly_or_around_a_loop():
+    arrows = room_arrows()
+
+    def reach(start):
+        seen, todo = set(), [start]
+        while todo:
+            for n in arrows.get(todo.pop(), ()):
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return seen
+
+    loops = sorted(r for r in arrows if r in reach(r))
+    assert not loops, f"rooms on a loop of imports: {loops}"
+
+
+def test_the_compile_service_is_at_the_bottom_and_has_one_front_door():
+    """dfrank._jit imports nothing else of dfrank (by statement or by name), and no module
+    outside it imports its submodules."""
+    mods = modules()
+    assert room_arrows().get("dfrank._jit", set()) == set()
+    for m, p in mods.items():
+        if room(m) == "dfrank._jit":
+            src = open(p).read()
+            assert "find_spec(\"dfrank" not in src and "import_module(\"dfrank" not in src, m
+            continue
+        inside = {t for t in imports(m, p, mods) if t.startswith("dfrank._jit.")}
+        assert not inside, f"{m} reaches into {sorted(inside)}"
 
 
 def test_no_import_cycle_and_no_upward_arrow():

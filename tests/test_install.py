@@ -105,7 +105,7 @@ def _helpers(mark):
     out = []
     for pid in _with_mark(mark):
         try:
-            if b"dfrank._jit.warm" in open(f"/proc/{pid}/cmdline", "rb").read():
+            if b"dfrank._jit.pool" in open(f"/proc/{pid}/cmdline", "rb").read():
                 out.append(pid)
         except OSError:
             pass

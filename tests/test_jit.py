@@ -42,19 +42,15 @@ def test_a_helper_runs_the_installed_dfrank_not_a_folder_in_the_working_director
 
 def test_the_background_compile_helpers_never_import_from_the_working_directory(
         hostile_cwd):
-    """Both kinds of background compile (a metric's parallel entry point, a line-search
-    kernel ahead of its call) start through the same bootstrap."""
+    """A background compile (a metric's parallel entry point, a line-search kernel ahead of
+    its call: one kind of helper) starts through the bootstrap."""
     import json
 
-    from dfrank._jit.ahead import describe
-    from dfrank._jit import background as _background
-    from dfrank.metrics.registry import get_metric as get, tie_code
+    from dfrank._jit.background import describe
+    from dfrank._jit.helpers import spawn
     from numba.core import types
 
-    m = get("ndcg@10")
-    procs = [_background.spawn("dfrank._jit.background", str(m.code),
-                               str(tie_code("pessimistic")), "<f8"),
-             _background.spawn("dfrank._jit.ahead", json.dumps(
+    procs = [spawn("dfrank._jit.background", json.dumps(
                  ["dfrank.spaces", "_project_rows",
                   [describe(types.float64[:, ::1]), describe(types.float64[:, ::1])]]))]
     assert all(p is not None and p.wait(timeout=120) == 0 for p in procs)
@@ -62,7 +58,7 @@ def test_the_background_compile_helpers_never_import_from_the_working_directory(
 
 
 def test_the_warm_up_processes_never_import_from_the_working_directory(hostile_cwd):
-    from dfrank._jit.warm import warm
+    from dfrank._jit import warm
 
     seen = []
     warm(jobs=2, progress=lambda name, s: seen.append(name),
@@ -79,8 +75,10 @@ def test_end_all_ends_every_helper_still_running():
 
 PARENT = """
 import os, sys, time
-from dfrank._jit import background
-proc = background.spawn("dfrank._jit.background", "0", "0", "<f8")   # ndcg's, compiling
+from dfrank.metrics import _drivers
+from dfrank._jit import ahead
+proc = ahead(_drivers.batch_ndcg, lambda: tuple(__import__("numba").typeof(a) for a in
+                                                _drivers.example_arguments(0, 0, "<f8")))
 print(proc.pid, flush=True)
 if sys.argv[1] == "wait":
     time.sleep(300)
@@ -592,38 +590,43 @@ def test_a_checkout_edited_since_its_build_copies_no_shipped_kernel(tmp_path, mo
 
 # ---------------------------------------------------------------- the declared versions
 def _kernel_modules():
-    """dfrank's modules that define kernels with :func:`dfrank._jit.store.njit`."""
+    """dfrank's modules that define kernels with :func:`dfrank._jit.njit`."""
+    import re
+
     root = os.path.join(os.path.dirname(__file__), "..", "dfrank")
     found = set()
     for folder, _, names in os.walk(root):
         for n in names:
             path = os.path.join(folder, n)
-            if n.endswith(".py") and "_jit.store import njit" in open(path).read():
+            if n.endswith(".py") and re.search(r"^@njit", open(path).read(), re.M) and \
+                    os.sep + "_jit" + os.sep not in path:
                 rel = os.path.relpath(path, os.path.join(root, ".."))[:-3]
                 found.add(rel.replace(os.sep, "."))
     return found
 
 
-def test_every_module_of_kernels_declares_its_examples_and_is_warmed():
+def test_every_module_of_kernels_declares_its_versions_when_dfrank_is_imported():
+    """A module of kernels registers its versions with the compile service
+    (``_jit.declare``) as ``import dfrank`` imports it: the warm-up compiles what is
+    declared, and a new module of kernels touches no file of the service."""
     import importlib
     import inspect
+    import sys
 
-    from dfrank._jit import warm
+    import dfrank  # noqa: F401
+    from dfrank import _jit
 
-    assert set(warm.MODULES) == _kernel_modules()
-    for name in warm.MODULES:
+    declared = _jit.declared()
+    assert _kernel_modules() <= set(sys.modules)
+    for name in _kernel_modules():
         module = importlib.import_module(name)
+        assert all(ex in declared for ex in module.EXAMPLES), name
         for ex in module.EXAMPLES:
-            assert ex.when in ("first", "later")
+            assert ex.when in ("first", "later") and ex.task
             assert getattr(module, ex.kernel.py_func.__name__) is ex.kernel, (name, ex)
             n_params = len(inspect.signature(ex.kernel.py_func).parameters)
             assert len(ex.types) == n_params, (name, ex.kernel.py_func.__name__)
-    # every declared version belongs to exactly one task
-    tasked = [(ex.kernel, ex.types) for n in warm.TASKS
-              for ex in warm.examples(warm.TASKS[n][2])]
-    declared = [(ex.kernel, ex.types) for name in warm.MODULES
-                for ex in importlib.import_module(name).EXAMPLES]
-    assert len(tasked) == len(set(tasked)) and set(tasked) == set(declared)
+    assert {ex.kernel.py_func.__module__ for ex in declared} <= _kernel_modules()
 
 
 def _command_inputs(tmp):
@@ -668,10 +671,8 @@ def _command_inputs(tmp):
 _FIRST_COMMANDS = """
 import contextlib, importlib, io, json, os, sys
 from dfrank.cli import main
-from dfrank._jit import store, warm
+from dfrank._jit import store
 
-for name in warm.MODULES:
-    importlib.import_module(name)
 called, depth = set(), [0]
 
 
@@ -734,7 +735,7 @@ def test_the_first_commands_call_only_the_versions_the_install_compiles(tmp_path
     workers, one thread each)."""
     import importlib.util
 
-    from dfrank._jit import warm
+    from dfrank import _jit
 
     f = _command_inputs(str(tmp_path))
     commands = [["demo"],
@@ -760,7 +761,6 @@ def test_the_first_commands_call_only_the_versions_the_install_compiles(tmp_path
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     called = {tuple(x) for x in json.loads(done.stdout.splitlines()[-1])}
-    first = {(f"{name}:{ex.kernel.py_func.__name__}", repr(ex.types))
-             for name in warm.MODULES for ex in importlib.import_module(name).EXAMPLES
-             if ex.when == "first"}
+    first = {(f"{ex.kernel.py_func.__module__}:{ex.kernel.py_func.__name__}",
+              repr(ex.types)) for ex in _jit.declared() if ex.when == "first"}
     assert len(called) > 20 and called <= first, sorted(called - first)

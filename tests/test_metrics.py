@@ -133,13 +133,12 @@ def test_serial_twins_equal_the_parallel_entry_points(case):
     and with one numba thread) gives the parallel one's values bit for bit."""
     from dfrank._kernels.scoring import read_only
     from dfrank.metrics import _drivers
-    from dfrank._jit import background as _background
 
     data, scores = case
     rng = np.random.default_rng(0)
     XT = read_only(np.vstack([scores, rng.permutation(scores), rng.normal(size=len(scores))]))
     W = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, -1.0, 2.0]])
-    chosen = _background.entry_point
+    chosen = _drivers.entry_point
     try:
         for name in ["ndcg@3", "dcg@3", "map", "map@2", "p@2", "recall@2", "rprec", "mrr",
                      "err@3", "kendall_tau"]:
@@ -150,12 +149,12 @@ def test_serial_twins_equal_the_parallel_entry_points(case):
                 bound = dfrank.api.bind_metric(data, name, ties)
                 values = []
                 for parallel in (True, False):
-                    _background.entry_point = (
-                        lambda c, t, d, p=parallel: _drivers.driver(c, t, parallel=p))
+                    _drivers.entry_point = (
+                        lambda c, t, d, p=parallel, driver=_drivers.driver: driver(c, t, p))
                     values.append(bound.per_query_linear(XT, W))
                 np.testing.assert_array_equal(values[0], values[1])
     finally:
-        _background.entry_point = chosen
+        _drivers.entry_point = chosen
 
 
 @pytest.mark.parametrize("rel_share", [0.8, 0.04])

@@ -41,7 +41,7 @@ def test_a_mismatch_is_said_in_words(tmp_path):
 def test_a_long_compile_says_why_and_shows_progress(monkeypatch, capsys, tmp_path):
     """A kernel of dfrank compiling for long: the first line says why it compiles, then
     progress lines name it with the time so far."""
-    from numba import njit
+    from dfrank._jit import njit
 
     monkeypatch.setattr(_compiling, "DELAY", 0.05)
     monkeypatch.setattr(_compiling, "EVERY", 0.1)

@@ -1,27 +1,28 @@
-"""Which entry point scores a call while numba's cache is cold: the serial twin at once,
-the parallel entry point as soon as a background process has compiled it.
+"""Compile one version of a kernel in a helper process while this one does other work:
+the service's one way to compile in the background.
 
-A metric family's parallel entry point takes seconds to compile in a background process of
-its own, its serial twin about half as long in this process, and both give the same values
-bit for bit. So:
+A kernel that takes tens of seconds to compile (a line search's sweep, a metric's parallel
+entry point) is often known before it runs: :func:`ahead` starts ``python -m
+dfrank._jit.background`` to compile that version into numba's disk cache, on the core this
+process leaves idle while it compiles or reads; :func:`ready` says whether a kernel is
+loaded or cached, :func:`left` how long its helper should still take (by what this
+machine measured, :mod:`.timing`), and :func:`wait_for` waits for the helper (then the
+call loads the kernel from the cache). Either way the same kernel runs, so no result
+depends on the helper (had it failed, the call compiles the kernel here).
 
-* a process with one numba thread (a joblib worker of a run with as many jobs as cores)
-  runs the serial twin;
-* otherwise the parallel entry point runs when it is loaded in this process or its cache
-  index is on disk;
-* otherwise the call runs the serial twin, and the first such call of an entry point
-  starts ``python -m dfrank._jit.background`` to compile the parallel one into the
-  disk cache, using the core this process leaves idle while it compiles; the calls made
-  after that process has ended run the parallel entry point. A command that knows its
-  metric starts the process before it loads its data (:func:`prefetch`); a call that comes
-  when the process should end sooner than the serial twin would compile waits for it.
+The types go to the helper as JSON on its command line (:func:`describe`; arrays, tuples
+and numeric scalars, which is all the kernels take); the helper imports the kernel's own
+module and compiles it. A helper ends with this process unless this process exits
+normally, when it goes on to fill the cache (:func:`dfrank._jit.helpers.spawn`).
 
-``DFRANK_BACKGROUND_COMPILE=0`` compiles the parallel entry point in this process
-instead, as does the block of :func:`in_process` (``dfrank warmup``, to fill the cache
-ahead).
+Nothing starts when the kernel is loaded or cached already, with one numba thread, or
+where :func:`allowed` says no (``DFRANK_BACKGROUND_COMPILE=0``, the block of
+:func:`in_process`, kernels compiled in memory).
 """
 
 import contextlib
+import importlib
+import json
 import os
 import subprocess
 import sys
@@ -29,95 +30,23 @@ import time
 
 import numba
 import numpy as np
+from numba.core import types as nbt
 
-from ..metrics import _drivers
-from ..metrics.registry import DEFAULT_TIES, get_metric, tie_code
+from . import timing
 from .progress import waiting
 from .store import in_memory, on_disk
 
-__all__ = ["entry_point", "prefetch", "in_process", "allowed", "spawn", "on_disk",
-           "compile_entry"]
+__all__ = ["ahead", "wait_for", "ready", "left", "allowed", "in_process", "describe",
+           "numba_type", "ENV"]
 
 ENV = "DFRANK_BACKGROUND_COMPILE"
-# on 2 cores, from an empty cache (ndcg, ap): the background process compiling an entry
-# point, start to end; its serial twin compiling in this process
-PARALLEL_SECONDS = 12.0
-SERIAL_SECONDS = 6.5
-_READY = "ready"
-_helpers = {}  # (code, ties code, features dtype) -> _READY or the compiling process
+WAIT_SECONDS = 600.0  # the longest wait for a helper, then the call compiles here
+_procs = {}  # kernel -> the helper compiling it, or None once settled
 _switch = {"in_process": False}  # set by in_process()
 
 
-def entry_point(code, ties_code, dtype):
-    """The compiled entry point to call now for this family, tie rule and features dtype."""
-    if numba.get_num_threads() == 1:
-        return _drivers.driver(code, ties_code, parallel=False)
-    state = _state(code, ties_code, dtype)
-    if state is not _READY:
-        if state.poll() is None and not _worth_waiting(state, code, ties_code):
-            return _drivers.driver(code, ties_code, parallel=False)
-        # ended; had it failed, the call below compiles in this process
-        _helpers[code, ties_code, np.dtype(dtype).str] = _READY
-    return _drivers.driver(code, ties_code)
-
-
-def _worth_waiting(proc, code, ties_code):
-    """Whether this call waits for the background process (and returns True once it has
-    ended) rather than run the serial twin: only when the twin is not compiled either and
-    the process, by the usual compile times, ends sooner than the twin would compile."""
-    serial = _drivers.driver(code, ties_code, parallel=False)
-    if serial.signatures or on_disk(serial):
-        return False
-    left = PARALLEL_SECONDS - (time.monotonic() - proc.started)
-    if left > SERIAL_SECONDS:
-        return False
-    try:
-        with waiting("a metric's parallel entry point, compiling in a helper process"):
-            proc.wait(timeout=2 * SERIAL_SECONDS)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
-
-
-def prefetch(metric, ties=DEFAULT_TIES, dtype=np.float64):
-    """Start compiling the parallel entry point of ``metric`` in the background now, if it
-    is not cached (a command calls this before it loads its data)."""
-    m = get_metric(metric)
-    if not m.is_custom and numba.get_num_threads() > 1:
-        _state(m.code, tie_code(ties), dtype)
-
-
-def _state(code, ties_code, dtype):
-    """_READY, or the process compiling the parallel entry point (started on first ask)."""
-    key = (code, ties_code, np.dtype(dtype).str)
-    state = _helpers.get(key)
-    if state is None:
-        fast = _drivers.driver(code, ties_code)
-        if fast.signatures or not allowed() or on_disk(fast):
-            state = _helpers[key] = _READY
-        else:
-            state = _helpers[key] = _start(key) or _READY
-    return state
-
-
-
-def _start(key):
-    code, ties_code, dtype = key
-    return spawn("dfrank._jit.background", str(code), str(ties_code), dtype)
-
-
-def spawn(module, *args):
-    """``python -m module args`` as a background compile (:func:`dfrank._jit.helpers.spawn`:
-    dfrank's code never from the working directory, ended with this process): silent,
-    compiling in its own process only; the process, or None where it cannot start."""
-    from .helpers import spawn as start
-
-    return start(module, *args, env=dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"}),
-                 detach=True)
-
-
 def allowed():
-    """Whether kernels may compile in background processes now (not under
+    """Whether kernels may compile in helper processes now (not under
     ``DFRANK_BACKGROUND_COMPILE=0``, nor inside :func:`in_process`, nor where kernels
     compile in memory: a helper could not cache them)."""
     return (os.environ.get(ENV, "1") != "0" and not _switch["in_process"]
@@ -126,8 +55,8 @@ def allowed():
 
 @contextlib.contextmanager
 def in_process():
-    """Within the block, parallel entry points compile in this process, never in the
-    background (``dfrank warmup`` fills the cache so)."""
+    """Within the block, kernels compile in this process, never in a helper (``dfrank
+    warmup`` fills the cache so)."""
     before = _switch["in_process"]
     _switch["in_process"] = True
     try:
@@ -136,14 +65,93 @@ def in_process():
         _switch["in_process"] = before
 
 
-def compile_entry(code, ties_code, dtype, parallel=True):
-    """Compile (or load) the parallel entry point (or its serial twin) on the example
-    arguments its module declares (:func:`dfrank.metrics._drivers.example_arguments`);
-    returns the example query's value."""
-    args = _drivers.example_arguments(code, ties_code, dtype)
-    _drivers.driver(code, ties_code, parallel)(*args)
-    return args[-1][0, 0]
+def ready(kernel):
+    """Whether ``kernel`` runs without compiling: loaded in this process, or its cache
+    index on disk."""
+    return bool(kernel.signatures) or on_disk(kernel)
+
+
+def ahead(kernel, types):
+    """Start compiling ``kernel`` (a cached dispatcher of a module's top level) for the
+    argument types ``types`` (a tuple, or a function giving it) in a helper process, unless
+    it is ready, a helper compiles it already, or it is not worth it (one numba thread,
+    not :func:`allowed`); returns the helper, or None."""
+    if kernel in _procs:
+        return _procs[kernel]
+    _procs[kernel] = None
+    if allowed() and numba.get_num_threads() > 1 and not ready(kernel):
+        from .helpers import spawn
+
+        f = kernel.py_func
+        found = types() if callable(types) else types
+        _procs[kernel] = spawn(__name__, json.dumps(
+            [f.__module__, f.__name__, [describe(t) for t in found]]),
+            env=dict(os.environ, DFRANK_QUIET_COMPILE="1", **{ENV: "0"}), detach=True)
+    return _procs[kernel]
+
+
+def left(kernel):
+    """Seconds the helper compiling ``kernel`` should still take (by what this machine
+    measured), or None when no helper compiles it (none started, or it has ended)."""
+    proc = _procs.get(kernel)
+    if proc is None or proc.poll() is not None:
+        return None
+    return timing.estimate(kernel) - (time.monotonic() - proc.started)
+
+
+def wait_for(kernel, meanwhile=None, timeout=WAIT_SECONDS):
+    """Wait for the helper compiling ``kernel``, if one runs (then the call loads it);
+    whether it ended within ``timeout`` seconds (or none ran). ``meanwhile``: a kernel that
+    runs after it and a function giving its argument types; if the helper is still
+    running, that kernel compiles here first, unless it is ready."""
+    proc = _procs.get(kernel)
+    if proc is None:
+        return True
+    if meanwhile is not None and proc.poll() is None:
+        other, types = meanwhile
+        if not ready(other):
+            other.compile(types())
+    name = f"{kernel.py_func.__module__}.{kernel.py_func.__name__}"
+    with waiting(f"{name}, compiling in a helper process"):
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+    _procs[kernel] = None
+    return True
+
+
+def describe(t):
+    """A numba argument type as JSON-able data (:func:`numba_type` makes it again)."""
+    if isinstance(t, nbt.Array):
+        return {"array": str(np.dtype(t.dtype.name)), "ndim": t.ndim, "layout": t.layout,
+                "readonly": not t.mutable, "aligned": t.aligned}
+    if isinstance(t, nbt.BaseTuple):
+        return {"tuple": [describe(x) for x in t.types]}
+    if isinstance(t, (nbt.Integer, nbt.Float, nbt.Boolean)):
+        return {"scalar": str(t)}
+    raise TypeError(f"no description of the numba type {t}")
+
+
+def numba_type(d):
+    """The numba type :func:`describe` gave ``d`` for."""
+    if "array" in d:
+        return nbt.Array(numba.from_dtype(np.dtype(d["array"])), d["ndim"], d["layout"],
+                         readonly=d["readonly"], aligned=d["aligned"])
+    if "tuple" in d:
+        return nbt.BaseTuple.from_types([numba_type(x) for x in d["tuple"]])
+    t = getattr(nbt, d["scalar"], None)
+    if not isinstance(t, (nbt.Integer, nbt.Float, nbt.Boolean)):
+        raise ValueError(f"not a numeric scalar type: {d['scalar']!r}")
+    return t
+
+
+def _compile(spec):
+    """The helper: compile the kernel ``spec`` names for its types."""
+    module, name, types = json.loads(spec)
+    kernel = getattr(importlib.import_module(module), name)
+    kernel.compile(tuple(numba_type(d) for d in types))
 
 
 if __name__ == "__main__":
-    compile_entry(int(sys.argv[1]), int(sys.argv[2]), np.dtype(sys.argv[3]))
+    _compile(sys.argv[1])

@@ -2,7 +2,7 @@
 ship them (``python -m dfrank._jit.build ROOT GROUP``, run by setup.py).
 
 ROOT is the tree being built (this process imports dfrank from it); GROUP a warm-up group
-(:data:`.warm.GROUPS`: ``install`` for a wheel, ``all`` for a contributor's
+(:data:`.pool.GROUPS`: ``install`` for a wheel, ``all`` for a contributor's
 editable checkout). Whatever an earlier build left in the tree is removed first; the
 kernels compile into numba's cache beside the tree's modules, split over one process per
 core, and :func:`.manifest.ship` moves them into the kernels folder with their digests.
@@ -36,7 +36,7 @@ def main(argv=None):
     root = os.path.abspath(root)
     manifest.ship_nothing(root, "the build did not finish")
     os.environ["DFRANK_SHIPPED_KERNELS"] = "0"   # inherited by the warm-up's processes
-    from .warm import warm
+    from .pool import warm
 
     secs = warm(group, progress=lambda name, s: print(f"  {name:36s} {s:6.1f} s",
                                                       file=sys.stderr, flush=True),

@@ -42,7 +42,7 @@ def argv(module, *args, lifeline=None):
     """The command line that runs ``module`` (one of dfrank's) as ``python -m module args``
     would, with dfrank taken from this process's own folder, never the working
     directory; ``lifeline``: the descriptor of its lifeline's read end."""
-    if not module.startswith("dfrank."):
+    if not module.startswith(__name__.split(".")[0] + "."):
         raise ValueError(f"helpers run dfrank's own modules, not {module!r}")
     watch = "" if lifeline is None else LIFELINE.format(fd=int(lifeline))
     return [sys.executable, "-c", BOOTSTRAP.format(home=HOME, module=module, lifeline=watch),

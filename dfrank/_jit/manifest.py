@@ -16,6 +16,7 @@ import os
 import platform
 import shutil
 
+
 __all__ = ["KERNELS", "MANIFEST", "FORMAT", "VERSION", "manifest", "describe", "ship",
            "ship_nothing", "mismatch", "digest", "changed_sources"]
 
@@ -24,6 +25,8 @@ MANIFEST = os.path.join(KERNELS, "manifest.json")
 FORMAT = "dfrank.prebuilt"
 VERSION = 2
 SUFFIXES = (".nbi", ".nbc")
+PACKAGE = __name__.split(".")[0]   # the package whose kernels the service compiles
+SECONDS_FILE = "dfrank-compile-seconds.json"   # compile seconds beside a cache (.timing)
 
 
 def describe():
@@ -46,7 +49,7 @@ def digest(path):
 
 
 def _kernels_of(root):
-    return os.path.join(root, "dfrank", "_jit", "kernels")
+    return os.path.join(root, *__name__.split(".")[:-1], "kernels")
 
 
 def _write(root, obj):
@@ -61,25 +64,27 @@ def ship_nothing(root, reason):
     """Record in the tree ``root`` (of the installed layout) that it ships no kernels, and
     why, removing whatever kernels an earlier build left in it."""
     shutil.rmtree(_kernels_of(root), ignore_errors=True)
-    for folder, _, files in os.walk(os.path.join(root, "dfrank")):
+    for folder, _, files in os.walk(os.path.join(root, PACKAGE)):
         for name in files:
             if name.endswith(SUFFIXES):
                 os.unlink(os.path.join(folder, name))
     _write(root, {"format": FORMAT, "version": VERSION, "built": False, "reason": reason})
 
 
-def ship(root, seconds, group):
+def ship(root, took, group):
     """Move the cache files numba wrote beside the modules of the tree ``root`` into its
-    kernels folder, one folder per package, and write the manifest with their digests and
-    the warm-up ``group`` they were compiled for (:data:`.warm.GROUPS`)."""
+    kernels folder, one folder per package, and write the manifest with their digests, the
+    warm-up ``group`` they were compiled for (:data:`.pool.GROUPS`), the seconds it
+    ``took`` and the seconds each version took to compile (:mod:`.timing`)."""
     shutil.rmtree(_kernels_of(root), ignore_errors=True)
-    files = {}
-    top = os.path.join(root, "dfrank")
+    files, seconds = {}, {}
+    top = os.path.join(root, PACKAGE)
     for folder, _, names in sorted(os.walk(top)):
         if os.path.basename(folder) != "__pycache__":
             continue
+        seconds.update(_measured(os.path.join(folder, SECONDS_FILE)))
         rel = os.path.relpath(os.path.dirname(folder), top)
-        package = ".".join(["dfrank"] + ([] if rel == "." else rel.split(os.sep)))
+        package = ".".join([PACKAGE] + ([] if rel == "." else rel.split(os.sep)))
         for name in sorted(n for n in names if n.endswith(SUFFIXES)):
             target = os.path.join(_kernels_of(root), package)
             os.makedirs(target, exist_ok=True)
@@ -89,8 +94,21 @@ def ship(root, seconds, group):
                digest(os.path.join(folder, n))
                for folder, _, names in os.walk(top) for n in names if n.endswith(".py")}
     _write(root, {"format": FORMAT, "version": VERSION, "built": True,
-                  "seconds": round(seconds, 1), "group": group, "files": files,
-                  "sources": sources, **describe()})
+                  "seconds": round(took, 1), "group": group, "files": files,
+                  "sources": sources, "compile_seconds": seconds, **describe()})
+
+
+def _measured(path):
+    """The compile seconds a build's process measured in a cache folder (removed: they go
+    to the manifest, the estimates of a machine that measured none of its own)."""
+    try:
+        with open(path) as f:
+            found = json.load(f)
+        os.unlink(path)
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in found.items() if isinstance(v, (int, float))} \
+        if isinstance(found, dict) else {}
 
 
 def changed_sources(m, locate):

@@ -1,6 +1,6 @@
 """Tell the user when numba compiles for long, and how it goes.
 
-The install compiles the kernels of the first commands (:mod:`.build`, :mod:`.warm`);
+The install compiles the kernels of the first commands (:mod:`.build`, :mod:`.pool`);
 anything else compiles on its first use (cached on disk afterwards), which takes seconds
 to tens of seconds and would otherwise look like a hang. A listener on numba's compile
 events of dfrank's own kernels (not other libraries') starts a timer when a compilation
@@ -9,7 +9,8 @@ in the process says why it compiles (the install's kernels do not fit this numba
 CPU, or this kernel is not one of them) and how many of dfrank's kernels are not compiled
 yet, and names the kernel compiling; a later compile names its kernel. Then, every
 ``EVERY`` seconds while it compiles, a progress line: the time so far, the kernels done,
-the one compiling now with the usual time it takes. Compiles run off the main thread
+the one compiling now with the time it took when it last compiled here (:mod:`.timing`:
+the seconds of every compile are kept beside the cache). Compiles run off the main thread
 (:func:`dfrank._jit.store.off_main_thread`), so Ctrl-C stops the command at once; nothing
 half-written is cached.
 
@@ -28,6 +29,9 @@ import sys
 import threading
 import time
 
+from . import timing
+from .store import made_here
+
 __all__ = ["install", "quiet", "waiting", "seconds", "DELAY", "EVERY"]
 
 DELAY = 2.0
@@ -36,14 +40,6 @@ _state = {"installed": False, "depth": 0, "timer": None, "said": False, "done": 
           "now": None, "since": None, "began": None, "seconds": 0.0}
 _lock = threading.Lock()
 
-# seconds the long kernels take to compile on 2 cores, by the start of their name
-# (benchmarks/bench_compile_split.py; the rest take a few seconds each)
-USUAL_SECONDS = {"sweep_": 28, "candidates": 12, "batch_": 10, "serial_": 6,
-                 "best_interval": 10, "rows_by_u": 8, "assemble": 8, "eval_queries": 8}
-
-
-def _usual(name):
-    return next((s for start, s in USUAL_SECONDS.items() if name.startswith(start)), None)
 
 
 def _uncached():
@@ -86,9 +82,11 @@ def _say():
     if first:
         line = f"{_first_line()}; now {now}"
     else:
-        usual = _usual(now.rsplit(".", 1)[-1]) if now else None
+        kernel, types = _state.get("kernel"), _state.get("types")
+        usual = timing.measured(kernel, types) if kernel is not None else None
         line = (f"dfrank: compiling: {time.monotonic() - began:.0f} s, {done} kernels "
-                f"done, now {now}" + (f" (usually about {usual} s)" if usual else ""))
+                f"done, now {now}" + (f" (about {usual:.0f} s when it last compiled here)"
+                                      if usual else ""))
     print(line, file=sys.stderr, flush=True)
     _arm(EVERY)
 
@@ -108,12 +106,13 @@ def quiet(flag=True):
     _state["quiet"] = bool(flag)
 
 
-def _begin(name):
-    """A compile (or a wait for one) of ``name`` begins in this process."""
+def _begin(name, kernel=None, types=None):
+    """A compile (or a wait for one) of ``name`` (``kernel`` for ``types``) begins in
+    this process."""
     with _lock:
         _state["depth"] += 1
         if _state["depth"] == 1:
-            _state["now"] = name
+            _state["now"], _state["kernel"], _state["types"] = name, kernel, types
             _state["began"] = time.monotonic()
             if _state["since"] is None:
                 _state["since"] = _state["began"]
@@ -165,7 +164,9 @@ def install():
         d = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
         f = getattr(d, "py_func", None)
         mod = getattr(f, "__module__", "") or ""
-        return f"{mod}.{f.__name__}" if mod.startswith("dfrank") else None
+        return f"{mod}.{f.__name__}" if made_here(d) else None
+
+    started = threading.local()
 
     class _Listener(event.Listener):
         def on_start(self, ev):
@@ -175,11 +176,16 @@ def install():
             if os.environ.get("DFRANK_DEBUG_COMPILE"):
                 print(f"dfrank: compiling {name}{ev.data.get('args')}", file=sys.stderr,
                       flush=True)
-            _begin(name)
+            started.__dict__.setdefault("stack", []).append(time.perf_counter())
+            _begin(name, ev.data["dispatcher"], ev.data.get("args"))
 
         def on_end(self, ev):
             if ours(ev) is not None:
                 _end()
+                t0 = started.stack.pop()
+                if ev.data.get("args") is not None:
+                    timing.record(ev.data["dispatcher"], ev.data["args"],
+                                  time.perf_counter() - t0)
 
     event.register("numba:compile", _Listener())
     _state["installed"] = True

@@ -35,7 +35,8 @@ import numba
 
 from . import manifest as _manifest
 
-__all__ = ["njit", "numba_cache", "on_disk", "in_memory", "off_main_thread", "STAMP", "ENV"]
+__all__ = ["njit", "numba_cache", "on_disk", "in_memory", "off_main_thread", "load", "made_here",
+           "STAMP", "ENV"]
 
 STAMP = "dfrank-kernels.json"
 ENV = "DFRANK_SHIPPED_KERNELS"
@@ -43,6 +44,7 @@ _seeded = {}          # package -> the folder numba caches it in, once prepared
 _memory = {"why": None}
 _lock = threading.Lock()
 KERNELS = []          # every kernel made by njit with cache=True in this process, in order
+_MADE = set()         # the ids of every kernel njit made
 
 
 def njit(fn=None, **options):
@@ -76,6 +78,7 @@ def _interruptible(kernel):
     signal interrupts. Compiles asked for in other threads (a kernel's callees, the
     warm-up's thread) run where they are asked."""
     compile_here = kernel.compile
+    _MADE.add(id(kernel))
 
     def compile(sig):
         if threading.current_thread() is not threading.main_thread():
@@ -84,6 +87,11 @@ def _interruptible(kernel):
 
     kernel.compile = compile
     return kernel
+
+
+def made_here(dispatcher):
+    """Whether ``dispatcher`` is one of the kernels :func:`njit` made."""
+    return id(dispatcher) in _MADE
 
 
 def in_memory():
@@ -185,19 +193,25 @@ def _edited(m):
     keep the old one, since numba checks a kernel against its own module only, so none is
     copied. Once per process."""
     if "edited" not in _memory:
-        import importlib.util
-
-        top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        spec = importlib.util.find_spec("dfrank.strategies")
-        strategies = list(spec.submodule_search_locations or [])[:1] if spec else []
-
-        def locate(rel):
-            if rel.startswith("dfrank/strategies/") and strategies:
-                return os.path.join(strategies[0], rel.split("/", 2)[2])
-            return os.path.join(os.path.dirname(top), rel)
-
-        _memory["edited"] = bool(_manifest.changed_sources(m, locate))
+        _memory["edited"] = bool(_manifest.changed_sources(m, _locate))
     return _memory["edited"]
+
+
+def _locate(rel):
+    """The file of a module given by its path in the installed layout
+    (``PACKAGE/sub/module.py``), wherever this process imports it from (an editable install
+    maps a subpackage to another folder); found without importing anything but the top
+    package (a module's import here would define kernels within this preparation)."""
+    import importlib.util
+
+    parts = rel.split("/")
+    if len(parts) > 2:
+        spec = importlib.util.find_spec(".".join(parts[:2]))
+        where = list(spec.submodule_search_locations or []) if spec is not None else []
+        if where:
+            return os.path.join(where[0], *parts[2:])
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), rel)
 
 
 def _read_stamp(folder):
@@ -289,6 +303,18 @@ def _check(folder, stamp):
     if bad and any(n in seeded for n in bad):
         stamp = dict(stamp, files={k: v for k, v in seeded.items() if k not in bad})
         _replace(os.path.join(folder, STAMP), json.dumps(stamp, indent=1).encode())
+
+
+def load(versions):
+    """Load each version (a declared :class:`~.examples.Example`, or ``(kernel, types)``)
+    from the cache, or compile it, here and now: the kernels a run needs, asked for in one
+    call before it starts, so that its time holds no compiling. Off the main thread
+    (Ctrl-C and SIGTERM stop the command at once, even within a compile), said and counted
+    as compiling (:mod:`.progress`). A version loaded already costs nothing."""
+    todo = [(v[0], tuple(v[1])) for v in versions]
+    todo = [(k, t) for k, t in todo if t not in k.signatures]
+    if todo:
+        off_main_thread(lambda: [kernel.compile(types) for kernel, types in todo])
 
 
 def off_main_thread(fn, *args, **kwargs):

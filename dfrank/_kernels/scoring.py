@@ -21,8 +21,7 @@ import functools
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, f8, first, i8, ro
-from .._jit.store import njit
+from .._jit import arr, declare, f8, first, i8, njit, ro
 from .chunks import one_at_a_time
 
 BLOCK = 256  # documents per dot_block call (a block of scores stays in L1)
@@ -225,8 +224,15 @@ def linear_scores(XT, W, rows=None):
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("evaluate ndcg", (
     first(moved_scores_into, arr(f8), arr(f8), f8, f8, arr(f8)),
     first(scores_into, ro(f8, 2), arr(i8), arr(f8, 2), arr(f8, 2)),
     first(widened_into, ro(f8), arr(f8)),
-)
+), phase=0)
+
+
+def versions():
+    """The compiled versions (numba kernels and argument types) that scoring linear rankers
+    calls (an objective's scores, its moves along a line): what a command loads before a
+    run."""
+    return [(ex.kernel, ex.types) for ex in EXAMPLES]

@@ -202,7 +202,7 @@ def _run(args):
                                f"evaluations, got {item!r}")
         budgets[name] = int(n)
     o.outputs_writable(args, "output", "json", "plot")
-    o.compiling(args.quiet)
+    o.prepare(args)
     res = bench(args.data, solvers, _problems(args.problems),
                 folds=_ints(args.instances, "--instances") if args.instances else None,
                 seeds=range(args.seeds), budget=args.budget, max_seconds=args.max_seconds,

@@ -169,7 +169,7 @@ def _run(args, debug):
         if previous_int is not None:
             signal.signal(signal.SIGINT, previous_int)
         if terminated or interrupted:   # a compile in a helper process ends with the command
-            from .._jit.helpers import end_all
+            from .._jit import end_all
 
             end_all()
 

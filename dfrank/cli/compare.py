@@ -58,10 +58,8 @@ def run(args):
     o.outputs_writable(args, "json", "plot",
                        inputs=[args.train, args.valid, args.test, args.query_file])
     metric = o.metric_of(args)
-    o.prefetch(metric, args.ties)
     train, valid, test = o.load_sets(args)
-    o.compiling(args.quiet)
-    o.warm_up(metric, args.ties)
+    o.prepare(args, metric, None, args.ties)
     if args.line_cost == "measured":
         from ..objective import LinearObjective, line_search_cost
 

@@ -23,21 +23,20 @@ def run(args):
     from ..api import maximize
     from ..datasets import load_demo
     from ..metrics.registry import DEFAULT_METRIC
+    from ..registry import resolve
 
-    t_start, c0 = time.perf_counter(), o.compile_seconds()
+    t_start = time.perf_counter()
     metric = DEFAULT_METRIC
-    o.prefetch(metric)
     train, valid, test = load_demo()
     print("dfrank demo: learn a linear ranker that maximizes NDCG@10 directly")
     print(f"  data: synthetic LETOR-like set bundled with dfrank, {train.n_features} "
           f"features, graded labels 0-4 from a planted linear model plus noise")
     print(f"        train {train.n_queries} queries / {train.n_docs} documents, valid "
           f"{valid.n_queries}, test {test.n_queries}")
-    o.compiling(args.quiet)
-    o.warm_up(metric, exact=False)
+    # RankLib-style steps keep the first run short (the demo's runs evaluate batches of
+    # points: no exact line search, whose kernels dfrank fit loads)
+    clock = o.prepare(args, metric, resolve("random"))
     rows = []
-    # RankLib-style steps keep the first run short: the exact line search's kernels are
-    # compiled on their first use (dfrank fit)
     runs = [("coordinate ascent (RankLib-style steps)", "ca",
              dict(restarts=3, line_search="steps")),
             ("particle swarm (RankPSO)", "pso", dict(iterations=60)),
@@ -56,7 +55,7 @@ def run(args):
     w = best.weights / np.abs(best.weights).max()
     print("  learned weights (coordinate ascent, scaled):" +
           "".join(f" {x:+.2f}" for x in w))
-    compiled = o.compiling_line(within=o.compile_seconds() - c0)
+    compiled = clock.line()
     if compiled:
         print(compiled)
     print(f"done in {o.time_text(time.perf_counter() - t_start, digits=1)}. Next: dfrank fit "

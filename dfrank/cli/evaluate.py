@@ -56,7 +56,7 @@ def run(args):
         values = _letor_tool_values(model.predict(data), data, names, args)
     else:
         metrics = [o.metric_of(args, m) for m in names]
-        o.compiling(args.quiet)
+        o.prepare(args)
         values = evaluate(model.predict(data), data, metrics, ties=args.ties,
                           per_query=args.per_query)
     _report(values, data.qids, args)

@@ -86,7 +86,6 @@ def run(args):
     o.outputs_writable(args, "output", "result", "checkpoint", "json",
                        inputs=[args.train, args.valid, args.test, args.query_file,
                                args.resume])
-    o.prefetch(metric, args.ties)
     train, valid, test = o.load_sets(args)
     norm = _normalization(args.normalize, train, args.train)
     if norm is not None:
@@ -94,18 +93,15 @@ def run(args):
 
         train, valid, test = (normalization.apply(d, norm) if d is not None else None
                               for d in (train, valid, test))
-    o.compiling(args.quiet)
-    c0 = o.compile_seconds()
     strategy = o.chosen(strategy, train, metric, args.ties)   # auto's pick, made once
-    o.warm_up(metric, args.ties, strategy=strategy)
-    c1 = o.compile_seconds()
+    clock = o.prepare(args, metric, strategy, args.ties)
     t0 = time.perf_counter()
     result = maximize(train, metric, strategy, seed=args.seed, n_jobs=args.n_jobs,
                       budget=args.budget, max_seconds=args.max_seconds, valid=valid,
                       progress=o.show_progress(args), ties=args.ties,
                       checkpoint=args.checkpoint, resume=args.resume)
     secs = time.perf_counter() - t0
-    compiled = o.compiling_line(c1 - c0, o.compile_seconds() - c1)
+    compiled = clock.line()
     if norm is not None:
         result.normalization = norm
     ranker = result.ranker

@@ -94,7 +94,6 @@ def run(args):
         raise o.UsageError("--json - and --export both print on standard output; write the "
                            "result to a file (--json FILE) or leave out one of them")
     metric = o.metric_of(args)
-    o.prefetch(metric, RUN_TIES)
     names = run_names(args.runs)
     missing = args.missing
     if missing not in ("zero", "min"):
@@ -103,8 +102,7 @@ def run(args):
         except ValueError:
             raise o.UsageError(f"--missing expects zero, min or a number, got "
                                f"{args.missing!r}") from None
-    o.compiling(args.quiet)
-    c0 = o.compile_seconds()
+    clock = o.prepare(args, metric, None, RUN_TIES)
     res = fuse(args.qrels, dict(zip(names, args.runs)), metric, norm=args.normalize,
                missing=missing, signed=args.signed, strategy=args.strategy,
                folds=args.folds, seed=args.seed, budget=args.budget,
@@ -114,7 +112,7 @@ def run(args):
     quiet_stdout = args.json == "-"
     out = o.Outputs()
     if not quiet_stdout:
-        compiled = o.compiling_line(within=o.compile_seconds() - c0)
+        compiled = clock.line()
         print(f"fusion of {len(names)} runs ({args.normalize} normalization, missing "
               f"documents {args.missing}) in {o.time_text(res.seconds)}")
         if compiled:

@@ -45,7 +45,6 @@ def run(args):
         raise o.UsageError("--plot draws the ternary surface of exactly three features")
     o.outputs_writable(args, "plot", inputs=[args.train, args.query_file])
     metric = o.metric_of(args)
-    o.prefetch(metric, args.ties)
     train = o.load(args.train, args).select_features(ids)
     obj = LinearObjective(train, metric, ties=args.ties)
     space = obj.space
@@ -54,10 +53,7 @@ def run(args):
         raise o.UsageError(f"resolution {args.resolution} over {len(ids)} features makes "
                            f"{size:,} grid points (more than --max-points "
                            f"{args.max_points:,})")
-    o.compiling(args.quiet)
-    c0 = o.compile_seconds()
-    o.warm_up(metric, args.ties)
-    c1 = o.compile_seconds()
+    clock = o.prepare(args, metric, None, args.ties)
     from tqdm.auto import tqdm
 
     pts, vals = [], []
@@ -75,7 +71,7 @@ def run(args):
     w = Simplex(len(ids)).to_weights(pts[i])
     print(f"grid of {size:,} points (resolution {args.resolution}) over features "
           f"{ids} in {o.time_text(secs)}")
-    compiled = o.compiling_line(c1 - c0, o.compile_seconds() - c1)
+    compiled = clock.line()
     if compiled:
         print(compiled)
     print(f"best {obj.metric.name} = {vals[i]:.4f} at weights "

@@ -16,13 +16,11 @@ One vocabulary (a test reads every command's parser and checks it):
 
 import argparse
 import ast
-import copy
 import json
 import os
 import sys
 import types
 
-import numpy as np
 
 from ..errors import UsageError
 from ..hyperparams import Int, Real, Workers, flag_type
@@ -33,8 +31,8 @@ __all__ = ["UsageError", "Outputs", "add_seed", "add_budget", "add_max_seconds",
            "add_strategy", "add_options", "add_metric", "metric_of", "add_json", "add_output",
            "add_ties", "add_quiet", "add_significance", "add_data", "add_reading",
            "positive_int", "positive_float", "parse_options", "load", "load_sets",
-           "outputs_writable", "show_progress", "compiling", "warm_up", "prefetch",
-           "compile_seconds", "time_text", "compiling_line",
+           "outputs_writable", "show_progress", "prepare", "CompileClock", "time_text",
+           "compiling_line",
            "SIGNIFICANCE_TESTS"]
 
 
@@ -460,19 +458,39 @@ def show_progress(args):
     return not args.quiet and sys.stderr.isatty()
 
 
-def compiling(quiet):
-    """Let dfrank._jit.progress say, after a few seconds, that kernels are compiling (once
-    per process), unless --quiet."""
-    from .._jit import progress
+def prepare(args, metric=None, strategy=None, ties=DEFAULT_TIES):
+    """The command's one call to the compile service: its messages as ``--quiet`` says,
+    and, for a run on ``metric`` (of ``strategy``, an instance after :func:`chosen`), the
+    kernels that run calls loaded or compiled now (:func:`dfrank.api.kernels_for`), so that
+    the run's time holds no compiling. Returns a :class:`CompileClock` started now."""
+    from .. import _jit
 
-    progress.quiet(quiet)
+    _jit.quiet(getattr(args, "quiet", False))
+    before = _jit.compile_seconds()
+    if metric is not None:
+        from ..api import kernels_for
+
+        _jit.load(kernels_for(metric, strategy, ties))
+    return CompileClock(_jit.compile_seconds() - before)
 
 
-def compile_seconds():
-    """Seconds this process has spent compiling kernels so far (:mod:`dfrank._jit.progress`)."""
-    from .._jit import progress
+class CompileClock:
+    """Seconds compiling numba kernels before a run (``before``: what :func:`prepare`
+    loaded) and since (:meth:`line` says both)."""
 
-    return progress.seconds()
+    def __init__(self, before):
+        from .._jit import compile_seconds
+
+        self.before, self.start = before, compile_seconds()
+
+    def within(self):
+        from .._jit import compile_seconds
+
+        return compile_seconds() - self.start
+
+    def line(self):
+        """The line saying how long numba compiled, or None when it did not."""
+        return compiling_line(self.before, self.within())
 
 
 def time_text(secs, digits=2):
@@ -488,31 +506,6 @@ def compiling_line(before=0.0, within=0.0):
     return f"compiling numba kernels: {', '.join(parts)}" if parts else None
 
 
-def warm_up(metric, ties=DEFAULT_TIES, exact=True, strategy=None):
-    """Load (or compile) the kernels a run of ``strategy`` (an instance, after
-    :func:`chosen`) needs, on a tiny problem: the line search's only for a strategy that
-    makes line searches, and for ``None``. It runs off the main thread
-    (:func:`dfrank._jit.store.off_main_thread`): Ctrl-C and SIGTERM stop the command at
-    once, even within a compile, and are never taken for the tiny run's own interrupt."""
-    from .._jit.store import off_main_thread
-
-    off_main_thread(_warm_up, metric, ties, exact, strategy)
-
-
-def _warm_up(metric, ties, exact, strategy):
-    from ..api import maximize
-    from ..data import RankingData
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(12, 2))
-    tiny = RankingData.from_arrays(X, np.arange(12) % 3, np.repeat([0, 1], 6))
-    if strategy is None or strategy.makes_line_searches:
-        maximize(tiny, metric, "ca", restarts=1, max_sweeps=1, ties=ties,
-                 line_search="auto" if exact else "steps")
-    else:   # a copy: the caller's own instance runs untouched
-        maximize(tiny, metric, copy.deepcopy(strategy), budget=4, ties=ties)
-
-
 def chosen(strategy, data, metric, ties):
     """``strategy``, or for one that chooses by the data (``auto``) the strategy it picks
     for ``data`` (held here or by a cluster), picked once for the command."""
@@ -526,18 +519,6 @@ def chosen(strategy, data, metric, ties):
 
     return strategy.pick(types.SimpleNamespace(space=Simplex(data.n_features), data=data,
                                                on_cluster=True))
-
-
-def prefetch(metric, ties=DEFAULT_TIES):
-    """Start compiling the metric's parallel kernel in the background if it is not cached
-    (see :mod:`dfrank._jit.background`); a bad metric name is reported later, where
-    it is used."""
-    from .._jit import background as _background
-
-    try:
-        _background.prefetch(metric, ties)
-    except (ValueError, TypeError):
-        pass
 
 
 # ---------------------------------------------------------------- the built-in engine

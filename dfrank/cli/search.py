@@ -31,7 +31,7 @@ def run(args):
 
     o.outputs_writable(args, "output", inputs=[args.collection, args.topics])
     params = o.parse_numbers(args.set, "--set")
-    o.compiling(args.quiet)
+    o.prepare(args)
     engine = o.engine(args, need_qrels=False)
     lines = run_to_trec_lines(engine.run(args.model, params, depth=args.depth),
                               tag=f"dfrank-{args.model}")

@@ -46,7 +46,7 @@ def run(args):
 
     if args.qrels == "-" and args.run == "-":
         raise o.UsageError("only one of QRELS and RUN can be standard input (-)")
-    o.compiling(args.quiet)
+    o.prepare(args)
     res = evaluate_run(args.qrels, args.run, args.measure or ["official"],
                        complete=args.complete, rel_level=args.level,
                        max_docs=args.max_docs, iprec_rounding=args.iprec_rounding)

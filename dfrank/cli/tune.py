@@ -134,9 +134,9 @@ def run(args):
             raise o.UsageError("give a command after -- (e.g. -- ./search --k1 {k1} --b {b} "
                                "-o {run}) or --collection for the built-in engine")
         spec, default = _param_specs(args, args.model)
-        o.compiling(args.quiet)
+        o.prepare(args)
         target, qrels, system = (o.engine(args), args.model), None, None
-    o.compiling(args.quiet)
+    o.prepare(args)
     res = tune(target, spec, qrels, o.metric_of(args), strategy=args.strategy,
                budget=args.budget, folds=args.folds, n_jobs=args.n_jobs, cache=args.cache,
                seed=args.seed, default=default, progress=o.show_progress(args),

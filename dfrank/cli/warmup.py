@@ -25,8 +25,13 @@ def add_arguments(p):
 
 
 def run(args):
-    from .._jit.warm import warm
+    from .._jit import in_memory, warm
 
+    if in_memory():   # nothing a warm-up compiles would be kept
+        print(f"dfrank warmup: nothing to do here: {in_memory()}, so kernels compile in "
+              "memory in every process; set NUMBA_CACHE_DIR to a writable folder, then run "
+              "dfrank warmup", file=sys.stderr)
+        return 0
     jobs = None if args.n_jobs in (None, -1) else args.n_jobs
     print(f"compiling dfrank's numba kernels ({args.what}) on "
           f"{jobs or os.cpu_count()} processes; they are cached on disk for every "

@@ -9,8 +9,7 @@ layer turns them into :class:`dfrank.DataFormatError`.
 
 import numpy as np
 
-from .._jit.examples import arr, f8, first, i4, i8, ro, u1
-from .._jit.store import njit
+from .._jit import arr, declare, f8, first, i4, i8, njit, ro, u1
 
 # error codes (see _MESSAGES in svmlight.py)
 OK = 0
@@ -458,8 +457,8 @@ def gather_docids(buf, doc_start, doc_end, n_rows, width, out, row0):
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("files", (
     first(fill_dense, arr(f8, 2), i8, arr(i8), arr(i4), arr(f8), i8),
     first(gather_docids, ro(u1), arr(i8), arr(i8), i8, i8, arr(u1, 2), i8),
     first(parse_block, ro(u1), i8, i8),
-)
+), phase=0)

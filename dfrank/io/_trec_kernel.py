@@ -10,8 +10,7 @@ identifiers.
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, ro, u1, u8
-from .._jit.store import njit
+from .._jit import arr, b1, declare, f8, first, i8, njit, ro, u1, u8
 from ._svmlight_kernel import F_BAD, F_NONFINITE, F_OK, _parse_float, _parse_int
 
 OK = 0
@@ -218,10 +217,10 @@ def join(run_buf, run_q, run_d, run_key, qrel_buf, qrel_q, qrel_d, qrel_key, tab
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("files", (
     first(check_same, ro(u1), arr(i8, 2), arr(i8), arr(b1)),
     first(count_lines, ro(u1), arr(i8), arr(i8), arr(i8)),
     first(line_starts, ro(u1), i8),
     first(parse_lines, ro(u1), arr(i8), arr(i8), i8, arr(i8, 2), arr(i8, 2), arr(u8), arr(u8),
           arr(f8), arr(i8), arr(i8), arr(i8, 2), arr(i8)),
-)
+), phase=0)

@@ -6,8 +6,7 @@ rounded half away from zero; the caller checks that |value| * 10**precision fits
 
 import numpy as np
 
-from .._jit.examples import arr, b1, f8, first, i8, u1
-from .._jit.store import njit
+from .._jit import arr, b1, declare, f8, first, i8, njit, u1
 
 
 @njit(cache=True, inline="always")
@@ -97,6 +96,6 @@ def format_rows(X, y, qid_of_row, feature_ids, docids, has_docids, precision, ou
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("files", (
     first(format_rows, arr(f8, 2), arr(f8), arr(i8), arr(i8), arr(u1, 2), b1, i8, arr(u1)),
-)
+), phase=0)

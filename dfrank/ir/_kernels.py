@@ -4,8 +4,7 @@ parameter point."""
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, f8, first, i8
-from .._jit.store import njit
+from .._jit import arr, declare, f8, first, i8, njit
 
 
 @njit(cache=True, nogil=True)
@@ -85,10 +84,10 @@ def window_counts(tokens, doc_ptr, docs, a, b, window, ordered, unordered):
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("retrieval, spaces, smoothed", (
     first(bm25, arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(f8), arr(f8), f8, f8, f8, arr(f8)),
     first(postings, arr(i8), arr(i8), i8),
     first(dirichlet, arr(i8), arr(i8), arr(f8), arr(f8), arr(i8), arr(i8), arr(f8), arr(f8),
           arr(f8), arr(f8), f8, arr(f8)),
     first(window_counts, arr(i8), arr(i8), arr(i8), i8, i8, i8, arr(f8), arr(f8)),
-)
+), phase=0)

@@ -22,9 +22,10 @@ from .candidates import direction_kind, flat_within_queries
 from .choice import RULES, TOL, choose
 from .classes import LineClasses, unsupported
 from .profile import MIN_WIDTH, DeferredProfile, LineProfile, LineResult, safe_point
-from .search import EPS, compile_sweep_ahead, line_profile, line_search, sort_within_queries
+from .search import (EPS, compile_sweep_ahead, line_profile, line_search, sort_within_queries,
+                     versions)
 
 __all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "line_search", "choose",
            "RULES", "unsupported", "sort_within_queries", "flat_within_queries",
            "direction_kind", "compile_sweep_ahead", "DeferredProfile", "safe_point", "EPS",
-           "MIN_WIDTH", "TOL"]
+           "MIN_WIDTH", "TOL", "versions"]

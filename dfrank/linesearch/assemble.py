@@ -28,8 +28,7 @@ fixed blocks of queries; the threads of :func:`assemble` split its work at bin b
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, later, omitted, tup, u1
-from .._jit.store import njit
+from .._jit import arr, b1, declare, f8, first, i8, later, njit, omitted, tup, u1
 from .._kernels.chunks import PRANGE_ONLY
 from .._kernels.sort import (_SHIFT32, _count_digits, _insert, _key32, _radix_passes,
                              gather_sorted, radix_argsort, sort_pairs_into, sorted_copy)
@@ -740,7 +739,7 @@ def best_interval(rows, eps, base, n_eff, bins, min_width, tol, shift, segment, 
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("line search ndcg", (
     first(assemble, tup(arr(f8), arr(f8), arr(b1), arr(i8), arr(i8)), f8, f8, f8, arr(i8),
           arr(f8), i8, i8, tup(arr(f8), arr(f8), arr(f8)), i8),
     first(best_interval, tup(arr(f8), arr(f8), arr(b1), arr(i8), arr(i8)), f8, f8, f8,
@@ -753,4 +752,4 @@ EXAMPLES = (
           arr(f8), arr(b1), arr(i8)),
     first(runs_of_rows, arr(f8), arr(f8), arr(i8), arr(i8), arr(i8), arr(f8, 2), arr(i8), i8),
     first(packed_rows, arr(f8), arr(f8), arr(b1), arr(i8), arr(i8), arr(f8), arr(f8), arr(b1)),
-)
+), phase=0)

@@ -10,8 +10,7 @@ unchanged by the pruning. Identical lines (equal s0 and u) are ordered by the ti
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, tup
-from .._jit.store import njit
+from .._jit import arr, b1, declare, f8, first, i8, njit, tup
 from .._kernels.sort import sort_pairs
 from ..metrics._kernels import AP, DCG, ERR, NDCG, PREC, RECALL, RPREC, RR, _cutoff
 from ..metrics._rank import tie_above
@@ -406,11 +405,11 @@ def candidates(s0, u, queries, rule, presorted, chunks, found, hull_rule):
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("line search ndcg", (
     first(candidates, arr(f8), arr(f8),
           tup(arr(f8), arr(i8), i8, arr(i8), arr(i8), arr(f8), arr(b1)), tup(i8, i8, i8, b1),
           arr(i8), i8, tup(arr(i8), arr(i8), arr(i8), arr(i8)), tup(i8, i8)),
     first(direction_kind, arr(f8)),
     first(flat_within_queries, arr(f8), arr(i8)),
     first(rows_by_u, arr(f8), arr(i8), arr(i8)),
-)
+), phase=0)

@@ -7,8 +7,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, later
-from .._jit.store import njit
+from .._jit import arr, b1, declare, f8, first, i8, later, njit
 from .._kernels.chunks import PRANGE_ONLY
 from .._kernels.sort import sorted_copy
 from .profile import MIN_WIDTH, LineResult
@@ -417,11 +416,11 @@ def pick(lower, upper, values, score, min_width, tol, by_value):
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("line search ndcg", (
     later(median_width_of, arr(f8), arr(f8), i8),
     first(middles, arr(f8), arr(f8), f8),
     later(pick, arr(f8), arr(f8), arr(f8), arr(f8), f8, f8, b1),
     first(plateau_pick, arr(f8), arr(f8), arr(f8), f8, f8, f8, f8, f8),
     later(plateau_pick_parts, arr(f8), arr(f8), arr(f8), f8, f8, f8, f8, f8, i8),
     first(window_min, arr(f8), arr(f8), arr(f8), arr(f8), f8),
-)
+), phase=0)

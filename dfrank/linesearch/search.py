@@ -20,7 +20,11 @@ from ..metrics.bound import _chunks
 from .assemble import (BIN_SHIFT, N_BINS, best_interval, bin_of, bin_sums, kept_rows,
                        sum_blocks)
 from .assemble import assemble as assemble_profile   # the module keeps its name
-from .._jit.ahead import ahead, wait_for
+from .._jit import ahead, wait_for
+from . import assemble as _assemble
+from . import candidates as _candidates
+from . import choice as _choice
+from . import sweep as _sweeps
 from .sweep import BLOCKS_PER_THREAD, SWEEPS, sweep_dcg
 from .candidates import (HULL_GAIN, HULL_SAMPLE, HULL_SAMPLE_FROM, PRUNABLE, candidates,
                          flat_within_queries, rows_by_u)
@@ -29,6 +33,7 @@ from .classes import LineClasses
 from .profile import MIN_WIDTH, DeferredProfile, LineProfile, LineResult, safe_point
 
 __all__ = ["line_profile", "line_search", "sort_within_queries", "compile_sweep_ahead",
+           "versions",
            "EPS", "PART_CROSSINGS"]
 
 EPS = 1e-12        # crossings closer than this (relative) are one event (rounding)
@@ -103,7 +108,22 @@ def _buffers(bound, n_docs, ws):
 def _sweep_kernel(bound):
     """The sweep of ``bound``'s lines (mean-gain classes under expected ties: every order
     of a tie is equal)."""
-    return sweep_dcg if bound.tie_code == EXPECTED else SWEEPS[bound.metric.code]
+    return sweep_of(bound.metric.code, bound.tie_code)
+
+
+def sweep_of(code, ties_code):
+    """The sweep of a metric family's lines under a tie rule."""
+    return sweep_dcg if ties_code == EXPECTED else SWEEPS[code]
+
+
+def versions(code, ties_code):
+    """The compiled versions (numba kernels and argument types) a line search of a metric
+    family calls: its sweep, and the candidates', assembly's and choice's that a first
+    line search calls; what a command loads before a run (``dfrank._jit.load``)."""
+    sweep = sweep_of(code, ties_code)
+    found = [(ex.kernel, ex.types) for ex in _sweeps.EXAMPLES if ex.kernel is sweep]
+    return found + [(ex.kernel, ex.types) for module in (_candidates, _assemble, _choice)
+                    for ex in module.EXAMPLES if ex.when == "first"]
 
 
 def _family(bound, classes, s0, u):
@@ -115,7 +135,7 @@ def _family(bound, classes, s0, u):
 
 def compile_sweep_ahead(bound, classes):
     """Start compiling the sweep of ``bound``'s metric family in the background, if it
-    is not cached (:mod:`dfrank._jit.ahead`): for a caller about to search lines, before
+    is not cached (:mod:`dfrank._jit.background`): for a caller about to search lines, before
     it compiles the kernels that run first (the scores', the candidates')."""
     def types():
         s0 = u = np.zeros(len(bound.y))  # the types of the lines' scores
@@ -147,7 +167,7 @@ def _prepare(bound, classes, s0, u, u_order, ws):
 
 def _sweep_types(bound, line, s0, u):
     """The argument types of ``line.sweep``'s call by :func:`_sweep_rows` (for its compile
-    ahead, :func:`dfrank._jit.ahead.ahead`): the same call's arguments, its buffers in a
+    ahead, :func:`dfrank._jit.ahead`): the same call's arguments, its buffers in a
     throwaway scratch."""
     _, _, _, _, offsets, *_, qorder, _, _, _ = line.fixed
     args = _sweep_args(bound, line, s0, u, qorder, offsets, 1, Scratch(), BIN_SHIFT)[0]
@@ -341,7 +361,7 @@ def _assemble_args(bp, ws, threads):
 
 def _assemble_types(line, out, offsets):
     """The argument types of the assembly kernel's call on ``line``'s sweep outputs
-    (compiled while the sweep compiles in the background, :func:`dfrank._jit.ahead.wait_for`)."""
+    (compiled while the sweep compiles in the background, :func:`dfrank._jit.wait_for`)."""
     _, _, _, _, _, _, n_out, _, _, _, _, bins = line.fixed
     bp = _Breakpoints(*out[:3], offsets, n_out, 0.0, 1, 1, bins)
     return tuple(numba.typeof(a) for a in _assemble_args(bp, Scratch(), 1))

@@ -25,8 +25,7 @@ t is unchanged by the pruning.
 import numpy as np
 from numba import get_thread_id, prange
 
-from .._jit.examples import arr, b1, f8, first, i8, later, tup, u8
-from .._jit.store import njit
+from .._jit import arr, b1, declare, f8, first, i8, later, njit, tup, u8
 from .._kernels.sort import _LOW, _SHIFT32, _insert, sort_pairs_into
 from ..metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .assemble import bin_runs
@@ -550,5 +549,9 @@ _ARGS = (arr(f8), arr(f8),
          tup(i8, i8, arr(f8), arr(f8), arr(i8), arr(f8), f8, i8), f8,
          tup(arr(i8, 3), arr(i8, 3), arr(f8, 3), arr(f8, 3), arr(i8, 3), arr(u8, 3)),
          tup(arr(f8), arr(i8), arr(f8), arr(f8), arr(b1), arr(i8), arr(f8, 2), arr(i8)), i8)
-EXAMPLES = tuple((first if fn in (sweep_dcg, sweep_ap) else later)(fn, *_ARGS) for fn in
-                 (sweep_dcg, sweep_count, sweep_rr, sweep_ap, sweep_err, sweep_ktau))
+EXAMPLES = (declare("line search ndcg", (first(sweep_dcg, *_ARGS),), phase=0)
+            + declare("line search map", (first(sweep_ap, *_ARGS),))
+            + declare("line search precision", (later(sweep_count, *_ARGS),))
+            + declare("line search rr", (later(sweep_rr, *_ARGS),))
+            + declare("line search err", (later(sweep_err, *_ARGS),))
+            + declare("line search kendall_tau", (later(sweep_ktau, *_ARGS),)))

@@ -5,7 +5,7 @@
 'ndcg@10'
 """
 
-from .bound import BoundMetric
+from .bound import BoundMetric, versions
 from .registry import (DEFAULT_METRIC, DEFAULT_TIES, RUN_METRIC, RUN_TIES, Metric, describe,
                        get_metric, metric_names, register_metric, unregister)
 
@@ -14,4 +14,4 @@ get, available, register = get_metric, metric_names, register_metric
 
 __all__ = ["Metric", "BoundMetric", "available", "describe", "get", "register", "unregister",
            "get_metric", "metric_names", "register_metric",
-           "DEFAULT_METRIC", "DEFAULT_TIES", "RUN_METRIC", "RUN_TIES"]
+           "DEFAULT_METRIC", "DEFAULT_TIES", "RUN_METRIC", "RUN_TIES", "versions"]

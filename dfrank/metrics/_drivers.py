@@ -15,11 +15,12 @@ User-registered metrics do pass their function as an argument (:func:`batch_cust
 is compiled once per process.
 """
 
+import numba
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, later, ro, tup
-from .._jit.store import njit
+from .._jit import (ahead, arr, b1, declare, estimate, f8, first, i8, later, left, njit,
+                    ready, ro, tup, wait_for)
 from .._kernels.scoring import BLOCK, dot_block, dot_block4, read_only
 from . import _kernels
 from ._rank import EXPECTED, count_top, top_k
@@ -267,8 +268,18 @@ SERIAL = {_kernels.NDCG: serial_ndcg, _kernels.DCG: serial_dcg, _kernels.PREC: s
 _ARGS = (ro(f8, 2), arr(i8), arr(f8, 2), tup(arr(i8), arr(i8), arr(f8), arr(f8), arr(f8), arr(b1)),
          tup(i8, i8, i8, f8, f8, arr(f8), f8), tup(arr(f8, 2), arr(i8, 2)), arr(f8, 2))
 _FIRST = {*DRIVERS.values(), batch_expected, serial_ndcg, serial_ap}
-EXAMPLES = tuple((first if fn in _FIRST else later)(fn, *_ARGS) for fn in
-                 (*DRIVERS.values(), *SERIAL.values(), batch_expected, serial_expected))
+
+
+def _versions(*fns):
+    return tuple((first if fn in _FIRST else later)(fn, *_ARGS) for fn in fns)
+
+
+EXAMPLES = (declare("evaluate ndcg", _versions(batch_ndcg), phase=0)
+            + declare("evaluate map, precision, rr", _versions(
+                batch_ap, batch_prec, batch_recall, batch_rprec, batch_rr))
+            + declare("evaluate dcg, err, tau, expected", _versions(
+                batch_dcg, batch_err, batch_ktau, batch_expected))
+            + declare("serial twins", _versions(*SERIAL.values(), serial_expected)))
 
 
 def driver(code, ties_code, parallel=True):
@@ -276,6 +287,64 @@ def driver(code, ties_code, parallel=True):
     if ties_code == EXPECTED and code != _kernels.KTAU:
         return batch_expected if parallel else serial_expected
     return (DRIVERS if parallel else SERIAL)[code]
+
+
+_READY = {}   # (code, ties code, features dtype) -> True once its parallel entry point runs
+
+
+def entry_point(code, ties_code, dtype):
+    """The compiled entry point to call now for this family, tie rule and features dtype,
+    while numba's cache may be cold. Both give the same values bit for bit, so:
+
+    * a process with one numba thread (a joblib worker of a run with as many jobs as
+      cores) runs the serial twin;
+    * otherwise the parallel entry point runs when it is ready (loaded, or its cache on
+      disk);
+    * otherwise the first call starts a helper compiling it (on the core this process
+      leaves idle) and the calls run the serial twin until the helper has ended; a call
+      that comes when the helper should end sooner than the twin would compile here (by
+      what this machine measured) waits for it instead. Where no helper can run
+      (``DFRANK_BACKGROUND_COMPILE=0``, ``dfrank warmup``), the call compiles it here."""
+    serial = driver(code, ties_code, parallel=False)
+    if numba.get_num_threads() == 1:
+        return serial
+    key = (code, ties_code, np.dtype(dtype).str)
+    fast = driver(code, ties_code)
+    if _READY.get(key) or ready(fast):
+        _READY[key] = True
+        return fast
+    if ahead(fast, lambda: tuple(numba.typeof(a) for a in
+                                 example_arguments(code, ties_code, dtype))) is None:
+        _READY[key] = True   # compiled here, by this call
+        return fast
+    remaining = left(fast)
+    if remaining is None:    # the helper has ended: the kernel loads from the cache
+        _READY[key] = True
+        return fast
+    if ready(serial) or remaining > estimate(serial):
+        return serial
+    if wait_for(fast, timeout=2 * estimate(serial)):
+        _READY[key] = True
+        return fast
+    return serial
+
+
+def versions(code, ties_code, dtype=np.float64):
+    """The compiled versions an evaluation of a family calls: its entry point as a call
+    would choose it now (:func:`entry_point`, with the types the calls pass), its serial
+    twin (which sections of one thread call), and the per-query constants'."""
+    types = tuple(numba.typeof(a) for a in example_arguments(code, ties_code, dtype))
+    runs = dict.fromkeys((entry_point(code, ties_code, dtype),
+                          driver(code, ties_code, parallel=False)))
+    return [(run, types) for run in runs] + [(ex.kernel, ex.types) for ex in _kernels.EXAMPLES]
+
+
+def prefetch(code, ties_code, dtype=np.float64):
+    """Start the helper compiling the parallel entry point of a family now, if it is not
+    ready (a command calls this before it reads its data, so that the two overlap)."""
+    if numba.get_num_threads() > 1 and not ready(driver(code, ties_code)):
+        ahead(driver(code, ties_code), lambda: tuple(
+            numba.typeof(a) for a in example_arguments(code, ties_code, dtype)))
 
 
 def example_arguments(code, ties_code, dtype):

@@ -7,8 +7,7 @@ The parallel drivers that call them live in :mod:`dfrank.metrics._drivers`.
 
 import numpy as np
 
-from .._jit.examples import arr, b1, f8, first, i8
-from .._jit.store import njit
+from .._jit import arr, b1, declare, f8, first, i8, njit
 from .._kernels.sort import heapsort, sorted_copy
 from ._rank import (EXPECTED, OPTIMISTIC, PESSIMISTIC, STABLE, better, full_rank, sort_rows,
                     top_gains, top_k)
@@ -442,6 +441,6 @@ def query_constants(code, y, qptr, k, gain_type, thr, uptr, ulab, c0, empty):
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("evaluate ndcg", (
     first(query_constants, i8, arr(f8), arr(i8), i8, i8, f8, arr(i8), arr(f8), arr(f8), arr(b1)),
-)
+), phase=0)

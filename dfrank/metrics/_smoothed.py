@@ -27,8 +27,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, later, ro
-from .._jit.store import njit
+from .._jit import arr, b1, declare, f8, first, i8, later, njit, ro
 from .._kernels.sort import radix_argsort
 
 APPROX_NDCG = 0
@@ -287,9 +286,9 @@ def weighted_gram(XT, mean, omega, out):
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("retrieval, spaces, smoothed", (
     first(features_dot, ro(f8, 2), arr(f8), arr(f8)),
     later(value_and_grad, i8, arr(f8), arr(f8), arr(i8), arr(i8), arr(f8), arr(b1), f8, f8, f8, i8,
           arr(f8), arr(f8), arr(f8)),
     first(weighted_gram, ro(f8, 2), arr(f8), arr(f8), arr(f8, 2)),
-)
+), phase=0)

@@ -10,7 +10,6 @@ import numpy as np
 
 from .._kernels.scoring import all_rows, read_only
 from .._kernels.scratch import PerThread
-from .._jit import background as _background
 from . import _drivers, _kernels
 from .registry import DEFAULT_TIES, GAINS, get_metric, tie_code
 
@@ -154,7 +153,7 @@ class BoundMetric:
                                        n_groups)
             # looked up at each call, never kept on the object: a dispatcher pickled to a
             # worker process is rebuilt there without its disk cache and compiles anew
-            run = _background.entry_point(m.code, self.tie_code, XT.dtype)
+            run = _drivers.entry_point(m.code, self.tie_code, XT.dtype)
             queries = (self.qptr, groups, self.y, self.gains, self.c0, self.empty)
             rule = (m.code, m.k, self.tie_code, float(m.rel_threshold), self.norm, self.disc,
                     self.empty_value)
@@ -194,6 +193,14 @@ class BoundMetric:
 
     def __repr__(self):
         return f"BoundMetric({self.metric.name!r}, n_queries={self.n_queries}, ties={self.ties!r})"
+
+
+def versions(metric, ties=DEFAULT_TIES, dtype=np.float64):
+    """The compiled versions (numba kernels and argument types) an evaluation of ``metric``
+    under ``ties`` calls now: what a command loads before a run (``dfrank._jit.load``);
+    none for a user's metric (compiled in each process)."""
+    m = get_metric(metric)
+    return [] if m.is_custom else _drivers.versions(m.code, tie_code(ties), dtype)
 
 
 def query_mean(values, skip):

@@ -31,8 +31,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit.examples import arr, b1, f8, first, i8, ro, tup, u1, u8
-from .._jit.store import njit
+from .._jit import arr, b1, declare, f8, first, i8, njit, ro, tup, u1, u8
 from .._kernels.sort import sort_pairs
 from ..errors import DataFormatError
 from ..io import _trec_kernel as TK
@@ -660,9 +659,9 @@ def _columns(cuts):
 
 
 # the argument types of the kernels Python calls, compiled by the warm-up (dfrank._jit.examples)
-EXAMPLES = (
+EXAMPLES = declare("files", (
     first(eval_queries, arr(i8), arr(i8), tup(arr(f8), ro(u1), arr(i8, 2), arr(u8)),
           tup(ro(u1), arr(i8, 2), arr(u8), arr(i8)), arr(i8), arr(i8), arr(i8), tup(i8, i8, f8),
           tup(arr(i8), arr(i8), arr(i8), arr(i8), arr(i8)), arr(i8), arr(b1), arr(f8, 2),
           arr(i8, 2)),
-)
+), phase=0)

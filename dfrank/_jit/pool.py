@@ -1,90 +1,62 @@
 """Compile the kernels ahead of use, on every core: the install's build and ``dfrank warmup``.
 
-Every module of kernels declares the argument types Python calls its kernels with
-(``EXAMPLES``, :mod:`.examples`); a task compiles the declared versions of some modules
-with numba's public ``dispatcher.compile``, which caches them on disk as a call would, so
-every later process loads them in a fraction of a second. The install compiles the
+Every module of kernels declares the argument types Python calls its kernels with, and the
+task that compiles them (:func:`.examples.declare`, when the module is imported: ``import
+dfrank`` imports them all, and so does every helper of the warm-up); a task compiles its
+declared versions with numba's public ``dispatcher.compile``, which caches them on disk as
+a call would, so every later process loads them in a fraction of a second. The install compiles the
 versions marked ``first`` (those of a new user's first commands, and every metric's
 evaluation); ``dfrank warmup`` the rest. Tasks are split over helper processes (compiling
-holds one core per process), fed task names on their standard input.
+holds one core per process), fed task names on their standard input, longest first by
+what this machine measured (:mod:`.timing`).
 """
 
-import importlib
 import os
 import sys
 import time
 
-__all__ = ["MODULES", "TASKS", "GROUPS", "warm", "run_task", "examples", "tasks"]
+from .examples import declared
+from .timing import estimate
 
-# every module that defines cached kernels (tests/test_jit.py checks the list is whole)
-MODULES = ("dfrank._kernels.scoring", "dfrank._kernels.sort", "dfrank.io._svmlight_kernel",
-           "dfrank.io._trec_kernel", "dfrank.io._write_kernel", "dfrank.ir._kernels",
-           "dfrank.linesearch.assemble", "dfrank.linesearch.candidates",
-           "dfrank.linesearch.choice", "dfrank.linesearch.sweep", "dfrank.metrics._drivers",
-           "dfrank.metrics._kernels", "dfrank.metrics._rank", "dfrank.metrics._smoothed",
-           "dfrank.metrics.trec_eval", "dfrank.spaces")
+__all__ = ["GROUPS", "warm", "run_task", "tasks", "examples"]
 
-# name -> (phase, estimated seconds on one core, kernels: "module" or "module:kernel", ...).
-# Phase 0 compiles what later tasks share (a line search's candidates, sorts and assembly
-# come with its first sweep; the ranking and scoring with the first driver), so that no
-# two processes compile it at once; within a phase the tasks go to the processes longest
-# first, each to the first process free.
-_D = "dfrank.metrics._drivers:"
-_S = "dfrank.linesearch.sweep:"
-TASKS = {
-    "line search ndcg": (0, 61.0, (_S + "sweep_dcg", "dfrank.linesearch.assemble",
-                                   "dfrank.linesearch.candidates",
-                                   "dfrank.linesearch.choice")),
-    "evaluate ndcg": (0, 9.0, (_D + "batch_ndcg", "dfrank.metrics._kernels",
-                                "dfrank._kernels.scoring")),
-    "files": (0, 22.0, ("dfrank.io._svmlight_kernel", "dfrank.io._trec_kernel",
-                        "dfrank.io._write_kernel", "dfrank.metrics.trec_eval")),
-    "retrieval, spaces, smoothed": (0, 10.0, ("dfrank.ir._kernels", "dfrank.spaces",
-                                             "dfrank.metrics._smoothed")),
-    "line search map": (1, 19.0, (_S + "sweep_ap",)),
-    "line search precision": (1, 17.0, (_S + "sweep_count",)),
-    "line search rr": (1, 18.0, (_S + "sweep_rr",)),
-    "line search err": (1, 23.0, (_S + "sweep_err",)),
-    "line search kendall_tau": (1, 18.0, (_S + "sweep_ktau",)),
-    "evaluate map, precision, rr": (1, 21.0, tuple(_D + n for n in (
-        "batch_ap", "batch_prec", "batch_recall", "batch_rprec", "batch_rr"))),
-    "evaluate dcg, err, tau, expected": (1, 19.0, tuple(_D + n for n in (
-        "batch_dcg", "batch_err", "batch_ktau", "batch_expected"))),
-    "serial twins": (1, 23.0, tuple(_D + n for n in (
-        "serial_ndcg", "serial_dcg", "serial_prec", "serial_recall", "serial_rprec",
-        "serial_rr", "serial_ap", "serial_err", "serial_ktau", "serial_expected"))),
-}
 # a group: the versions it compiles ("first" by the install, "all" by dfrank warmup)
 GROUPS = {"install": ("first",), "all": ("first", "later")}
 
 
-def examples(selection, when=("first", "later")):
-    """The declared versions (:class:`.examples.Example`) of the kernels ``selection``
-    names ("module" or "module:kernel") that are marked one of ``when``."""
-    found = []
-    for item in selection:
-        module, _, kernel = item.partition(":")
-        found += [ex for ex in importlib.import_module(module).EXAMPLES
-                  if ex.when in when and (not kernel or ex.kernel.py_func.__name__ == kernel)]
-    return found
+def examples(task, when=("first", "later")):
+    """The declared versions (:func:`.examples.declare`) of ``task`` marked one of
+    ``when``."""
+    return [ex for ex in declared() if ex.task == task and ex.when in when]
 
 
 def run_task(name, group="all"):
     """Compile (or load) the versions of one task that ``group`` compiles; returns its wall
     time."""
     t = time.perf_counter()
-    for ex in examples(TASKS[name][2], GROUPS[group]):
+    for ex in examples(name, GROUPS[group]):
         ex.kernel.compile(ex.types)
     return time.perf_counter() - t
+
+
+def _seconds(name, group):
+    """A task's compile time by what this machine measured of its versions
+    (:mod:`.timing`)."""
+    return sum(estimate(ex.kernel, ex.types) for ex in examples(name, GROUPS[group]))
 
 
 EVERY = 10.0   # seconds between the warm-up's progress lines while tasks run
 
 
 def tasks(group):
-    """The tasks with something to compile in ``group``, longest first within a phase."""
-    names = [n for n in TASKS if examples(TASKS[n][2], GROUPS[group])]
-    return sorted(names, key=lambda n: (TASKS[n][0], -TASKS[n][1]))
+    """The tasks with something to compile in ``group``: ``{name: phase}``, longest first
+    within a phase."""
+    phase = {}
+    for ex in declared():
+        if ex.when in GROUPS[group]:
+            phase[ex.task] = min(ex.phase, phase.get(ex.task, ex.phase))
+    order = sorted(phase, key=lambda n: (phase[n], -_seconds(n, group)))
+    return {n: phase[n] for n in order}
 
 
 def warm(group="all", jobs=None, progress=None, still=None, names=None):
@@ -95,10 +67,11 @@ def warm(group="all", jobs=None, progress=None, still=None, names=None):
     ``names`` keeps only those tasks. Returns the wall time."""
     if group not in GROUPS:
         raise ValueError(f"unknown warm-up group {group!r}; known: {sorted(GROUPS)}")
-    unknown = sorted(set(names or ()) - set(TASKS))
+    todo = tasks(group)
+    unknown = sorted(set(names or ()) - set(todo))
     if unknown:
-        raise ValueError(f"unknown warm-up tasks {unknown}; known: {sorted(TASKS)}")
-    names = [n for n in tasks(group) if names is None or n in names]
+        raise ValueError(f"unknown warm-up tasks {unknown}; known: {sorted(todo)}")
+    names = [n for n in todo if names is None or n in names]
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(names)))
     t = time.perf_counter()
     if jobs == 1:
@@ -115,8 +88,8 @@ def warm(group="all", jobs=None, progress=None, still=None, names=None):
         end_all(procs=pool)
         raise RuntimeError("could not start the warm-up's processes")
     try:
-        for phase in sorted({TASKS[n][0] for n in names}):
-            _run_phase(pool, [n for n in names if TASKS[n][0] == phase], progress, still, t)
+        for phase in sorted({todo[n] for n in names}):
+            _run_phase(pool, [n for n in names if todo[n] == phase], progress, still, t)
     finally:
         for p in pool:
             p.stdin.close()
