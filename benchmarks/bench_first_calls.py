@@ -72,6 +72,9 @@ def restore(site, saved):
             f.write(data)
 
 
+COMMIT = {"rev": None}   # --commit: the commit cloned (default: HEAD)
+
+
 def fresh_install(tmp, kind="source", numba=None):
     """A clone of this repository's HEAD installed in a new venv: as README says
     (``source``: ``pip install .``), or the release's wheel (``release``: ``python -m
@@ -79,6 +82,8 @@ def fresh_install(tmp, kind="source", numba=None):
     clone = os.path.join(tmp, "clone")
     if not os.path.isdir(clone):
         subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
+        if COMMIT["rev"]:
+            subprocess.run(["git", "-C", clone, "checkout", "-q", COMMIT["rev"]], check=True)
     venv = os.path.join(tmp, f"venv-{kind}-{numba}")
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     py = os.path.join(venv, "bin", "python")
@@ -187,13 +192,18 @@ def main():
     ap.add_argument("--other-numba", metavar="VERSION",
                     help="also a setup 'another-numba': the same install with this numba of "
                          "the declared range installed after it")
+    ap.add_argument("--commit", metavar="REV",
+                    help="install this commit of the repository instead of HEAD (to measure "
+                         "the code before a change beside it)")
     ap.add_argument("--release-wheel", action="store_true",
                     help="also a setup 'release-wheel': the wheel python -m build makes "
                          "(py3-none-any, no kernels) installed in a venv of its own")
     args = ap.parse_args()
+    COMMIT["rev"] = args.commit
     if shared_path() is None:
         sys.exit("needs ../shared/data (OHSUMED, CISI)")
-    print(f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}, "
+          f"commit {args.commit or 'HEAD'}")
     with tempfile.TemporaryDirectory(prefix="dfrank-first-") as tmp:
         if args.only_test_command:
             install, tests = test_command(tmp)
