@@ -46,7 +46,7 @@ def reach_time(res, wall, target):
     hit = [t for t, v in zip(tr["seconds"], tr["values"]) if v >= target]
     if not hit:
         return None
-    return hit[0] + max(0.0, wall - sum(r.elapsed for r in res.restarts))
+    return hit[0] + max(0.0, wall - sum(r.seconds for r in res.restarts))
 
 
 def run(train, valid, test, metric, opts, reps, n_jobs, target):

@@ -98,7 +98,7 @@ def _restart_from_dict(d):
     return RestartResult(index=int(d["index"]), seed=d["seed"], value=float(d["value"]),
                          point=None if point is None else np.asarray(point, np.float64),
                          n_evals=int(d["n_evals"]),
-                         seconds=float(d["seconds"] if "seconds" in d else d["elapsed"]),
+                         seconds=float(d["seconds"]),
                          status=d["status"], valid_value=d.get("valid_value"), trace=trace,
                          info=info)
 

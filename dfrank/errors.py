@@ -4,7 +4,7 @@ Every error names what the user gave and what would have been right.
 """
 
 __all__ = ["DataFormatError", "DataWarning", "NoEvaluationError", "TuneError",
-           "OutputError", "UsageError", "MissingExtra"]
+           "OutputError", "UsageError", "MissingExtra", "deprecated"]
 
 
 class DataFormatError(ValueError):
@@ -70,3 +70,13 @@ class UsageError(ValueError):
 class MissingExtra(ImportError):
     """An integration's package is not installed; the message says which extra of dfrank
     (or which package) installs it. The command line exits with 2."""
+
+
+def deprecated(old, new, removed_in):
+    """Warn that ``old`` (a name, an option, a module) is deprecated in favour of ``new``
+    and goes in dfrank ``removed_in``: the one way dfrank deprecates something, each
+    deprecation naming the release that removes it (CHANGELOG.md lists them)."""
+    import warnings
+
+    warnings.warn(f"{old} is deprecated: use {new}; it goes in dfrank {removed_in}",
+                  DeprecationWarning, stacklevel=3)

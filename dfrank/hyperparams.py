@@ -230,8 +230,7 @@ class Flag(_Kind):
 @dataclass(frozen=True)
 class AsIs(_Kind):
     """A value the strategy passes on as it is (a library's own option): a Python literal
-    from the command line, else the text. (Named ``Any`` before, which shadowed
-    ``typing.Any``; that name still works, with a warning, for one release.)"""
+    from the command line, else the text."""
     what: str = "a Python literal"
 
     def _check(self, owner, name, value):
@@ -263,14 +262,3 @@ def flag_type(kind, name):
 
     parse.__name__ = name   # argparse names the type by it
     return parse
-
-
-def __getattr__(name):
-    if name == "Any":
-        import warnings
-
-        warnings.warn("dfrank.hyperparams.Any is now dfrank.hyperparams.AsIs (it shadowed "
-                      "typing.Any); the old name goes in the next release",
-                      DeprecationWarning, stacklevel=2)
-        return AsIs
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

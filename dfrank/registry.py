@@ -282,20 +282,3 @@ def _construct(cls, options):
         if (k not in sig.parameters or k == "self") and not passes_on:
             raise _unknown_option(cls, k)
     return cls(**options)
-
-
-_RENAMED = {"get": "get_strategy", "available": "strategy_names",
-            "register": "register_strategy"}
-
-
-def __getattr__(name):
-    """The former names (``get``, ``available``, ``register``, which the metrics' registry
-    also has), for one release, with a warning naming the new one."""
-    if name in _RENAMED:
-        import warnings
-
-        warnings.warn(f"dfrank.registry.{name} is now dfrank.registry.{_RENAMED[name]} (a "
-                      "name that says which registry); the old name goes in the next "
-                      "release", DeprecationWarning, stacklevel=2)
-        return globals()[_RENAMED[name]]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

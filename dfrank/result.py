@@ -309,11 +309,6 @@ class RestartResult:
     trace: dict = None
     info: dict = field(default_factory=dict)
 
-    @property
-    def elapsed(self):
-        """Former name of :attr:`seconds`."""
-        return self.seconds
-
     def to_dict(self):
         return jsonable({"index": self.index, "seed": self.seed, "value": self.value,
                          "valid_value": self.valid_value, "point": self.point,
@@ -395,11 +390,6 @@ class Result:
         """Whether Ctrl-C ended the run (a budget or a time limit that ran out is not an
         interruption: see :attr:`status`)."""
         return self.status == "interrupted"
-
-    @property
-    def elapsed(self):
-        """Former name of :attr:`seconds`."""
-        return self.seconds
 
     @property
     def best_restart(self):

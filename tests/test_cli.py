@@ -363,7 +363,7 @@ def test_two_outputs_on_one_path_are_refused(tmp_path, capsys, toy_suite):
     assert "--output and --json both write" in capsys.readouterr().err
     assert not os.path.exists(m)
     b = str(tmp_path / "b.jsonl")
-    assert cli.main(["bench", "run", toy_suite[0], "--solvers", "random", "--budget", "10",
+    assert cli.main(["bench", "run", toy_suite[0], "--strategies", "random", "--budget", "10",
                      "-o", b, "--json", b, "--quiet"]) == 2
     assert "--output and --json both write" in capsys.readouterr().err
     cranfield_like(tmp_path)

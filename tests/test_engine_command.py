@@ -49,13 +49,11 @@ def test_a_timeout_ends_the_whole_process_group(tmp_path):
     wait_gone(int(pidfile.read_text()), "the grandchild outlived the timeout")
 
 
-def test_the_former_module_name_still_works_and_says_the_new_one():
-    """dfrank.command stood beside dfrank.cli as if it were part of the command line
-    (issue #65): it is dfrank.engine_command, the old name kept one release."""
+def test_the_former_module_name_is_gone():
+    """dfrank.command stood beside dfrank.cli as if it were part of the command line: it is
+    dfrank.engine_command, and the former name of the unreleased version is gone."""
     import importlib
-    import sys
 
-    sys.modules.pop("dfrank.command", None)
-    with pytest.warns(DeprecationWarning, match="now dfrank.engine_command"):
-        old = importlib.import_module("dfrank.command")
-    assert old.CommandRun is CommandRun
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("dfrank.command")
+    assert CommandRun.__module__ == "dfrank.engine_command"

@@ -354,9 +354,7 @@ def test_cli_export(tmp_path, capsys):
 def test_export_names_are_names_and_a_file_is_names_file(tmp_path, capsys):
     """``dfrank export m.json --names no_such_file`` on a one-feature model once wrote
     ``no_such_file`` as the feature's name where the user meant a file: --names takes names,
-    --names-file a file; the former FILE form of --names works one release with a note."""
-    from dfrank.cli.options import OldName
-
+    --names-file a file (a file given to --names is refused, naming --names-file)."""
     one = str(tmp_path / "one.json")
     LinearRanker([0.5]).save(one)
     export = ["export", one, "--format", "es-ltr"]
@@ -368,10 +366,10 @@ def test_export_names_are_names_and_a_file_is_names_file(tmp_path, capsys):
     assert "bm25" in capsys.readouterr().out
     names = tmp_path / "names.txt"
     names.write_text("bm25\n")
-    OldName.told.discard("export --names FILE")
-    assert cli.main([*export, "--names", str(names)]) == 0
-    out = capsys.readouterr()
-    assert "bm25" in out.out and f"give it as --names-file {names}" in out.err
+    assert cli.main([*export, "--names", str(names)]) == 2
+    assert f"--names-file {names}" in capsys.readouterr().err
+    assert cli.main([*export, "--names-file", str(names)]) == 0
+    assert "bm25" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         cli.main([*export, "--names", "a", "--names-file", str(names)])
     LinearRanker([0.5, -0.25, 1.0]).save(tmp_path / "three.json")
@@ -528,7 +526,7 @@ def test_cli_names_file_line_of_a_bad_name(tmp_path, capsys):
     model().save(tmp_path / "m.json")
     names = tmp_path / "names.txt"
     names.write_text("# features\n\ntitle_bm25\n" + EVIL[0] + "\npagerank\n")
-    assert cli.main(["export", str(tmp_path / "m.json"), "--format", "vespa", "--names",
+    assert cli.main(["export", str(tmp_path / "m.json"), "--format", "vespa", "--names-file",
                      str(names)]) == 2
     err = capsys.readouterr().err
     assert f"{names}, line 4:" in err and "is not a Vespa rank feature" in err

@@ -583,7 +583,7 @@ def test_line_costs_come_from_the_references(toy_suite, tmp_path):
         Suite(root, tmp_path / "bare.json").problem("letor-mq2008-map", fold=1)
     out = tmp_path / "costs.json"
     assert cli.main(["bench", "reference", root, "--problems", "letor-mq2008-map",
-                     "--folds", "1", "--line-costs-only", "--merge",
+                     "--instances", "1", "--line-costs-only", "--merge",
                      str(tmp_path / "bare.json"), "-o", str(out)]) == 0
     got = refs.load(out)
     assert got["values"]["letor-mq2008-map"]["1"]["line_cost"] >= 1
@@ -698,12 +698,12 @@ def test_bench_command_line(toy_suite, tmp_path, capsys):
     assert cli.main(["bench", "reference", "-o", str(merged)]) == 2
     assert cli.main(["bench", "list", root]) == 0
     assert "letor-mq2008-map" in capsys.readouterr().out
-    assert cli.main(args[:3] + ["--solvers", "ca", "--budget", "5", "--problems", "nope",
+    assert cli.main(args[:3] + ["--strategies", "ca", "--budget", "5", "--problems", "nope",
                                 "-o", str(tmp_path / "x.jsonl")]) == 2
     assert "unknown problem" in capsys.readouterr().err
-    assert cli.main(["bench", "run", root, "--solvers", "ca", "--budget", "5",
+    assert cli.main(["bench", "run", root, "--strategies", "ca", "--budget", "5",
                      "--problems", "letor-ohsumed-map", "-o", str(tmp_path / "y.jsonl")]) == 1
-    assert cli.main(["bench", "run", root, "--solvers", "ca", "-o",
+    assert cli.main(["bench", "run", root, "--strategies", "ca", "-o",
                      str(tmp_path / "z.jsonl")]) == 2
 
 
@@ -991,8 +991,8 @@ def test_ctrl_c_in_a_run_stops_the_bench_and_the_run_is_redone(toy_suite, tmp_pa
     assert [r["seed"] for r in runs] == [0, 1] and runs[1]["status"] == "interrupted"
     # on the command line: exit 130
     calls.clear()
-    args = ["bench", "run", root, "--solvers", "random", "--problems", "letor-mq2008-map",
-            "--folds", "1", "--seeds", "3", "--budget", "30", "--line-cost", "3",
+    args = ["bench", "run", root, "--strategies", "random", "--problems", "letor-mq2008-map",
+            "--instances", "1", "--seeds", "3", "--budget", "30", "--line-cost", "3",
             "--n-jobs", "1", "--references", toy_suite[1], "-o", str(tmp_path / "c.jsonl"),
             "--quiet"]
     assert cli.main(args) == 130

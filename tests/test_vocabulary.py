@@ -83,7 +83,7 @@ SHARED = {   # option: (dest, takes a value)
     "--ties": ("ties", True),
 }
 RETIRED = ("--out", "--jobs", "--test-name")
-# former names kept one release as hidden aliases: (command, old, new)
+# former names of the unreleased 0.1.0, gone: (command, old, new)
 OLD_NAMES = [("bench", "--solvers", "--strategies"), ("bench", "--solver-budget",
                                                       "--strategy-budget"),
              ("bench", "--folds", "--instances"), ("fuse", "--norm", "--normalize")]
@@ -108,8 +108,7 @@ def _visible(name):
 
 def test_one_name_for_one_idea_across_commands():
     """Every option a --help shows has one destination and one kind of value wherever it
-    appears (one name, one idea), and no idea shows under two names: the former names are
-    hidden aliases."""
+    appears (one name, one idea), and no idea shows under two names."""
     seen = {}
     for name in cli.COMMANDS:
         for flag, a in _visible(name).items():
@@ -127,22 +126,22 @@ def test_one_name_for_one_idea_across_commands():
 
 
 @pytest.mark.parametrize("command, old, new", OLD_NAMES)
-def test_old_names_still_work_and_say_the_new_one(command, old, new, capsys):
-    from dfrank.cli.options import OldName
-
+def test_the_former_names_of_the_unreleased_version_are_gone(command, old, new, capsys):
+    """The hidden aliases kept "for one release" of a version never released are gone:
+    a former name is an unknown option (argparse's usage error)."""
     p = cli.parser(command)
     argv = {"bench": ["run", "data", "-o", "b.jsonl"], "fuse": ["q", "a", "b"]}[command]
-    if old != "--solvers" and command == "bench":
-        argv += ["--strategies", "ca"]
-    value = {"--solvers": "ca,es", "--solver-budget": "es=5", "--folds": "1,2",
-             "--norm": "zscore"}[old]
-    OldName.told.discard(old)
-    args = p.parse_args(argv + [old, value, old, value])
-    dest = new.lstrip("-").replace("-", "_")
-    want = [value, value] if old == "--solver-budget" else value
-    assert getattr(args, dest) == want
-    err = capsys.readouterr().err
-    assert err.count(f"{old} is now {new}") == 1
+    with pytest.raises(SystemExit) as e:
+        p.parse_args(argv + [old, "x"])
+    assert e.value.code == 2 and f"unrecognized arguments: {old}" in capsys.readouterr().err
+
+
+def test_a_deprecation_names_the_release_that_removes_it():
+    from dfrank.errors import deprecated
+
+    with pytest.warns(DeprecationWarning, match=r"old\(\) is deprecated: use new\(\); it goes "
+                                               r"in dfrank 0\.3\.0"):
+        deprecated("old()", "new()", "0.3.0")
 
 
 @pytest.mark.parametrize("name", list(cli.COMMANDS))

@@ -51,11 +51,10 @@ def add_arguments(p):
     ls.add_argument("data", help="the folder of the data sets")
     run = sub.add_parser("run", help="run or continue a bench", allow_abbrev=False)
     run.add_argument("data", help="the folder of the data sets")
-    run.add_argument("--strategies",   # (required: checked in _run, as --solvers sets it)
+    run.add_argument("--strategies",   # (required: checked in _run, with a hint)
                      help="comma-separated optimizers (required): strategy names, "
                           "cma:es, cma:ipop, nevergrad:NAME, optuna:tpe, optuna:cmaes, or "
                           "your own as module:function")
-    o.add_old_name(run, "--solvers", "--strategies", "strategies")
     _add_selection(run)
     run.add_argument("--seeds", type=o.positive_int, default=3,
                      help="runs per problem and fold: seeds 0..N-1 (default 3; seed "
@@ -65,8 +64,6 @@ def add_arguments(p):
     run.add_argument("--strategy-budget", action="append", metavar="STRATEGY=N",
                      help="a smaller budget for a slow optimizer, e.g. optuna:tpe=300 "
                           "(repeatable)")
-    o.add_old_name(run, "--solver-budget", "--strategy-budget", "strategy_budget",
-                   append=True)
     run.add_argument("--line-cost", default="reference", metavar="N|reference|measured",
                      type=o.line_cost("reference", "measured"),
                      help="evaluations an exact line search counts: 'reference' (default: "
@@ -124,7 +121,6 @@ def _add_selection(p):
     p.add_argument("--instances", metavar="FOLDS",
                    help="comma-separated folds, the problems' instances (default: the "
                         "subset's, or all)")
-    o.add_old_name(p, "--folds", "--instances", "instances")
 
 
 def _add_references(p):

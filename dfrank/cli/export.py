@@ -52,19 +52,14 @@ def _names_file(path):
 
 def _names_arg(args):
     """(names, the file's line of each name or None) of --names or --names-file. A value
-    of --names is names, by its syntax; an existing file given there (the former form) is
-    read as one, with a note, for one release."""
+    of --names is names, by its syntax; a file is --names-file."""
     if args.names_file is not None:
         return _names_file(args.names_file)
     value = args.names
     if value is None:
         return None, None
-    if os.path.isfile(value):
-        o.say_once("export --names FILE", f"--names {value} reads the file of names for one "
-                   f"release more; give it as --names-file {value}")
-        return _names_file(value)
-    if "," not in value and (os.sep in value or os.path.splitext(value)[1].lower()
-                             in NAME_FILE_SUFFIXES):
+    if "," not in value and (os.path.isfile(value) or os.sep in value or
+                             os.path.splitext(value)[1].lower() in NAME_FILE_SUFFIXES):
         raise o.UsageError(f"--names {value}: that looks like a file, and --names takes the "
                            "names themselves, separated by commas; a file of names is "
                            f"--names-file {value}")

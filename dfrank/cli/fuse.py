@@ -28,7 +28,6 @@ def add_arguments(p):
     o.add_metric(p, RUN_METRIC)
     p.add_argument("--normalize", default="minmax", choices=list(NORMS),
                    help="per-query normalization of each run (default minmax)")
-    o.add_old_name(p, "--norm", "--normalize", "normalize", choices=list(NORMS))
     p.add_argument("--missing", default="zero",
                    help="score of a document a run did not retrieve: zero (default), min "
                         "(the run's lowest) or a number")

@@ -14,7 +14,6 @@ One vocabulary (a test reads every command's parser and checks it):
 * ``--quiet`` silences progress bars and notes, ``--ties`` names the tie policy.
 """
 
-import argparse
 import ast
 import json
 import os
@@ -94,44 +93,10 @@ def add_options(p, example="--option restarts=5"):
                         "strategy's alone, where several run")
 
 
-class OldName(argparse.Action):
-    """An option's former name, kept for one release: hidden from --help, it stores into
-    the new name's destination and says once (per process) what the new name is."""
-
-    told = set()
-
-    def __init__(self, option_strings, dest, new=None, append=False, **kwargs):
-        kwargs["help"] = argparse.SUPPRESS
-        super().__init__(option_strings, dest, **kwargs)
-        self.new, self.append = new, append
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        say_once(option_string, f"{option_string} is now {self.new}; the old name works "
-                 "until the next release")
-        if self.append:   # the new name appends (repeatable): so does the old one
-            values = list(getattr(namespace, self.dest, None) or []) + [values]
-        setattr(namespace, self.dest, values)
-
-
-def say_once(key, message):
-    """Say ``message`` on stderr once per process (``key``: what it is about): a former
-    form of the command line, still working for one release."""
-    if key not in OldName.told:
-        OldName.told.add(key)
-        print(f"dfrank: {message}", file=sys.stderr)
-
-
 def add_qrels(p, help="judgments (TREC qrels)"):
     """--qrels FILE: the one form of the judgments wherever a command takes them as an
     option (trec_eval keeps trec_eval's positional QRELS RUN)."""
     p.add_argument("--qrels", metavar="FILE", help=help)
-
-
-def add_old_name(p, old, new, dest, **kwargs):
-    """Keep ``old`` as a hidden alias of the option ``new`` (destination ``dest``; pass
-    ``append=True`` for a repeatable one)."""
-    p.add_argument(old, dest=dest, action=OldName, new=new, default=argparse.SUPPRESS,
-                   **kwargs)
 
 
 def add_metric(p, default, help=None, repeat=False):

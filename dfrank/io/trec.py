@@ -13,7 +13,6 @@ import os
 import numba
 import numpy as np
 
-from ..data import RankingData
 from ..errors import DataFormatError
 from . import _trec_kernel
 from .svmlight import is_regular_file, open_maybe_gzip
@@ -264,16 +263,3 @@ def write_run(path, data, scores, runid="dfrank"):
     """Write the scores of ``data``'s documents as a TREC run file."""
     with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.writelines(run_from_scores(data, scores, runid))
-
-
-def to_ranking_data(run, qrels, rel_level=1):
-    """The run as RankingData (one feature: the score) with labels from the qrels
-    (unjudged = 0) and the scores, for dfrank's own metrics and optimizers."""
-    rel, judged = judge(run, qrels)
-    qids, row_q = run.queries()
-    order = np.argsort(row_q, kind="stable")
-    y = np.where(judged, np.maximum(rel, 0), 0).astype(np.float64)[order]
-    s = run.score[order]
-    data = RankingData.from_arrays(s[:, None], y, row_q[order], source=run.path)
-    data.qids = np.asarray(qids, dtype=object)[np.unique(row_q)]
-    return data, s

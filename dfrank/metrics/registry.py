@@ -387,20 +387,3 @@ def tie_code(ties):
     if ties not in TIES:
         raise ValueError(f"ties must be one of {sorted(TIES)}, got {ties!r}")
     return TIES[ties]
-
-
-_RENAMED = {"get": "get_metric", "available": "metric_names", "register": "register_metric"}
-
-
-def __getattr__(name):
-    """The former names (``get``, ``available``, ``register``, which the strategies'
-    registry also has), for one release, with a warning naming the new one
-    (``dfrank.metrics.get`` and the others keep their names: the package says which)."""
-    if name in _RENAMED:
-        import warnings
-
-        warnings.warn(f"dfrank.metrics.registry.{name} is now dfrank.metrics.registry."
-                      f"{_RENAMED[name]} (a name that says which registry); the old name "
-                      "goes in the next release", DeprecationWarning, stacklevel=2)
-        return globals()[_RENAMED[name]]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
