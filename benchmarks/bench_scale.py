@@ -167,7 +167,7 @@ def main():
     rows.append(["one batch of 64 weight vectors", f"{batch:.2f} s",
                  f"{batch / 64 * 1e3:.0f} ms per vector ({one * 64 / batch:.1f}x)"])
     loads.append(load_cell(load_now()))
-    chunks = bound._chunks()
+    chunks = bound.n_chunks()
     n_groups = obj.bound._n_groups(obj.XT, obj.rows, chunks)
     saved = bound._GROUP_BYTES
     bound._GROUP_BYTES = 1 << 62       # as many groups as chunks, whatever their size

@@ -257,6 +257,13 @@ class RankingData:
                            feature_ids=self.feature_ids, source=self.source,
                            unranked=unranked)
 
+    def scores(self, weights):
+        """The scores of the linear ranker ``weights`` (one per column, in the columns'
+        order) for every document: what dfrank's kernels score a model with."""
+        from ._kernels.scoring import features_T, linear_scores
+
+        return linear_scores(features_T(self), np.asarray(weights, dtype=np.float64))
+
     def select_features(self, feature_ids):
         """A new RankingData with only the given original feature ids, in that order."""
         feature_ids = np.asarray(feature_ids, dtype=np.int64).ravel()

@@ -536,7 +536,7 @@ class LinearObjective(SimplexLines, Objective):
         new = self.line_end(lam, delta, res)
         carried = None
         if scores is not None:
-            carried = s0 if res.t == 0 else _moved_scores(s0, u, res.t, lam + res.t * delta)
+            carried = s0 if res.t == 0 else moved_scores(s0, u, res.t, lam + res.t * delta)
         return LineResult(res.value, res.t, res.lower, res.upper, res.n_crossings,
                           res.profile, new, carried)
 
@@ -565,7 +565,7 @@ class LinearObjective(SimplexLines, Objective):
         return s
 
 
-def _moved_scores(s0, u, t, moved, out=None):
+def moved_scores(s0, u, t, moved, out=None):
     """The scores at ``Simplex.project(moved)``, moved = point + t direction, from those
     at the point (s0) and the direction's (u): the projection shifts every coordinate
     alike, which the weights do not see, and divides by Z = sum(moved - min(0, min

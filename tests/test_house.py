@@ -120,6 +120,28 @@ def test_no_two_rooms_import_each_other_directly_or_around_a_loop():
     assert not loops, f"rooms on a loop of imports: {loops}"
 
 
+def test_no_module_imports_another_modules_private_name():
+    """A name with a leading underscore is its module's own business: another module that
+    needs it gets a public name (a private submodule of a package, ``_kernels``, is its
+    package's business and may be imported by name)."""
+    mods = modules()
+    found = []
+    for m, p in mods.items():
+        package = m if p.endswith("__init__.py") else m.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(open(p).read())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = package
+            for _ in range(max(node.level - 1, 0)):
+                base = base.rsplit(".", 1)[0]
+            base = (f"{base}.{node.module}" if node.module else base) if node.level \
+                else node.module
+            found += [f"{m}: {base}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")
+                      and f"{base}.{a.name}" not in mods]
+    assert not found, found
+
+
 def test_the_compile_service_is_at_the_bottom_and_has_one_front_door():
     """dfrank._jit imports nothing else of dfrank (by statement or by name), and no module
     outside it imports its submodules."""

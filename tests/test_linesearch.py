@@ -717,7 +717,7 @@ def test_the_hull_layers_only_prune(metric, monkeypatch):
         events = {}
         for gain in (default, 0):
             monkeypatch.setattr(L, "HULL_GAIN", gain)
-            line = L._prepare(obj.bound, obj.classes, s0, u, None, Scratch())
+            line = L.prepare_line(obj.bound, obj.classes, s0, u, None, Scratch())
             events[gain] = line.fixed[3].copy()
         rest = ~sampled
         fewer = events[default][rest] < events[0][rest]

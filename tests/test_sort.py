@@ -54,7 +54,7 @@ def test_crossing_sort_falls_back_to_every_bit():
     ka, kb = np.empty(n, np.uint64), np.empty(n, np.uint64)
     out_k, out_v = np.empty(n), np.empty(n, np.int64)
     count = _sort._radix_keys(k, ka, _sort._BITS, 2, 64 - 2 * _sort._BITS)
-    srt = _sort._radix_passes(ka, kb, count, _sort._BITS, 2, 64 - 2 * _sort._BITS)[0]
+    srt = _sort.radix_passes(ka, kb, count, _sort._BITS, 2, 64 - 2 * _sort._BITS)[0]
     assert not _sort._gather_bounded(srt, k, np.arange(n), out_k, out_v,
                                      _sort._EVENT_MOVES * n)  # would be quadratic
     _sort.sort_pairs_into(k, np.arange(n), ka, kb, out_k, out_v)

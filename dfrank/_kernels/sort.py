@@ -17,9 +17,9 @@ from .._jit import declare, njit
 
 _BITS = 11  # digits of the radix sorts of long lists (three passes over the float32 word)
 _SMALL_BITS = 8  # and of short ones (four passes, but 257 counts a pass to clear and sum)
-_LOW = np.uint64(0xFFFFFFFF)
+LOW_BITS = np.uint64(0xFFFFFFFF)
 _TOP32 = np.uint64(0x80000000)
-_SHIFT32 = np.uint64(32)
+SHIFT32 = np.uint64(32)
 _RUN = 24
 _MAX_RADIX = 1 << 32  # positions must fit the low word of the radix keys
 # where 8-bit radix passes overtake the merge sort, and 11-bit passes the 8-bit ones (keys
@@ -62,7 +62,7 @@ def _merge_pass(ks, vs, kd, vd, n, width):
 
 
 @njit(cache=True, inline="always")
-def _insert(keys, vals, lo, r, kv, vv):
+def insert(keys, vals, lo, r, kv, vv):
     """Put (kv, vv) at row r of keys/vals, whose rows lo..r-1 are sorted: after the last
     of them with a key <= kv (stable), shifting the greater ones down."""
     j = r - 1
@@ -79,7 +79,7 @@ def _merge_pairs(keys, vals, k_tmp, v_tmp):
     n = len(keys)
     for a in range(0, n, _RUN):
         for i in range(a + 1, min(a + _RUN, n)):
-            _insert(keys, vals, a, i, keys[i], vals[i])
+            insert(keys, vals, a, i, keys[i], vals[i])
     width = _RUN
     in_tmp = False
     while width < n:  # passes alternate between the arrays and the scratch
@@ -96,15 +96,15 @@ def _merge_pairs(keys, vals, k_tmp, v_tmp):
 
 
 @njit(cache=True, inline="always")
-def _key32(x):
+def key32(x):
     """The float32 rounding of ``x`` as an unsigned integer in the same order (rounding is
-    monotone, so a <= b gives _key32(a) <= _key32(b)); + 0.0 turns -0.0 into 0.0."""
+    monotone, so a <= b gives key32(a) <= key32(b)); + 0.0 turns -0.0 into 0.0."""
     b = np.uint64(np.float32(x + 0.0).view(np.uint32))
-    return (b ^ _LOW) if b & _TOP32 else (b | _TOP32)
+    return (b ^ LOW_BITS) if b & _TOP32 else (b | _TOP32)
 
 
 @njit(cache=True, nogil=True)
-def _radix_passes(a, b, count, width, passes, low):
+def radix_passes(a, b, count, width, passes, low):
     """Stable LSD radix sort of uint64 ``a`` by ``passes`` digits of ``width`` bits from
     bit ``low`` up, given ``count[d, digit + 1]``, the number of keys with that digit in
     pass d (a pass where every key has the same digit is skipped); ``b`` is scratch of the
@@ -130,7 +130,7 @@ def _radix_passes(a, b, count, width, passes, low):
 
 
 @njit(cache=True, inline="always")
-def _count_digits(a, width, passes, low):
+def count_digits(a, width, passes, low):
     """The digits of each of the ``passes`` passes over uint64 ``a`` counted in one read
     (one read of ``a`` for every pass, not a loop over the passes inside it):
     ``count[d, digit + 1]``."""
@@ -155,22 +155,22 @@ def _count_digits(a, width, passes, low):
 def _radix_high(a, b):
     """Stable LSD radix sort of uint64 ``a`` by its high 32 bits (11, 11 and 10 bits per
     pass); ``b`` is scratch of the same length. Returns ``(sorted, spare)``."""
-    return _radix_passes(a, b, _count_digits(a, _BITS, 3, 32), _BITS, 3, 32)
+    return radix_passes(a, b, count_digits(a, _BITS, 3, 32), _BITS, 3, 32)
 
 
 @njit(cache=True, inline="always")
 def _float32_keys(keys, a):
     """Each key's float32 rounding (high word) and its position (low word), into ``a``."""
     for i in range(len(keys)):
-        a[i] = (_key32(keys[i]) << _SHIFT32) | np.uint64(i)
+        a[i] = (key32(keys[i]) << SHIFT32) | np.uint64(i)
 
 
 @njit(cache=True, inline="always")
 def _radix_keys(keys, a, width, passes, low):
     """:func:`_float32_keys`, returning the digit counts of the passes
-    (:func:`_count_digits`)."""
+    (:func:`count_digits`)."""
     _float32_keys(keys, a)
-    return _count_digits(a, width, passes, low)
+    return count_digits(a, width, passes, low)
 
 
 @njit(cache=True, nogil=True)
@@ -180,9 +180,9 @@ def _radix_by_float32(keys, a, b):
     returned second): 8-bit digits for short lists, 11-bit for long ones."""
     if len(keys) < _WIDE_FROM:
         count = _radix_keys(keys, a, _SMALL_BITS, 4, 32)
-        return _radix_passes(a, b, count, _SMALL_BITS, 4, 32)
+        return radix_passes(a, b, count, _SMALL_BITS, 4, 32)
     count = _radix_keys(keys, a, _BITS, 3, 32)
-    return _radix_passes(a, b, count, _BITS, 3, 32)
+    return radix_passes(a, b, count, _BITS, 3, 32)
 
 
 @njit(cache=True, nogil=True)
@@ -198,14 +198,14 @@ def _radix_pairs(keys, vals, k_tmp, v_tmp):
                                    v_tmp[:n].view(np.uint64))
     sv = spare.view(np.int64)
     for r in range(n):
-        sv[r] = vals[srt[r] & _LOW]
+        sv[r] = vals[srt[r] & LOW_BITS]
     for r in range(n):
         vals[r] = sv[r]
     sk = spare.view(np.float64)
     for r in range(n):
-        sk[r] = keys[srt[r] & _LOW]
+        sk[r] = keys[srt[r] & LOW_BITS]
     for r in range(n):  # back into keys, inserting rows the rounding left out of order
-        _insert(keys, vals, 0, r, sk[r], vals[r])
+        insert(keys, vals, 0, r, sk[r], vals[r])
 
 
 @njit(cache=True, nogil=True)
@@ -225,8 +225,8 @@ def gather_sorted(srt, keys, vals, out_k, out_v):
     keys agree (rounded alike). (:func:`_gather_bounded` counts its moves, which costs
     time in assemble, so the steps that must finish do not.)"""
     for r in range(len(srt)):
-        i = srt[r] & _LOW
-        _insert(out_k, out_v, 0, r, keys[i], vals[i])
+        i = srt[r] & LOW_BITS
+        insert(out_k, out_v, 0, r, keys[i], vals[i])
 
 
 @njit(cache=True, nogil=True)
@@ -234,7 +234,7 @@ def _gather_bounded(srt, keys, vals, out_k, out_v, max_moves):
     """:func:`gather_sorted` that gives up (returns False) after ``max_moves`` moves."""
     moves = 0
     for r in range(len(srt)):
-        i = srt[r] & _LOW
+        i = srt[r] & LOW_BITS
         kv = keys[i]
         j = r - 1
         while j >= 0 and out_k[np.uint64(j)] > kv:  # unsigned: no negative-index check
@@ -261,7 +261,7 @@ def rows_sorted_into(a, b, keys, vals, out_k, out_v):
     breakpoints at once, which crowd more: there two passes lose to three.)"""
     n = len(a)
     low = 64 - 2 * _BITS
-    srt, spare = _radix_passes(a, b, _count_digits(a, _BITS, 2, low), _BITS, 2, low)
+    srt, spare = radix_passes(a, b, count_digits(a, _BITS, 2, low), _BITS, 2, low)
     if _gather_bounded(srt, keys, vals, out_k, out_v, _EVENT_MOVES * n):
         return
     # all 32 bits: ties (equal keys) stay in the order of a, so the result is stable

@@ -75,7 +75,6 @@ def _normalization(kind, train, path):
 
 
 def run(args):
-    from .._kernels.scoring import features_T, linear_scores
     from ..api import evaluate, maximize
 
     # the metric and the strategy are resolved once, here, and passed down as objects
@@ -109,7 +108,7 @@ def run(args):
     if valid is not None:
         scores["valid"] = result.valid_value
     if test is not None:   # already normalized: score with the bare weights
-        scores["test"] = evaluate(linear_scores(features_T(test), result.weights), test,
+        scores["test"] = evaluate(test.scores(result.weights), test,
                                   metric, ties=args.ties)
     ranker.meta.update({"train_file": os.path.abspath(args.train), "test": scores.get("test")})
     out = o.Outputs()

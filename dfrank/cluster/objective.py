@@ -19,6 +19,7 @@ from .._kernels.scratch import Scratch
 from ..linesearch import LineResult, unsupported
 from ..linesearch.split import line_join, search_parts
 from ..metrics.bound import query_mean
+from ..metrics.evaluation import each_metric
 from ..metrics.registry import DEFAULT_METRIC, DEFAULT_TIES, get_metric, with_options
 from ..objective import Objective, SimplexLines
 from ..spaces import Simplex
@@ -280,14 +281,13 @@ def evaluate_linear(weights, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES,
     if w.shape != (data.n_features,) or not np.all(np.isfinite(w)):
         raise ValueError(f"weights must be {data.n_features} finite numbers (one per "
                          f"feature), got shape {w.shape}")
-    single = not isinstance(metrics, (list, tuple))
-    out = {}
-    for name in [metrics] if single else list(metrics):
+    def value_of(name):
         objective = ClusterObjective(data, name, ties=ties, **options)
         values = objective.per_query_weights(w[None, :])[0]
-        out[objective.metric.name] = values if per_query else \
+        return objective.metric.name, values if per_query else \
             float(query_mean(values, objective._skip))
-    return next(iter(out.values())) if single else out
+
+    return each_metric(metrics, value_of)
 
 
 def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES, per_query=False,
@@ -306,12 +306,11 @@ def evaluate(scores, data, metrics=DEFAULT_METRIC, *, ties=DEFAULT_TIES, per_que
     client = data.client
     pieces = scores.rechunk((tuple(data.part_docs),)).to_delayed().ravel()
     chunks = [client.compute(p) for p in pieces]
-    single = not isinstance(metrics, (list, tuple))
-    out = {}
-    for name in [metrics] if single else list(metrics):
+    def value_of(name):
         m, opts = metric_on_parts(name, options, data)
         values = np.concatenate(client.gather([
             client.submit(tasks.values_of_scores, p, c, m, ties, opts, pure=False)
             for p, c in zip(data.parts, chunks)]))
-        out[m.name] = values if per_query else float(query_mean(values, m.empty == "skip"))
-    return next(iter(out.values())) if single else out
+        return m.name, values if per_query else float(query_mean(values, m.empty == "skip"))
+
+    return each_metric(metrics, value_of)

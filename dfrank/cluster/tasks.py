@@ -17,7 +17,7 @@ import numpy as np
 from ..data import RankingData
 from ..errors import DataFormatError
 from ..linesearch.split import rows_of_line
-from ..objective import LinearObjective, _moved_scores
+from ..objective import LinearObjective, moved_scores
 from .._threads import numba_threads_within
 
 __all__ = ["read_part", "summary", "bind", "group_scores", "group_line", "group_moved",
@@ -231,7 +231,7 @@ def _moved(part, lam, delta, j, t, s0):
     if u is None or key != _line_key(delta, j):
         _, u, _ = part.line_start(lam, delta, j, s0)
     out = part._scratch.get().unheld(("moved_a", "moved_b"), len(s0))
-    return _moved_scores(s0, u, t, lam + t * delta, out)
+    return moved_scores(s0, u, t, lam + t * delta, out)
 
 
 @_worker_threads

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.scoring import features_T, linear_scores
 from ..data import RankingData
 from ..errors import DataFormatError
 from ..io import docnos as dn
@@ -197,7 +196,7 @@ def fusion_data(qrels, runs, norm="minmax", missing="zero", complete=False):
 
 
 def scores_of(data, weights):
-    return linear_scores(features_T(data), np.asarray(weights, dtype=np.float64))
+    return data.scores(weights)
 
 
 def mean_of(per_query, n_extra):

@@ -25,7 +25,7 @@ NONFINITE_VALUE = 9
 DUPLICATE_FEATURE = 10
 FEATURE_TOO_LARGE = 11
 
-# _parse_float status
+# parse_float status
 F_OK = 0
 F_BAD = 1
 F_SLOW = 2
@@ -63,7 +63,7 @@ _DOCID = np.frombuffer(b"docid", dtype=np.uint8).copy()
 
 
 @njit(cache=True, nogil=True)
-def _parse_float(buf, s, e):
+def parse_float(buf, s, e):
     """Parse buf[s:e] as a decimal float. Returns (status, value).
 
     Fast path: mantissa < 2**53 and |decimal exponent| <= 22, where one IEEE multiply or
@@ -148,7 +148,7 @@ def _parse_float(buf, s, e):
 
 
 @njit(cache=True, nogil=True)
-def _parse_int(buf, s, e):
+def parse_int(buf, s, e):
     """Parse buf[s:e] as a signed decimal integer. Returns (ok, value)."""
     i = s
     neg = False
@@ -224,7 +224,7 @@ def _parse_features(buf, i, de, row, n_features_cap, seen, cols, vals, nnz, slow
         if colon < 0:
             err_code, err_start, err_end = BAD_FEATURE_TOKEN, ts, i
             break
-        ok, fid = _parse_int(buf, ts, colon)
+        ok, fid = parse_int(buf, ts, colon)
         if not ok or fid <= 0:
             err_code, err_start, err_end = BAD_FEATURE_ID, ts, i
             break
@@ -240,7 +240,7 @@ def _parse_features(buf, i, de, row, n_features_cap, seen, cols, vals, nnz, slow
             err_code, err_start, err_end = DUPLICATE_FEATURE, ts, i
             break
         seen[fid] = row + 1
-        st, v = _parse_float(buf, colon + 1, i)
+        st, v = parse_float(buf, colon + 1, i)
         if st == F_BAD:
             err_code, err_start, err_end = BAD_VALUE, ts, i
             break
@@ -309,7 +309,7 @@ def _parse_qid(buf, i, pos, de, qid_mode):
         i = ts
         while i < de and not _is_space(buf[i]):
             i += 1
-        ok, q = _parse_int(buf, ts, i)
+        ok, q = parse_int(buf, ts, i)
         if not ok:
             err_code, err_start, err_end = BAD_QID, ts - 4, i
     return err_code, err_start, err_end, qid_mode, q, i
@@ -382,7 +382,7 @@ def parse_block(buf, expect_qid, n_features_cap):
         ts = i
         while i < de and not _is_space(buf[i]):
             i += 1
-        st, v = _parse_float(buf, ts, i)
+        st, v = parse_float(buf, ts, i)
         if st == F_BAD:
             err_code, err_line, err_start, err_end = BAD_LABEL, line, ts, i
             break

@@ -11,7 +11,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import arr, b1, declare, f8, first, i8, njit, ro, u1, u8
-from ._svmlight_kernel import F_BAD, F_NONFINITE, F_OK, _parse_float, _parse_int
+from ._svmlight_kernel import F_BAD, F_NONFINITE, F_OK, parse_float, parse_int
 
 OK = 0
 TOO_FEW_COLUMNS = 1
@@ -114,7 +114,7 @@ def _parse_chunk(buf, start, end, r0, kind, q_span, d_span, q_hash, d_hash, scor
         q_hash[r] = fnv1a(buf, starts[0], stops[0])
         d_hash[r] = fnv1a(buf, starts[2], stops[2])
         if kind == 0:
-            st, v = _parse_float(buf, starts[4], stops[4])
+            st, v = parse_float(buf, starts[4], stops[4])
             if st == F_BAD:
                 err[0] = BAD_NUMBER
             elif st == F_NONFINITE:
@@ -124,7 +124,7 @@ def _parse_chunk(buf, start, end, r0, kind, q_span, d_span, q_hash, d_hash, scor
             score[r] = v
             tok = 4
         else:
-            ok, iv = _parse_int(buf, starts[3], stops[3])
+            ok, iv = parse_int(buf, starts[3], stops[3])
             if not ok:
                 err[0] = BAD_INTEGER
             rel[r] = iv

@@ -30,9 +30,9 @@ from numba import prange
 
 from .._jit import arr, b1, declare, f8, first, i8, later, njit, omitted, tup, u1
 from .._kernels.chunks import PRANGE_ONLY
-from .._kernels.sort import (_SHIFT32, _count_digits, _insert, _key32, _radix_passes,
+from .._kernels.sort import (SHIFT32, count_digits, insert, key32, radix_passes,
                              gather_sorted, radix_argsort, sort_pairs_into, sorted_copy)
-from .choice import _wide, pick
+from .choice import wide, pick
 
 CHAIN = 4.0  # breakpoints closer than CHAIN * eps (relative) may share a group: kept together
 # The bins: the top BIN_BITS bits of a t's ordered float32 key (sign, exponent and a few
@@ -51,7 +51,7 @@ SUM_FROM = 1 << 18  # on lines of this many runs or more (sum_blocks)
 @njit(cache=True, inline="always")
 def bin_of(t, shift):
     """The bin of t: the top 32 - ``shift`` bits of its ordered float32 key."""
-    return np.int64(_key32(t) >> np.uint64(shift))
+    return np.int64(key32(t) >> np.uint64(shift))
 
 
 @njit(cache=True, nogil=True)
@@ -133,7 +133,7 @@ def _add_runs(runs, run_sp, offsets, n_runs, q0, q1, S, P, C):
     ru = runs.view(np.uint64)  # unsigned bins: no negative-index checks
     for q in range(q0, q1):
         for r in range(offsets[q], offsets[q] + n_runs[q]):
-            b = ru[r] >> _SHIFT32
+            b = ru[r] >> SHIFT32
             S[b] += run_sp[r, 0]
             P[b] += run_sp[r, 1]
             C[b] += runs[r] & 0xFFFFFFFF
@@ -277,12 +277,12 @@ def _sort_bin(ct, cd, n, ka, kb, tt, td):
     :func:`gather_sorted`, whose insertion step orders the rows that round alike."""
     if n <= SHORT_BIN:
         for r in range(n):
-            _insert(tt, td, 0, r, ct[r], cd[r])
+            insert(tt, td, 0, r, ct[r], cd[r])
         return
     for r in range(n):
-        ka[r] = (_key32(ct[r]) << _SHIFT32) | np.uint64(r)
-    count = _count_digits(ka[:n], 9, 2, 32)
-    gather_sorted(_radix_passes(ka[:n], kb[:n], count, 9, 2, 32)[0], ct, cd, tt, td)
+        ka[r] = (key32(ct[r]) << SHIFT32) | np.uint64(r)
+    count = count_digits(ka[:n], 9, 2, 32)
+    gather_sorted(radix_passes(ka[:n], kb[:n], count, 9, 2, 32)[0], ct, cd, tt, td)
 
 
 @njit(cache=True, nogil=True)
@@ -672,7 +672,7 @@ def best_interval(rows, eps, base, n_eff, bins, min_width, tol, shift, segment, 
     f_lo = wlo
     f_hi = min(first_t, whi)
     has_first = f_hi > f_lo
-    best = first_value if has_first and _wide(f_lo, f_hi, min_width) else -np.inf
+    best = first_value if has_first and wide(f_lo, f_hi, min_width) else -np.inf
     lim0 = best - 4 * tol
     cand, negub = _bins_above(C, P, pref, base, n_eff, top_bin, lim0)
     n_c = len(cand)
@@ -722,7 +722,7 @@ def best_interval(rows, eps, base, n_eff, bins, min_width, tol, shift, segment, 
             r_hi[n_r] = hi_j
             r_v[n_r] = v[j] / n_eff
             n_r += 1
-            if _wide(lo_j, hi_j, min_width):
+            if wide(lo_j, hi_j, min_width):
                 best = max(best, v[j] / n_eff)
     # every interval that can matter, in t order: the first one, then region by region
     reg_row[n_reg] = n_r

@@ -12,7 +12,7 @@ from numba import prange
 
 from .._jit import arr, b1, declare, f8, first, i8, njit, tup
 from .._kernels.sort import sort_pairs
-from ..metrics._kernels import AP, DCG, ERR, NDCG, PREC, RECALL, RPREC, RR, _cutoff
+from ..metrics._kernels import AP, DCG, ERR, NDCG, PREC, RECALL, RPREC, RR, cutoff
 from ..metrics._rank import tie_above
 
 PRUNABLE = (NDCG, DCG, PREC, RECALL, RR, ERR, AP)  # when k > 0
@@ -183,10 +183,10 @@ def _dominated(s0, u, srt, kk, top, out):
 def top_cut(code, k, m, c0):
     """The positions of a query of m documents that a cut-off metric reads: R for
     R-precision (c0 = R), else the metric's own cut-off (:func:`dfrank.metrics._kernels.
-    _cutoff`)."""
+    cutoff`)."""
     if code == RPREC:
         return min(int(c0), m)
-    return _cutoff(k, m)
+    return cutoff(k, m)
 
 
 @njit(cache=True, nogil=True)

@@ -167,7 +167,7 @@ def _middle(lower, upper, i, step):
 
 
 @njit(cache=True, inline="always")
-def _wide(lo, hi, min_width):
+def wide(lo, hi, min_width):
     """The interval (lo, hi) may be chosen: unbounded, or wider than min_width relative
     to |t|."""
     if np.isfinite(lo) and np.isfinite(hi):
@@ -177,8 +177,8 @@ def _wide(lo, hi, min_width):
 
 @njit(cache=True, inline="always")
 def _eligible(lower, upper, i, min_width):
-    """Interval i may be chosen (:func:`_wide`)."""
-    return _wide(lower[i], upper[i], min_width)
+    """Interval i may be chosen (:func:`wide`)."""
+    return wide(lower[i], upper[i], min_width)
 
 
 @njit(cache=True, nogil=True)

@@ -16,7 +16,7 @@ import numpy as np
 from .._kernels.chunks import one_at_a_time
 from .._kernels.scratch import Scratch
 from ..metrics._rank import EXPECTED, STABLE
-from ..metrics.bound import _chunks
+from ..metrics.bound import n_chunks
 from .assemble import (BIN_SHIFT, N_BINS, best_interval, bin_of, bin_sums, kept_rows,
                        sum_blocks)
 from .assemble import assemble as assemble_profile   # the module keeps its name
@@ -58,7 +58,7 @@ def sort_within_queries(u, qptr):
 
 
 @dataclass(frozen=True)
-class _Breakpoints:
+class Breakpoints:
     """Every query's breakpoints along a line and their sums by bin (views into a
     scratch; see :data:`.sweep.SWEEPS` and :func:`.assemble.bin_sums`)."""
     out_t: np.ndarray
@@ -98,7 +98,7 @@ def _buffers(bound, n_docs, ws):
             ws.get("n_cand", nq, np.int64), ws.get("n_events", nq, np.int64),
             ws.get("offsets", nq + 1, np.int64), ws.get("base", nq),
             ws.get("n_out", nq, np.int64), ws.get("n_runs", nq, np.int64),
-            bound.query_order(BLOCKS_PER_THREAD * threads), max(1, min(nq, _chunks())),
+            bound.query_order(BLOCKS_PER_THREAD * threads), max(1, min(nq, n_chunks())),
             threads,  # the sweep's scratch rows: one per thread
             (ws.get("bin_S", N_BINS), ws.get("bin_P", N_BINS),
              ws.get("bin_C", N_BINS, np.int64), ws.get("bin_pref", N_BINS + 1)))
@@ -146,7 +146,7 @@ def compile_sweep_ahead(bound, classes):
     ahead(_sweep_kernel(bound), types)
 
 
-def _prepare(bound, classes, s0, u, u_order, ws):
+def prepare_line(bound, classes, s0, u, u_order, ws):
     """The candidates of every query along s0 + t u: a :class:`_Line`."""
     m = bound.metric
     code = m.code
@@ -166,7 +166,7 @@ def _prepare(bound, classes, s0, u, u_order, ws):
 
 
 def _sweep_types(bound, line, s0, u):
-    """The argument types of ``line.sweep``'s call by :func:`_sweep_rows` (for its compile
+    """The argument types of ``line.sweep``'s call by :func:`sweep_rows` (for its compile
     ahead, :func:`dfrank._jit.ahead`): the same call's arguments, its buffers in a
     throwaway scratch."""
     _, _, _, _, offsets, *_, qorder, _, _, _ = line.fixed
@@ -174,7 +174,7 @@ def _sweep_types(bound, line, s0, u):
     return tuple(numba.typeof(a) for a in args)
 
 
-def _sweep_rows(bound, line, s0, u, order, offsets, total, ws, shift=BIN_SHIFT):
+def sweep_rows(bound, line, s0, u, order, offsets, total, ws, shift=BIN_SHIFT):
     """Sweep the queries of ``order`` along s0 + t u, query q's breakpoints at
     ``offsets[q]`` of the outputs returned (``out_t, out_d, out_h, runs, run_sp``, as long
     as the longest part swept so far; summed in bins of ``shift``)."""
@@ -186,7 +186,7 @@ def _sweep_rows(bound, line, s0, u, order, offsets, total, ws, shift=BIN_SHIFT):
 
 
 def _sweep_args(bound, line, s0, u, order, offsets, total, ws, shift):
-    """The arguments of :func:`_sweep_rows`'s call of ``line.sweep``, and its outputs."""
+    """The arguments of :func:`sweep_rows`'s call of ``line.sweep``, and its outputs."""
     _, cand, n_cand, _, _, base, n_out, n_runs, _, _, n_workers, _ = line.fixed
     classes, L, max_n, max_ev = line.classes, line.classes.n_classes, line.max_n, line.max_ev
     out = ws.views.get("line_out")
@@ -232,16 +232,16 @@ def averaged(base, empty, skip):
 
 
 def _sweep(bound, classes, s0, u, u_order, ws, line=None):
-    """The per-query sweeps along s0 + t u, summed by bin: a :class:`_Breakpoints`
+    """The per-query sweeps along s0 + t u, summed by bin: a :class:`Breakpoints`
     (``line``: its :class:`_Line`, if made already)."""
     if line is None:
-        line = _prepare(bound, classes, s0, u, u_order, ws)
+        line = prepare_line(bound, classes, s0, u, u_order, ws)
     _, _, _, _, offsets, base, n_out, n_runs, qorder, _, _, bins = line.fixed
-    out_t, out_d, out_h, runs, run_sp = _sweep_rows(bound, line, s0, u, qorder, offsets,
+    out_t, out_d, out_h, runs, run_sp = sweep_rows(bound, line, s0, u, qorder, offsets,
                                                     line.total, ws)
     bin_sums(runs, run_sp, offsets, n_runs, *bins, blocks=sum_blocks(n_runs, N_BINS))
     base_sum, n_eff = _averaged(bound, base)
-    return _Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, line.total,
+    return Breakpoints(out_t, out_d, out_h, offsets, n_out, base_sum, n_eff, line.total,
                         bins)
 
 
@@ -306,7 +306,7 @@ def _best_in_parts(bound, line, s0, u, ws, wlo, whi):
               for q0, q1 in parts]
     size = max(int(offsets[q1] - offsets[q0]) for q0, q1 in parts)
     for i, ((q0, q1), (order, offs)) in enumerate(zip(parts, orders)):
-        runs, run_sp = _sweep_rows(bound, line, s0, u, order, offs, size, ws, shift)[3:]
+        runs, run_sp = sweep_rows(bound, line, s0, u, order, offs, size, ws, shift)[3:]
         bin_sums(runs, run_sp, offs[q0:q1 + 1], n_runs[q0:q1], *bins, fresh=i == 0,
                  blocks=sum_blocks(n_runs[q0:q1], n_bins))
     base_sum, n_eff = _averaged(bound, base)
@@ -322,7 +322,7 @@ def _best_in_parts(bound, line, s0, u, ws, wlo, whi):
         f_n = np.empty(len(n_out), np.int64)
         f_off = np.zeros(len(n_out) + 1, np.int64)
         for (q0, q1), (order, offs) in zip(parts, orders):
-            out_t, out_d, out_h = _sweep_rows(bound, line, s0, u, order, offs, size, ws,
+            out_t, out_d, out_h = sweep_rows(bound, line, s0, u, order, offs, size, ws,
                                               shift)[:3]
             o, n = offs[q0:q1 + 1], n_out[q0:q1]
             f_n[q0:q1] = kept_rows(out_t, out_d, out_h, o, n, kept, shift, _NO_T, _NO_T,
@@ -341,8 +341,8 @@ def _best_in_parts(bound, line, s0, u, ws, wlo, whi):
         floor, reach = (float(found[1]), 2) if reach == 1 else (-np.inf, 0)
 
 
-def _assembled(bp, ws):
-    """The whole :class:`LineProfile` of a line's :class:`_Breakpoints`."""
+def assembled(bp, ws):
+    """The whole :class:`LineProfile` of a line's :class:`Breakpoints`."""
     threads = numba.get_num_threads()
     with one_at_a_time(threads):
         edges, values, hazards = assemble_profile(*_assemble_args(bp, ws, threads))
@@ -350,7 +350,7 @@ def _assembled(bp, ws):
 
 
 def _assemble_args(bp, ws, threads):
-    """The arguments of :func:`_assembled`'s call of the assembly kernel."""
+    """The arguments of :func:`assembled`'s call of the assembly kernel."""
     S, P, C, pref = bp.bins
     total = bp.total
     return ((bp.out_t, bp.out_d, bp.out_h, bp.offsets, bp.n_out), EPS, bp.base,
@@ -363,7 +363,7 @@ def _assemble_types(line, out, offsets):
     """The argument types of the assembly kernel's call on ``line``'s sweep outputs
     (compiled while the sweep compiles in the background, :func:`dfrank._jit.wait_for`)."""
     _, _, _, _, _, _, n_out, _, _, _, _, bins = line.fixed
-    bp = _Breakpoints(*out[:3], offsets, n_out, 0.0, 1, 1, bins)
+    bp = Breakpoints(*out[:3], offsets, n_out, 0.0, 1, 1, bins)
     return tuple(numba.typeof(a) for a in _assemble_args(bp, Scratch(), 1))
 
 
@@ -384,7 +384,7 @@ def line_profile(bound, classes, s0, u, u_order=None, scratch=None):
         return _flat_profile(bound, s0), 0
     ws = Scratch() if scratch is None else scratch
     bp = _sweep(bound, classes, s0, u, u_order, ws)
-    return _assembled(bp, ws), bp.total
+    return assembled(bp, ws), bp.total
 
 
 def line_search(bound, classes, s0, u, *, rule="best", window=None, floor=-np.inf,
@@ -409,7 +409,7 @@ def line_search(bound, classes, s0, u, *, rule="best", window=None, floor=-np.in
     ws = Scratch() if scratch is None else scratch
     bp = None
     if rule == "best":
-        line = _prepare(bound, classes, s0, u, u_order, ws)
+        line = prepare_line(bound, classes, s0, u, u_order, ws)
         if line.total > PART_CROSSINGS:
             found, total = _best_in_parts(bound, line, s0, u, ws, wlo, whi)
         else:
@@ -422,12 +422,12 @@ def line_search(bound, classes, s0, u, *, rule="best", window=None, floor=-np.in
                 lambda: cut(line_profile(bound, classes, s0c, uc, u_order)[0])))
     if bp is None:
         bp = _sweep(bound, classes, s0, u, u_order, ws)
-    return choose(cut(_assembled(bp, ws)), bp.total, rule=rule, window=window, floor=floor)
+    return choose(cut(assembled(bp, ws)), bp.total, rule=rule, window=window, floor=floor)
 
 
 def best_found(bp, wlo, whi):
     """:func:`best_interval`'s tuple for the ``"best"`` interval of a line's
-    :class:`_Breakpoints` within [wlo, whi], or None when the choice is an unbounded
+    :class:`Breakpoints` within [wlo, whi], or None when the choice is an unbounded
     interval (or no query is averaged): then :func:`choose` on the whole profile decides."""
     if bp.n_eff == 0:
         return None

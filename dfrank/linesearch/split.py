@@ -26,7 +26,7 @@ from .assemble import BIN_SHIFT, N_BINS, bin_sums, packed_rows, runs_of_rows, su
 from .candidates import flat_within_queries
 from .choice import RULES, choose
 from .profile import DeferredProfile, LineProfile
-from .search import (_assembled, _Breakpoints, _prepare, _sweep_rows, averaged, best_found,
+from .search import (assembled, Breakpoints, prepare_line, sweep_rows, averaged, best_found,
                      found_result)
 
 __all__ = ["LineJoin", "LineRows", "line_join", "rows_of_line", "search_parts"]
@@ -65,9 +65,9 @@ def rows_of_line(bound, classes, s0, u, u_order=None, scratch=None):
     and then drops them, so fresh pages are not faulted in line after line."""
     ws = Scratch() if scratch is None else scratch
     flat = bool(flat_within_queries(u, bound.qptr))
-    line = _prepare(bound, classes, s0, u, u_order, ws)
+    line = prepare_line(bound, classes, s0, u, u_order, ws)
     _, _, _, _, offsets, base, n_out, n_runs, qorder, *_ = line.fixed
-    out_t, out_d, out_h, runs, run_sp = _sweep_rows(bound, line, s0, u, qorder, offsets,
+    out_t, out_d, out_h, runs, run_sp = sweep_rows(bound, line, s0, u, qorder, offsets,
                                                     line.total, ws)
     n = int(n_out.sum())
     t, d = ws.unheld(("rows_t",), n), ws.unheld(("rows_d",), n)
@@ -150,7 +150,7 @@ class LineJoin:
         self.parts[i] = rows
 
     def breakpoints(self, skip):
-        """The :class:`_Breakpoints` of every part's queries (all joined), the bins added
+        """The :class:`Breakpoints` of every part's queries (all joined), the bins added
         up; ``skip``: whether queries without a relevant document are left out of the
         mean."""
         missing = [i for i, p in enumerate(self.parts) if p is None]
@@ -164,7 +164,7 @@ class LineJoin:
         bin_sums(runs, run_sp, self.offsets, self.n_runs, *bins,
                  blocks=sum_blocks(self.n_runs, N_BINS))
         base_sum, n_eff = averaged(self.base, self.empty, skip)
-        return _Breakpoints(t, d, h, self.offsets, self.n_out, base_sum, n_eff,
+        return Breakpoints(t, d, h, self.offsets, self.n_out, base_sum, n_eff,
                             max(sum(p.total for p in self.parts), self.filled, 1), bins)
 
 
@@ -203,6 +203,6 @@ def search_parts(parts, mean, *, skip, rule="best", window=None, floor=-np.inf,
         found = best_found(bp, wlo, whi)
         if found is not None:
             return found_result(found, bp.total, wlo, whi, DeferredProfile(
-                lambda: cut(_assembled(bp, Scratch()))))
-    return choose(cut(_assembled(bp, join._ws)), bp.total, rule=rule, window=window,
+                lambda: cut(assembled(bp, Scratch()))))
+    return choose(cut(assembled(bp, join._ws)), bp.total, rule=rule, window=window,
                   floor=floor)

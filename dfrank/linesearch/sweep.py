@@ -26,7 +26,7 @@ import numpy as np
 from numba import get_thread_id, prange
 
 from .._jit import arr, b1, declare, f8, first, i8, later, njit, tup, u8
-from .._kernels.sort import _LOW, _SHIFT32, _insert, sort_pairs_into
+from .._kernels.sort import LOW_BITS, SHIFT32, insert, sort_pairs_into
 from ..metrics._kernels import AP, DCG, ERR, KTAU, NDCG, PREC, RECALL, RPREC, RR
 from .assemble import bin_runs
 from .candidates import top_cut
@@ -260,12 +260,12 @@ def _meeting(delta_fn, g, events, C, S, swap_rule, L, eps, sw, gk, value, out_t,
             for b in range(hd + run[hd] - 1, hd - 1, -1):
                 for a in range(hu, hu + run[hu]):
                     sw[n_sw] = (b << 32) | a
-                    _insert(gk, sw, 0, n_sw, np.uint64(_bubble_key(sw[n_sw], n, block)),
+                    insert(gk, sw, 0, n_sw, np.uint64(_bubble_key(sw[n_sw], n, block)),
                             sw[n_sw])
                     n_sw += 1
         swu = sw.view(np.uint64)
         for r in range(n_sw):
-            dv, at_top = _swap(delta_fn, swu[r] & _LOW, swu[r] >> _SHIFT32, seq, C, S, kk,
+            dv, at_top = _swap(delta_fn, swu[r] & LOW_BITS, swu[r] >> SHIFT32, seq, C, S, kk,
                                gc, rc, relc, disc, scale, L)
             value += dv
             top = top or at_top
@@ -436,8 +436,8 @@ def _query_sweep(delta_fn, value_fn, s0, u, cls, idx, m, rule, c0, L, eps, found
         while gu < end:
             t0 = ts[gu]
             pr = pair_u[gu]
-            hd = pr >> _SHIFT32
-            hu = pr & _LOW
+            hd = pr >> SHIFT32
+            hu = pr & LOW_BITS
             nx = gu + _ONE
             if not ((nx == end or ts[nx] - t0 > eps * max(1.0, abs(t0))) and
                     run[hd] == 1 and run[hu] == 1):

@@ -94,22 +94,22 @@ def _drive(fn, XT, rows, W, queries, metric, ws, out):
 
 @njit(cache=True, inline="always")
 def _q_ndcg(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return _kernels._dcg(s, y, g, disc, 0, m, _kernels._cutoff(k, m), ties, ibuf, fbuf) / c0
+    return _kernels._dcg(s, y, g, disc, 0, m, _kernels.cutoff(k, m), ties, ibuf, fbuf) / c0
 
 
 @njit(cache=True, inline="always")
 def _q_dcg(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return _kernels._dcg(s, y, g, disc, 0, m, _kernels._cutoff(k, m), ties, ibuf, fbuf)
+    return _kernels._dcg(s, y, g, disc, 0, m, _kernels.cutoff(k, m), ties, ibuf, fbuf)
 
 
 @njit(cache=True, inline="always")
 def _q_prec(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return count_top(s, y, 0, m, _kernels._cutoff(k, m), ties, thr, ibuf) / k
+    return count_top(s, y, 0, m, _kernels.cutoff(k, m), ties, thr, ibuf) / k
 
 
 @njit(cache=True, inline="always")
 def _q_recall(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return count_top(s, y, 0, m, _kernels._cutoff(k, m), ties, thr, ibuf) / c0
+    return count_top(s, y, 0, m, _kernels.cutoff(k, m), ties, thr, ibuf) / c0
 
 
 @njit(cache=True, inline="always")
@@ -119,19 +119,19 @@ def _q_rprec(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
 
 @njit(cache=True, inline="always")
 def _q_rr(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return _kernels._rr(s, y, 0, m, _kernels._cutoff(k, m), ties, thr)
+    return _kernels._rr(s, y, 0, m, _kernels.cutoff(k, m), ties, thr)
 
 
 @njit(cache=True, inline="always")
 def _q_ap(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
     if k <= 0:
         return _kernels._ap_full(s, y, 0, m, ties, thr, c0, ibuf, jbuf, fbuf)
-    return _kernels._ap_cut(s, y, 0, m, _kernels._cutoff(k, m), ties, thr, c0, ibuf)
+    return _kernels._ap_cut(s, y, 0, m, _kernels.cutoff(k, m), ties, thr, c0, ibuf)
 
 
 @njit(cache=True, inline="always")
 def _q_err(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    return _kernels._err(s, y, g, 0, m, _kernels._cutoff(k, m), ties, norm, ibuf, fbuf)
+    return _kernels._err(s, y, g, 0, m, _kernels.cutoff(k, m), ties, norm, ibuf, fbuf)
 
 
 @njit(cache=True, inline="always")
@@ -141,7 +141,7 @@ def _q_ktau(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
 
 @njit(cache=True, inline="always")
 def _q_expected(code, s, y, g, disc, m, k, ties, thr, norm, c0, ibuf, jbuf, fbuf):
-    kk = min(int(c0), m) if code == _kernels.RPREC else _kernels._cutoff(k, m)
+    kk = min(int(c0), m) if code == _kernels.RPREC else _kernels.cutoff(k, m)
     return _kernels._expected(code, s, y, g, disc, 0, m, k, kk, thr, c0, ibuf, jbuf)
 
 

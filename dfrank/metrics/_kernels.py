@@ -42,7 +42,7 @@ def discount(pos):
 
 
 @njit(cache=True, nogil=True)
-def _cutoff(k, m):
+def cutoff(k, m):
     return m if k <= 0 else min(k, m)
 
 
@@ -408,7 +408,7 @@ def query_constants(code, y, qptr, k, gain_type, thr, uptr, ulab, c0, empty):
                 lab[d] = ulab[ua + d - m]
             heapsort(lab)
             lab = lab[::-1]
-            kk = _cutoff(k, len(lab))
+            kk = cutoff(k, len(lab))
             ideal = 0.0
             for p in range(kk):
                 ideal += gain(lab[p], gain_type) * discount(p)

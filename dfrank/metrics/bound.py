@@ -23,7 +23,7 @@ _ONE = np.ones((1, 1))
 _GROUP_BYTES = 1 << 19
 
 
-def _chunks():
+def n_chunks():
     """Chunks of work per parallel kernel call: 8 per numba thread (for load balance)."""
     return 8 * numba.get_num_threads()
 
@@ -142,7 +142,7 @@ class BoundMetric:
         P = W.shape[0]
         out = np.empty((P, self.n_queries))
         m = self.metric
-        chunks = _chunks()
+        chunks = n_chunks()
         if m.is_custom:
             _drivers.batch_custom(m.fn, XT, rows, W, self.qptr, self.y, m.k, self.tie_code,
                                   chunks, out)

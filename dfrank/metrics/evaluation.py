@@ -96,14 +96,19 @@ def _check_data(data):
         raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
 
 
-def _each_metric(data, metrics, ties, per_query, options, per_query_values):
-    """Each metric's mean (or per-query values) of ``per_query_values(bound metric)``: a
-    float for one metric, a dict name -> value for a list."""
+def each_metric(metrics, value_of):
+    """The one loop over one metric or a list of them: ``value_of(metric)`` gives ``(name,
+    value)``; the value for one metric, a dict name -> value for a list."""
     single = not isinstance(metrics, (list, tuple))
-    names = [metrics] if single else list(metrics)
-    out = {}
-    for name in names:
+    out = dict(value_of(m) for m in ([metrics] if single else list(metrics)))
+    return next(iter(out.values())) if single else out
+
+
+def _each_metric(data, metrics, ties, per_query, options, per_query_values):
+    """Each metric's mean (or per-query values) of ``per_query_values(bound metric)``."""
+    def value_of(name):
         bound = bind_metric(data, name, ties, **options)
         values = per_query_values(bound)
-        out[bound.name] = values if per_query else float(bound.mean(values))
-    return next(iter(out.values())) if single else out
+        return bound.name, values if per_query else float(bound.mean(values))
+
+    return each_metric(metrics, value_of)
