@@ -41,7 +41,7 @@ from _common import (LOAD_HEADER, load_cell, load_warning, measure,  # noqa: E40
 
 import dfrank  # noqa: E402
 from dfrank import strategies  # noqa: E402
-from dfrank.objective import LinearObjective, line_search_cost  # noqa: E402
+from dfrank.objectives.objective import LinearObjective, line_search_cost  # noqa: E402
 
 _OH, _MQ = "ohsumed-letor3/QueryLevelNorm/Fold1", "mq2008-letor4/Fold1"
 DATASETS = {   # name: (train file, test file, metric)

@@ -45,7 +45,7 @@ ONE_PROCESS = r"""
 import json, sys, time
 import dfrank
 data = dfrank.RankingData.load(sys.argv[1])
-dfrank.maximize(dfrank.datasets.make_letor_like(n_queries=1100, docs_per_query=4,
+dfrank.maximize(dfrank.data.datasets.make_letor_like(n_queries=1100, docs_per_query=4,
                                                 n_features=3, seed=0), seed=0)  # kernels
 t = time.perf_counter()
 r = dfrank.maximize(data, seed=0)
@@ -170,7 +170,7 @@ def main():
     os.makedirs(folder, exist_ok=True)
     per_query = 120
     n_train = max(N_SHARDS, args.docs // per_query)
-    whole = dfrank.datasets.make_letor_like(
+    whole = dfrank.data.datasets.make_letor_like(
         n_queries=n_train + max(1, n_train // 10), docs_per_query=(60, 180),
         n_features=args.features, seed=0)
     train = whole.subset(np.arange(n_train))

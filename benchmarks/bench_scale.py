@@ -3,7 +3,7 @@
     python benchmarks/bench_scale.py            # 1,000,000 documents x 136 features
     python benchmarks/bench_scale.py --full     # 3,770,000 x 136 (MSLR-WEB30K's size)
 
-A synthetic LETOR-like set (``dfrank.datasets.make_letor_like``, about 120 documents per
+A synthetic LETOR-like set (``dfrank.data.datasets.make_letor_like``, about 120 documents per
 query, float32, six decimals as in MSLR) is written as an SVMlight text file, then:
 - the text load (float32) in a fresh process: wall time and peak memory (the growth of the
   process's peak resident set, reset just before the load) against the final arrays;
@@ -39,7 +39,7 @@ from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_now,  # noqa: E402
 import dfrank  # noqa: E402
 from dfrank.io import save_svmlight  # noqa: E402
 from dfrank.metrics import bound  # noqa: E402
-from dfrank.objective import LinearObjective  # noqa: E402
+from dfrank.objectives.objective import LinearObjective  # noqa: E402
 
 LOAD_SCRIPT = r"""
 import json, sys, time
@@ -78,7 +78,7 @@ import dfrank
 from _common import AnonPeak, rss_anon
 
 # the kernels loaded first, on a small set (their memory is the process's, not the fit's)
-dfrank.maximize(dfrank.datasets.make_letor_like(n_queries=1100, docs_per_query=4,
+dfrank.maximize(dfrank.data.datasets.make_letor_like(n_queries=1100, docs_per_query=4,
                                                 n_features=3, seed=0), seed=0)
 before = rss_anon()
 watch = AnonPeak().start()
@@ -123,7 +123,7 @@ def main():
     loads = []
 
     t = time.perf_counter()
-    data = dfrank.datasets.make_letor_like(n_queries=max(1, n_docs // 120),
+    data = dfrank.data.datasets.make_letor_like(n_queries=max(1, n_docs // 120),
                                            docs_per_query=(60, 180), n_features=args.features,
                                            seed=0, dtype=np.float32)
     rows.append(["generate (make_letor_like)", f"{time.perf_counter() - t:.1f} s",

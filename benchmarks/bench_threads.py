@@ -143,7 +143,7 @@ def main():
     test_path = os.path.join(folder, f"test_{args.docs}.dfrank")
     if not (os.path.exists(train_path) and os.path.exists(test_path)):
         print("making the data ...", flush=True)
-        data = dfrank.datasets.make_letor_like(
+        data = dfrank.data.datasets.make_letor_like(
             n_queries=n_train + TEST_QUERIES, docs_per_query=(60, 180), n_features=136,
             seed=0, dtype=np.float32)
         data.subset(np.arange(n_train)).save(train_path)

@@ -27,7 +27,7 @@ from _common import (LOAD_HEADER, LOAD_NOTE, load_cell, load_warning,  # noqa: E
 
 from dfrank import ir  # noqa: E402
 from dfrank.registry import BOX_STRATEGY as DEFAULT_STRATEGY  # noqa: E402
-from dfrank.tuning import tune  # noqa: E402
+from dfrank.tuning.tuner import tune  # noqa: E402
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
 SPACE = {"k1": (0.1, 3.0), "b": (0.0, 1.0)}
@@ -47,7 +47,7 @@ def bm25s_point(docs, topics, qrels, metric, k1, b):
         import bm25s_search
     finally:
         sys.path.pop(0)
-    from dfrank.tuning import RunEvaluator
+    from dfrank.tuning.tuner import RunEvaluator
 
     ev = RunEvaluator(lambda p: bm25s_search.search(docs, topics, p["k1"], p["b"]), qrels,
                       metric)
@@ -56,8 +56,8 @@ def bm25s_point(docs, topics, qrels, metric, k1, b):
 
 def bm25s_command(folder, qrels_path, metric):
     """One point as ``dfrank tune --`` runs it: a process writing the run, then scored."""
-    from dfrank.tuning import RunEvaluator
-    from dfrank.engine_command import CommandRun
+    from dfrank.tuning.tuner import RunEvaluator
+    from dfrank.tuning.command import CommandRun
 
     run = CommandRun([sys.executable, os.path.join(EXAMPLES, "bm25s_search.py"),
                       "--collection", folder, "--k1", "{k1}", "--b", "{b}", "--output",

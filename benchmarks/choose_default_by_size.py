@@ -3,7 +3,7 @@
     python benchmarks/choose_default_by_size.py [--queries 100 300 1000 3000 8333]
 
 For each number of training queries, a synthetic LETOR-like set
-(``dfrank.datasets.make_letor_like``, 136 float32 features, 60-180 documents a query) gets
+(``dfrank.data.datasets.make_letor_like``, 136 float32 features, 60-180 documents a query) gets
 that many training queries and 2,000 held-out ones from the same generator; ``smoothed_es``
 (its defaults: 4 perturbations, 5 runs of 5,000 evaluations averaged) and ``ca`` with one
 restart each learn a ranker on the training queries (seed 0), timed, and are scored by
@@ -38,7 +38,7 @@ def main():
     print(load_warning())
     rows = []
     for nq in args.queries:
-        full = dfrank.datasets.make_letor_like(n_queries=nq + HELD_OUT,
+        full = dfrank.data.datasets.make_letor_like(n_queries=nq + HELD_OUT,
                                                docs_per_query=(60, 180), n_features=136,
                                                seed=1, dtype=np.float32)
         train, test = full.subset(np.arange(nq)), full.subset(np.arange(nq, nq + HELD_OUT))

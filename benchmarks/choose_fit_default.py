@@ -42,7 +42,7 @@ from _common import (LETOR_FOLDS, LOAD_HEADER, LOAD_NOTE, letor_folds,  # noqa: 
 
 import dfrank  # noqa: E402
 from dfrank.metrics.evaluation import evaluate_linear  # noqa: E402
-from dfrank.smoothed import feature_scale, mean_direction  # noqa: E402
+from dfrank.objectives.surrogates import feature_scale, mean_direction  # noqa: E402
 
 ES = "es, 10 runs of 4,000"
 SMOOTHED = "es smoothed by 8 perturbations, 10 runs of 16,000"

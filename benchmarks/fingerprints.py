@@ -84,7 +84,7 @@ def fusions():
 
 def tunes():
     from dfrank import ir
-    from dfrank.tuning import tune
+    from dfrank.tuning.tuner import tune
     try:
         from tests.inputs import small_collection
     except ImportError:   # a commit whose tests kept it in test_tune

@@ -9,25 +9,27 @@ from ._jit import source_without_install as _source
 if _source(__name__, __file__, "strategies"):   # a checkout's dfrank/ beside its strategies/
     raise ImportError(_source(__name__, __file__, "strategies"))
 
-from . import _threads  # noqa: E402
+from ._kernels import threads as _threads  # noqa: E402
 from ._jit import watch_compiles as _watch_compiles  # noqa: E402
 
 _threads.choose_defaults()   # before any numba pool starts; the user's environment wins
 _watch_compiles()            # one line on stderr when a first use compiles for long
 
-from . import callbacks, cluster, datasets, ir, metrics  # noqa: E402
-from .api import evaluate, evaluate_linear, maximize  # noqa: E402
-from .compare import Comparison, compare  # noqa: E402
-from .data import RankingData  # noqa: E402
+from . import cluster, ir, metrics  # noqa: E402
+from .data import datasets  # noqa: E402
+from .driver import callbacks  # noqa: E402
+from .driver.api import evaluate, evaluate_linear, maximize  # noqa: E402
+from .comparison import Comparison, compare  # noqa: E402
+from .data.ranking import RankingData  # noqa: E402
 from .errors import DataFormatError, DataWarning, TuneError, UsageError  # noqa: E402
 from .fusion import FusionResult, fuse  # noqa: E402
-from .tuning import TuneResult, tune  # noqa: E402
+from .tuning.tuner import TuneResult, tune  # noqa: E402
 from .io import load_qrels, load_run, load_svmlight  # noqa: E402
 from .metrics.letor_tool import evaluate_letor  # noqa: E402
-from .metrics.trec_eval import evaluate_run  # noqa: E402
-from .objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # noqa: E402
+from .metrics.trec_measures import evaluate_run  # noqa: E402
+from .objectives.objective import (BudgetExhausted, FunctionObjective, LinearObjective,  # noqa: E402
                         ScoringObjective)
-from .result import LinearRanker, Result  # noqa: E402
+from .driver.result import LinearRanker, Result  # noqa: E402
 from .spaces import Box, Simplex  # noqa: E402
 from .stats import significance  # noqa: E402
 from . import strategies  # noqa: E402,F401  (the built-in strategies register themselves)

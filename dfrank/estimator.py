@@ -19,16 +19,16 @@ import numbers
 import numpy as np
 
 from ._optional import need
-from .api import evaluate_linear, maximize
-from .data import RankingData
+from .driver.api import evaluate_linear, maximize
+from .data.ranking import RankingData
 from .metrics._rank import TIES
 from .metrics.evaluation import evaluate
 from .metrics.registry import DEFAULT_METRIC, DEFAULT_TIES
 from .metrics.registry import get_metric
-from . import normalization
+from .data import normalization
 from .hyperparams import Int, Real
 from .registry import DEFAULT_STRATEGY, resolve
-from .result import LinearRanker
+from .driver.result import LinearRanker
 
 BaseEstimator = need("sklearn.base", "DirectRanker").BaseEstimator
 validate_data = need("sklearn.utils.validation", "DirectRanker").validate_data

@@ -7,7 +7,7 @@ which :func:`dfrank.maximize` and ``DirectRanker`` call), reads them from the co
 ``dfrank strategies NAME``. Constraints between options or on the objective (a step below
 another, a resolution that fits a box) stay in the strategy's ``check``. The same kinds
 check the command line's flags (:func:`flag_type`) and a run's budget
-(:func:`dfrank.objective.check_budget`).
+(:func:`dfrank.objectives.objective.check_budget`).
 """
 
 import ast

@@ -160,7 +160,7 @@ def seconds_scale(cmp, ratio=30.0):
 
 
 def comparison(cmp, path=None, title=None, points=200):
-    """Anytime curves of a :class:`dfrank.compare.Comparison`: the best training value
+    """Anytime curves of a :class:`dfrank.comparison.Comparison`: the best training value
     against evaluations (log scale) and against seconds (log scale too when the strategies'
     run times differ by orders of magnitude: :func:`seconds_scale`), per strategy the
     median over seeds with the band between the first and third quartiles."""

@@ -51,8 +51,8 @@ class Strategy:
     reads_features = False           # reads the data's features in this process (not on
     #                                  data held by a cluster, dfrank.cluster)
     makes_line_searches = False      # calls objective.line (the line search's kernels)
-    smoothed_kernels = None          # calls dfrank.smoothed's kernels: "ridge" (the ridge
-    #                                  start), "gradient" (a smoothed metric's too)
+    smoothed_kernels = None          # calls the smoothed surrogates' kernels: "ridge" (the
+    #                                  ridge start), "gradient" (a smoothed metric's too)
     chooses = False                  # picks another strategy by the objective: pick(objective)
     # can keep a simplex search on its non-negative face (option nonnegative=True): what
     # fuse needs without signed weights

@@ -10,10 +10,10 @@ Each check is also a function of its own (``check_on_simplex``, ``check_reevalua
 
 import numpy as np
 
-from .api import maximize
-from .data import RankingData
+from .driver.api import maximize
+from .data.ranking import RankingData
 from .metrics.registry import DEFAULT_METRIC
-from .objective import LinearObjective
+from .objectives.objective import LinearObjective
 
 __all__ = ["planted_data", "check_strategy", "check_on_simplex", "check_reevaluation",
            "check_same_seed", "check_budget_monotone", "check_beats_random",
@@ -96,7 +96,7 @@ def check_n_jobs_invariant(strategy, data=None, metric=DEFAULT_METRIC, budget=12
                            n_jobs=(1, 2, -1), **options):
     """The same result for any ``n_jobs``, and with n_jobs = 1 also when the restarts run
     one after another on one thread (a serial run may run them side by side in threads:
-    see :func:`dfrank.parallel.run_in_threads`)."""
+    see :func:`dfrank.driver.parallel.run_in_threads`)."""
     data = data if data is not None else planted_data()
     runs = [_run(strategy, data, metric, budget, 11, n_jobs=j, **options) for j in n_jobs]
     runs.append(one_thread(_run, strategy, data, metric, budget, 11, **options))
@@ -111,7 +111,7 @@ def one_thread(fn, *args, **kwargs):
     serial run's restarts run one after another); its result, or what it raised."""
     import threading
 
-    from .parallel import numba_threads_here
+    from .driver.parallel import numba_threads_here
 
     out = []
 

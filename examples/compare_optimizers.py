@@ -38,7 +38,7 @@ def main():
         where = "OHSUMED Fold1"
     else:
         print(f"({fold} not found: using the bundled demo set)")
-        train, _, test = dfrank.datasets.load_demo()
+        train, _, test = dfrank.data.datasets.load_demo()
         where = "demo set"
     names = sorted({getattr(strategies.get(n), "name", n) for n in strategies.available()})
     names = [n for n in names if n != "grid"] + (["grid"] if train.n_features <= 6 else [])

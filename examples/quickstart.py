@@ -14,7 +14,7 @@ parser = argparse.ArgumentParser(description=__doc__,
 parser.add_argument("--model", default="model.json", help="where to save the model")
 args = parser.parse_args()
 
-train, valid, test = dfrank.datasets.load_demo()
+train, valid, test = dfrank.data.datasets.load_demo()
 result = dfrank.maximize(train, "ndcg@10", "coordinate_ascent", restarts=5, valid=valid,
                          seed=0)
 print(result)

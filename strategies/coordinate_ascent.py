@@ -151,7 +151,7 @@ class CoordinateAscent(Strategy):
     def _run_face(self, objective, rng, restart):
         """Coordinate ascent on the face lambda_{d+1} = 0 (non-negative weights, sum 1).
         The point after each move is renormalized on the face (not projected), evaluated
-        afresh, and is the run's answer (:meth:`~dfrank.objective.Objective.settle`).
+        afresh, and is the run's answer (:meth:`~dfrank.objectives.objective.Objective.settle`).
         Each line is a segment of the face, whose two ends are evaluated too. With two
         weights the face is a segment: the first line sweeps it whole and ends the run."""
         d = objective.space.dim - 1

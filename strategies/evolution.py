@@ -20,7 +20,7 @@ searched in its unit cube (clipped), any other simplex objective through z / sum
 import numpy as np
 
 from dfrank.registry import Strategy, register_strategy
-from dfrank.smoothed import feature_scale, mean_direction, ridge_start
+from dfrank.objectives.surrogates import feature_scale, mean_direction, ridge_start
 from dfrank.spaces import Simplex
 
 from dfrank.hyperparams import Choice, Int, Real
@@ -100,7 +100,7 @@ class IPOPCMAES(Strategy):
         is the mean of the metric at x + s ||x|| e_k, k = 1..K (one draw of the e_k per
         generation, shared by its candidates; s = ``smoothing_scale``, absolute in the
         unit cube of a box). A run returns its best smoothed centre
-        (:meth:`~dfrank.objective.Objective.settle`), which sits inside a wide region of
+        (:meth:`~dfrank.objectives.objective.Objective.settle`), which sits inside a wide region of
         high values rather than on a narrow peak. Every perturbed point counts as one
         evaluation. A budget that ends a run mid-way keeps its best evaluated point.
     smoothing_scale : float, default 0.05
@@ -112,7 +112,7 @@ class IPOPCMAES(Strategy):
     """
 
     reads_features = True   # its coordinates are scaled by each feature's deviation
-    smoothed_kernels = "ridge"  # its start: the ridge regression of dfrank.smoothed
+    smoothed_kernels = "ridge"  # its start: the ridge regression of dfrank.objectives.surrogates
 
     default_restarts = 10
 

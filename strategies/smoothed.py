@@ -1,6 +1,6 @@
 """The smoothed-metric baselines: ApproxNDCG/ApproxAP (Qin, Liu & Li 2010) and
 SmoothNDCG/SmoothAP (Chapelle & Wu 2010), climbing a differentiable stand-in of the metric
-with analytic gradients (:class:`dfrank.smoothed.SmoothedMetric`).
+with analytic gradients (:class:`dfrank.objectives.surrogates.SmoothedMetric`).
 
 They search unconstrained weights, in standardized coordinates v (w = v / feature_scale).
 Each accepted iterate is mapped onto the simplex (``Simplex.from_weights``) and evaluated
@@ -12,7 +12,7 @@ The surrogate's own value is reported in the restart's ``info``.
 import numpy as np
 
 from dfrank.registry import Strategy, register_strategy
-from dfrank.smoothed import SmoothedMetric, feature_scale, ridge_start
+from dfrank.objectives.surrogates import SmoothedMetric, feature_scale, ridge_start
 
 from dfrank.hyperparams import Int, Real, check_float
 

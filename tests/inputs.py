@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dfrank import LinearRanker
-from dfrank.datasets import make_letor_like
+from dfrank.data.datasets import make_letor_like
 
 
 def letor_data():

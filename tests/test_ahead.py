@@ -7,16 +7,16 @@ import numba
 import numpy as np
 import pytest
 
-import dfrank.linesearch.search as ls
+import dfrank.linesearch.runner as ls
 from dfrank import _jit
-from dfrank.objective import LinearObjective
+from dfrank.objectives.objective import LinearObjective
 
 ahead_mod = importlib.import_module("dfrank._jit.background")
 
 
 def _tiny():
     """Three queries of six documents, three features, grades 0-2."""
-    from dfrank.data import RankingData
+    from dfrank.data.ranking import RankingData
 
     rng = np.random.default_rng(0)
     X = np.round(rng.normal(size=(18, 3)), 1)

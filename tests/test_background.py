@@ -126,12 +126,12 @@ def test_a_commands_one_call_loads_what_its_run_calls(cold, monkeypatch, tmp_pat
     metric's entry point as the call would choose it, the line search's for a strategy
     that makes line searches); none runs a search to warm them."""
     from dfrank import cli
-    from dfrank.api import kernels_for
+    from dfrank.driver.api import kernels_for
 
     fast, slow, started, _, queued = cold
     loaded = []
     monkeypatch.setattr(_jit, "load", lambda versions: loaded.append(list(versions)))
-    monkeypatch.setattr("dfrank.api.maximize", lambda *a, **k: (_ for _ in ()).throw(
+    monkeypatch.setattr("dfrank.driver.api.maximize", lambda *a, **k: (_ for _ in ()).throw(
         KeyboardInterrupt))
     from tests.inputs import letor_data, write_letor
 

@@ -253,11 +253,12 @@ def test_prepare_loads_what_auto_picks_for_the_data(monkeypatch):
 
     import numpy as np
 
-    from dfrank import RankingData, _jit, api
+    from dfrank import RankingData, _jit
+    from dfrank.driver import api
     from dfrank.cli import options
     from dfrank.linesearch import versions as line_versions
     from dfrank.registry import resolve
-    from dfrank.smoothed import versions as smoothed_versions
+    from dfrank.objectives.surrogates import versions as smoothed_versions
 
     loaded = []
     monkeypatch.setattr(_jit, "load", lambda versions: loaded.append(set(versions)))

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import dfrank
-from dfrank.data import RankingData
-from dfrank.datasets import make_letor_like
+from dfrank.data.ranking import RankingData
+from dfrank.data.datasets import make_letor_like
 from dfrank.errors import DataFormatError
 from dfrank.io import save_svmlight
 
@@ -210,7 +210,7 @@ def test_evaluate_predict_and_score_on_a_cluster_equal_one_process(client):
 def test_the_driver_never_receives_the_features(client, monkeypatch):
     """What comes back from the workers during a fit is values, breakpoints and summaries:
     never a part's RankingData, its objective or an array as large as its features."""
-    from dfrank.objective import LinearObjective
+    from dfrank.objectives.objective import LinearObjective
 
     data = make_letor_like(n_queries=60, docs_per_query=10, n_features=30, seed=2)
     received = []
@@ -344,7 +344,7 @@ def test_lines_replayed_by_a_worker_that_lost_its_scores_equal_one_process(clien
     again from the chain's start and steps: the same points and values as one process,
     even when the caller reuses its direction's array from one line to the next."""
     from dfrank.cluster import tasks
-    from dfrank.objective import LinearObjective
+    from dfrank.objectives.objective import LinearObjective
 
     data = make_letor_like(n_queries=80, docs_per_query=9, n_features=5, seed=8)
     remote = dfrank.cluster.ClusterObjective(dfrank.cluster.from_dask(*_arrays(data, [40])),

@@ -9,8 +9,8 @@ import pytest
 import dfrank
 from dfrank import strategies, testing
 from dfrank.cli import main
-from dfrank.compare import COMPARISON_FORMAT
-from dfrank.objective import FunctionObjective, LinearObjective
+from dfrank.comparison import COMPARISON_FORMAT
+from dfrank.objectives.objective import FunctionObjective, LinearObjective
 
 from tests.inputs import write_letor
 

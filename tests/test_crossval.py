@@ -1,4 +1,4 @@
-"""One query-level cross-validation for fuse and tune (dfrank.crossval): the same deal of
+"""One query-level cross-validation for fuse and tune (dfrank.driver.crossval): the same deal of
 queries into folds, the same held-out block in both results and their files, and fusion
 files of the former layout still read."""
 
@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfrank.crossval import CrossValidation, check_folds, cross_validate, fold_of
+from dfrank.driver.crossval import CrossValidation, check_folds, cross_validate, fold_of
 from dfrank.fusion import FusionResult, fuse
-from dfrank.result import QueryResult
-from dfrank.tuning import TuneResult
+from dfrank.driver.result import QueryResult
+from dfrank.tuning.tuner import TuneResult
 
 
 @settings(max_examples=60, deadline=None)
@@ -67,7 +67,7 @@ def test_fuse_and_tune_report_the_same_block():
         return {q: {d: w * a + (1 - w) * runs["r1"][q].get(d, 0.0) for d, a in r.items()}
                 for q, r in runs["r0"].items()}
 
-    from dfrank.tuning import tune
+    from dfrank.tuning.tuner import tune
 
     tu = tune(run_fn, {"w": (0.0, 1.0)}, qrels, "map", budget=6, folds=3)
     for res in (fu, tu):

@@ -47,11 +47,11 @@ def test_dask_sees_the_real_size_of_objectives():
     it large; dfrank tells sizeof what objectives and data really hold."""
     from dask.sizeof import sizeof
 
-    from dfrank.objective import LinearObjective
-    from dfrank.parallel import _teach_dask_sizes
+    from dfrank.objectives.objective import LinearObjective
+    from dfrank.driver.parallel import _teach_dask_sizes
 
     _teach_dask_sizes()
-    data = dfrank.datasets.make_letor_like(n_queries=50, docs_per_query=40, n_features=20)
+    data = dfrank.data.datasets.make_letor_like(n_queries=50, docs_per_query=40, n_features=20)
     obj = LinearObjective(data, "ndcg@10")
     assert sizeof(data) >= data.X.nbytes
     assert sizeof(obj) >= data.X.nbytes

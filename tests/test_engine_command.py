@@ -1,17 +1,17 @@
-"""dfrank.engine_command: a search engine run as a shell command, its parameters, its cache and its
+"""dfrank.tuning.command: a search engine run as a shell command, its parameters, its cache and its
 timeouts."""
 
 import os
 
 import pytest
 
-from dfrank.engine_command import CommandRun
+from dfrank.tuning.command import CommandRun
 from tests.inputs import wait_gone
 
 
 def test_reserved_names_are_no_parameters():
     """A parameter named run or cwd replaced the command's own placeholders: refused."""
-    from dfrank.engine_command import CommandRun
+    from dfrank.tuning.command import CommandRun
 
     for name in ("run", "cwd"):
         with pytest.raises(ValueError, match=f"cannot be named '{name}'"):
@@ -42,7 +42,7 @@ def test_a_timeout_ends_the_whole_process_group(tmp_path):
     pidfile = tmp_path / "child.pid"
     script = (f"sleep 300 & echo $! > {pidfile}; wait")
     runner = CommandRun(["bash", "-c", script, "{k}", "{run}"], ["k"], timeout=1.0)
-    from dfrank.engine_command import CommandError
+    from dfrank.tuning.command import CommandError
 
     with pytest.raises(CommandError, match="ran longer than 1 s"):
         runner({"k": 1.0})
@@ -51,9 +51,9 @@ def test_a_timeout_ends_the_whole_process_group(tmp_path):
 
 def test_the_former_module_name_is_gone():
     """dfrank.command stood beside dfrank.cli as if it were part of the command line: it is
-    dfrank.engine_command, and the former name of the unreleased version is gone."""
+    dfrank.tuning.command, and the former name of the unreleased version is gone."""
     import importlib
 
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("dfrank.command")
-    assert CommandRun.__module__ == "dfrank.engine_command"
+    assert CommandRun.__module__ == "dfrank.tuning.command"

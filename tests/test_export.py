@@ -15,7 +15,7 @@ import pytest
 
 import dfrank
 from dfrank import DataFormatError, LinearRanker, cli
-from dfrank.export import ExportError, read_ranklib
+from dfrank.formats import ExportError, read_ranklib
 
 HERE = os.path.dirname(__file__)
 EXPECTED = os.path.join(HERE, "data", "export")
@@ -275,8 +275,8 @@ def test_the_rule_for_features_normalized_within_queries():
     """LETOR's QueryLevelNorm files and MQ2008 are detected; the LightGBM example's raw
     features, features scaled by constants over the whole set and binary features are
     not; dfrank's generated data (make_letor_like, the demo) is."""
-    from dfrank.datasets import load_demo, make_letor_like
-    from dfrank.normalization import apply, fit, within_queries
+    from dfrank.data.datasets import load_demo, make_letor_like
+    from dfrank.data.normalization import apply, fit, within_queries
 
     mq = dfrank.load_svmlight(os.path.join(SHARED, "mq2008-letor4", "Fold1", "train.txt.gz"))
     raw = dfrank.load_svmlight(os.path.join(SHARED, "lightgbm-lambdarank", "rank.train.gz"))
@@ -535,7 +535,7 @@ def test_cli_names_file_line_of_a_bad_name(tmp_path, capsys):
 @pytest.mark.parametrize("name", ['bm25("}")', 'query("{")', 'x("a{b}c")'])
 def test_vespa_names_with_braces_are_refused(name):
     """A Vespa feature name holding braces broke the rank profile's syntax: refused."""
-    from dfrank.export import ExportError
+    from dfrank.formats import ExportError
 
     with pytest.raises(ExportError, match="without braces"):
         LinearRanker([1.0, 2.0]).export(format="vespa", names=[name, "bm25(title)"])

@@ -7,7 +7,7 @@ import pytest
 
 import dfrank
 from dfrank import strategies, testing
-from dfrank.objective import LinearObjective
+from dfrank.objectives.objective import LinearObjective
 
 EXTERNAL = {"scipy:nelder-mead": "scipy", "scipy:powell": "scipy",
             "scipy:differential_evolution": "scipy", "cma:es": "cma",

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from dfrank import files
-from dfrank.result import LinearRanker
+from dfrank.driver.result import LinearRanker
 
 
 def _dead_pid():
@@ -76,7 +76,7 @@ def test_a_write_names_its_temporary_by_host_namespace_and_pid(tmp_path, monkeyp
 @pytest.mark.parametrize("alive", [False, True])
 def test_the_folders_of_tunes_engine_runs_are_swept_only_when_certainly_dead(tmp_path,
                                                                             alive):
-    from dfrank.engine_command import sweep_stale_folders
+    from dfrank.tuning.command import sweep_stale_folders
 
     host, ns = _host_ns()
     pid = os.getppid() if alive else _dead_pid()

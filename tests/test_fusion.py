@@ -275,7 +275,7 @@ def test_two_runs_one_restart_gives_the_five_restarts_weights(seed, metric):
     assert one.weights == five.weights and one.value == five.value
     # and it is the segment's best: no weight of a fine grid does better
     from dfrank.fusion import fusion_data
-    from dfrank.objective import LinearObjective
+    from dfrank.objectives.objective import LinearObjective
 
     obj = LinearObjective(fusion_data(qrels, runs, "minmax"), metric, ties="stable")
     w = np.array([one.weights[n] for n in runs])
@@ -318,7 +318,7 @@ def test_fuse_memory_per_line_stays_within_the_budget(tmp_path, monkeypatch):
     allocations per line measured by tracemalloc (numpy's arrays; 1,240 bytes before),
     and the same weights as the line searched whole."""
     import tracemalloc
-    from dfrank.linesearch import search
+    from dfrank.linesearch import runner as search
     qrels, runs, n_lines = big_runs(tmp_path)
     whole = dfrank.fuse(qrels, runs, "map")
     monkeypatch.setattr(search, "PART_CROSSINGS", 1 << 14)

@@ -36,7 +36,7 @@ TOKENS = [b":", b"qid:", b"1e400", b"-1e39", b"nan", b"inf", b"-", b"#", b"\n", 
           b"qid:x", b"3", b"\"", b"{", b"]", b"\xc3\xa9", b"1e-400", b"0x10", b"+", b".",
           b"\xef\xbb\xbf", b"\r\n", b"1e308", b"-1e308", b"4000000000:1", b"5.0", b"NaN"]
 RANKLIB = b"## Coordinate Ascent\n## Restart = 1\n1:0.5 2:-0.25 3:1.0\n"
-# the name of a process's file in a tune cache folder (dfrank.tuning: OWNER-HEX8.json)
+# the name of a process's file in a tune cache folder (dfrank.tuning.tuner: OWNER-HEX8.json)
 CACHE_FILE = "0123456789ab-1-2-0000abcd.json"
 
 
@@ -184,7 +184,7 @@ def _tune_setup():
         import tempfile
 
         from dfrank import ir
-        from dfrank.tuning import tune
+        from dfrank.tuning.tuner import tune
 
         docs = {f"d{i}": " ".join(["apple", "pear", "fig"][: 1 + i % 3] * (1 + i % 4))
                 for i in range(12)}
@@ -204,7 +204,7 @@ def _tune_setup():
 @COMMON
 @given(data=st.data())
 def test_tune_cache_reader(tmp_path, data):
-    from dfrank.tuning import tune
+    from dfrank.tuning.tuner import tune
 
     engine, cache = _tune_setup()
     content = data.draw(mutated(cache))
@@ -250,8 +250,8 @@ def test_smaller_reported_cases(tmp_path, capsys):
     import os
     import warnings
 
-    from dfrank.checkpoint import CHECKPOINT_FORMAT
-    from dfrank.result import read_json
+    from dfrank.driver.checkpoint import CHECKPOINT_FORMAT
+    from dfrank.driver.result import read_json
 
     # a model without weights names the missing field; feature ids must be unique and >= 1
     p = write(tmp_path, "m.json", json.dumps({"format": "dfrank.linear_ranker",
@@ -261,7 +261,7 @@ def test_smaller_reported_cases(tmp_path, capsys):
     for ids, words in (([1, 1, 2], "appears twice"), ([0, 1, 2], ">= 1")):
         with pytest.raises(ValueError, match=words):
             dfrank.LinearRanker([1.0, 2.0, 3.0], ids)
-    # format tags are named once ("not a dfrank.checkpoint file")
+    # format tags are named once ("not a dfrank.driver.checkpoint file")
     with pytest.raises(dfrank.DataFormatError) as e:
         read_json(p, CHECKPOINT_FORMAT)
     assert "dfrank dfrank" not in str(e.value) and CHECKPOINT_FORMAT in str(e.value)
@@ -367,7 +367,7 @@ def test_model_file_values(tmp_path, capsys, content):
 @COMMON
 @given(data=st.data())
 def test_tune_cache_values(tmp_path, data):
-    from dfrank.tuning import tune
+    from dfrank.tuning.tuner import tune
 
     engine, cache = _tune_setup()
     folder = tempfile.mkdtemp(dir=tmp_path)     # each example its own cache

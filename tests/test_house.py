@@ -5,9 +5,9 @@ import ast
 import os
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
-DRIVER_USERS = ("dfrank.api", "dfrank.cli", "dfrank.fusion", "dfrank.tuning",
-                "dfrank.estimator", "dfrank.compare", "dfrank.testing",
-                "dfrank.observers", "dfrank.pyterrier", "dfrank.problems", "dfrank")
+DRIVER_USERS = ("dfrank.driver.api", "dfrank.cli", "dfrank.fusion", "dfrank.tuning.tuner",
+                "dfrank.estimator", "dfrank.comparison", "dfrank.testing",
+                "dfrank.driver.observers", "dfrank.pyterrier", "dfrank.problems", "dfrank")
 
 
 def modules():
@@ -77,9 +77,10 @@ def test_the_house_check_sees_imports_made_by_name():
 
 # the rooms of the house: dfrank's subpackages; each module at the top of dfrank/ is a room
 # of its own
-PACKAGES = ("dfrank._jit", "dfrank._kernels", "dfrank.cli", "dfrank.cluster", "dfrank.fusion",
-            "dfrank.io", "dfrank.ir", "dfrank.linesearch", "dfrank.metrics", "dfrank.problems",
-            "dfrank.strategies")
+PACKAGES = ("dfrank._jit", "dfrank._kernels", "dfrank.cli", "dfrank.cluster", "dfrank.data",
+            "dfrank.driver", "dfrank.fusion", "dfrank.io", "dfrank.ir", "dfrank.linesearch",
+            "dfrank.metrics", "dfrank.objectives", "dfrank.problems", "dfrank.pyterrier",
+            "dfrank.strategies", "dfrank.tuning")
 
 
 def room(module):
@@ -98,10 +99,39 @@ def room_arrows():
     return arrows
 
 
-def test_the_rooms_are_dfranks_packages():
+def test_the_rooms_are_dfranks_packages_and_the_build_ships_each():
+    """The rooms listed here (and in docs/architecture.md) are the packages on disk, and
+    pyproject.toml's packages are all of them: a package it lacks would be missing from
+    every install but an editable one."""
+    import re
+
     found = {".".join(["dfrank", d]) for d in os.listdir(os.path.join(ROOT, "dfrank"))
              if os.path.isfile(os.path.join(ROOT, "dfrank", d, "__init__.py"))}
     assert found | {"dfrank.strategies"} == set(PACKAGES)
+    toml = open(os.path.join(ROOT, "pyproject.toml")).read()
+    shipped = re.search(r"^packages = \[(.*?)\]", toml, re.S | re.M).group(1)
+    assert set(re.findall(r'"([\w.]+)"', shipped)) == set(PACKAGES) | {"dfrank"}
+    drawn = open(os.path.join(ROOT, "docs", "architecture.md")).read()
+    missing = [p for p in PACKAGES if f"`{p.replace('.', '/')}/`" not in drawn
+               and p != "dfrank.strategies"]
+    assert not missing, f"docs/architecture.md does not draw {missing}"
+
+
+def test_at_most_15_loose_modules_and_no_two_modules_of_one_name():
+    """Every part has a room: at most 15 modules at the top of dfrank/ besides its
+    ``__init__``, and no two modules share a name unless they play one role in sibling
+    packages (a package's ``__init__``, ``__main__``, ``registry``, ``_kernels``, results
+    and objectives)."""
+    from collections import Counter
+
+    loose = [n for n in os.listdir(os.path.join(ROOT, "dfrank"))
+             if n.endswith(".py") and n != "__init__.py"]
+    assert len(loose) <= 15, sorted(loose)
+    same_role = {"__init__", "__main__", "registry", "_kernels", "result", "objective", "data"}
+    names = Counter(m.rsplit(".", 1)[-1] for m, p in modules().items()
+                    if not p.endswith("__init__.py"))
+    twice = sorted(n for n, k in names.items() if k > 1 and n not in same_role)
+    assert not twice, twice
 
 
 def test_no_two_rooms_import_each_other_directly_or_around_a_loop():
@@ -176,7 +206,7 @@ def test_no_import_cycle_and_no_upward_arrow():
         if m not in state:
             visit(m, [])
     for m, targets in graph.items():
-        if "dfrank.api" in targets:
+        if "dfrank.driver.api" in targets:
             assert m.startswith(DRIVER_USERS), f"{m} imports the driver"
 
 

@@ -41,9 +41,6 @@ def test_a_kind_checks_parses_and_describes(kind, good, bad, text, parsed):
         kind.check("s", "opt", bad)
     assert kind.parse(text) == parsed and kind.describe()
     assert AsIs().parse("(0.5, 1.0)") == (0.5, 1.0) and AsIs().parse("NGOpt") == "NGOpt"
-    with pytest.warns(DeprecationWarning, match="now dfrank.hyperparams.AsIs"):
-        from dfrank.hyperparams import Any
-    assert Any is AsIs
 
 
 def test_the_declaration_feeds_maximize_directranker_and_the_command_line(capsys):
@@ -51,7 +48,7 @@ def test_the_declaration_feeds_maximize_directranker_and_the_command_line(capsys
 
     import dfrank
 
-    data = dfrank.datasets.make_letor_like(n_queries=6, seed=0)
+    data = dfrank.data.datasets.make_letor_like(n_queries=6, seed=0)
     with pytest.raises(ValueError, match="pso: swarm_size must be an integer >= 2, got 1"):
         dfrank.maximize(data, "ndcg@10", "pso", swarm_size=1)
     est = dfrank.DirectRanker(strategy="pso", strategy_options={"inertia": -1.0})

@@ -155,7 +155,7 @@ needs_shipped = pytest.mark.skipif(
 
 EVALUATE = """
 import dfrank, numpy as np
-from dfrank.datasets import make_letor_like
+from dfrank.data.datasets import make_letor_like
 data = make_letor_like(n_queries=8, docs_per_query=12, n_features=4, seed=3)
 scores = np.round(np.random.default_rng(0).normal(size=data.n_docs), 1)
 print(repr(dfrank.evaluate(scores, data, "ndcg@10")), repr(dfrank.evaluate(scores, data, "err@10")))
@@ -434,7 +434,7 @@ def test_an_interrupt_during_a_first_use_compile_stops_the_command_at_once(tmp_p
     """Ctrl-C or SIGTERM while ``fit`` compiled its kernels was taken by the warm-up's tiny
     run for its own interrupt: ``fit --restarts 20 --metric err@10`` ran 45 s more and exited
     0. Now the command ends within 5 s with 130 / 143, its helper processes with it."""
-    from dfrank.datasets import make_letor_like
+    from dfrank.data.datasets import make_letor_like
     from dfrank.io import save_svmlight
 
     path = str(tmp_path / "train.txt")
@@ -636,8 +636,8 @@ def _command_inputs(tmp):
     import numpy as np
 
     from dfrank import io
-    from dfrank.datasets import make_letor_like
-    from dfrank.result import LinearRanker
+    from dfrank.data.datasets import make_letor_like
+    from dfrank.driver.result import LinearRanker
 
     f = {k: os.path.join(tmp, k) for k in ("train.txt.gz", "test.txt.gz", "model.json",
                                            "qrels.txt", "a.run", "b.run", "docs.tsv",

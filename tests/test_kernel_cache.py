@@ -17,7 +17,7 @@ def test_kernels_cache_without_warnings():
         for ties in ["pessimistic", "expected"]:
             dfrank.evaluate(s, d, ["ndcg@3", "map", "p@1", "mrr", "rprec", "kendall_tau"],
                             ties=ties)
-        dfrank.api.bind_metric(d, "err@2").per_query_batch(np.vstack([s, s]))
+        dfrank.driver.api.bind_metric(d, "err@2").per_query_batch(np.vstack([s, s]))
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]

@@ -606,7 +606,7 @@ def _parted_matches_whole(obj, lines, monkeypatch, part):
     """Each line's search swept in parts of ``part`` crossings gives the whole line's
     interval and point bit for bit, and its value up to rounding (summed in finer bins);
     returns how many lines were swept in parts."""
-    from dfrank.linesearch import search as L
+    from dfrank.linesearch import runner as L
     calls = []
     real = L._best_in_parts
     monkeypatch.setattr(L, "_best_in_parts", lambda *a: calls.append(1) or real(*a))
@@ -651,7 +651,7 @@ def test_a_parted_line_asks_for_more_bins_until_it_has_what_it_needs(monkeypatch
     """When the bins kept for the second sweep miss one that best_interval needs, the
     second sweep is made again with more (the bins that reach the best value found, then
     all of them): the result is still the whole line's."""
-    from dfrank.linesearch import search as L
+    from dfrank.linesearch import runner as L
     rng = np.random.default_rng(8)
     obj = dfrank.LinearObjective(_graded(rng, rng.integers(5, 50, 30)), "ndcg@10")
     real, floors = L._select_bins, []
@@ -675,7 +675,7 @@ def test_the_hull_layers_only_prune(metric, monkeypatch):
     zeros, as LETOR's) the sample says to peel them, and the other queries lose events;
     where the sampled queries are too short to prune (5 documents for NDCG@5) the others
     keep all."""
-    import dfrank.linesearch.search as L
+    import dfrank.linesearch.runner as L
     from dfrank._kernels.scratch import Scratch
     from dfrank.linesearch.candidates import HULL_SAMPLE
 
@@ -833,12 +833,12 @@ def test_a_line_searched_in_parts_of_the_queries_equals_the_whole_search(metric,
     and a line flat in some parts; ERR bound with the largest label of all parts; the
     driver's buffers kept from line to line, the parts' rows joined in any order of
     arrival, and each part's rows in its own scratch, never written over while held)."""
-    from dfrank.data import RankingData
-    from dfrank.datasets import make_letor_like
+    from dfrank.data.ranking import RankingData
+    from dfrank.data.datasets import make_letor_like
     from dfrank.linesearch import line_search
     from dfrank._kernels.scratch import Scratch
     from dfrank.linesearch.split import line_join, rows_of_line, search_parts
-    from dfrank.objective import LinearObjective
+    from dfrank.objectives.objective import LinearObjective
 
     data = make_letor_like(n_queries=150, docs_per_query=12, n_features=5, seed=4)
     whole = LinearObjective(data, metric, ties=ties)
@@ -884,9 +884,9 @@ def test_a_line_searched_in_parts_of_the_queries_equals_the_whole_search(metric,
 
 
 def test_a_line_join_refuses_a_part_sent_twice_of_other_queries_or_missing():
-    from dfrank.datasets import make_letor_like
+    from dfrank.data.datasets import make_letor_like
     from dfrank.linesearch.split import LineJoin, rows_of_line
-    from dfrank.objective import LinearObjective
+    from dfrank.objectives.objective import LinearObjective
 
     obj = LinearObjective(make_letor_like(n_queries=6, docs_per_query=5, n_features=3, seed=2))
     rows = rows_of_line(obj.bound, obj.classes, linear_scores(obj.XT, np.ones(3), obj.rows),

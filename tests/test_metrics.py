@@ -94,7 +94,7 @@ def test_batch_equals_single(case):
     rng = np.random.default_rng(0)
     S = np.vstack([scores, rng.permutation(scores), rng.normal(size=len(scores))])
     for name in ["ndcg@10", "map", "mrr", "err@5", "kendall_tau"]:
-        bound = dfrank.api.bind_metric(data, name)
+        bound = dfrank.driver.api.bind_metric(data, name)
         batch = bound.per_query_batch(np.ascontiguousarray(S))
         for p in range(len(S)):
             assert np.array_equal(batch[p], bound.per_query(S[p]))
@@ -143,10 +143,10 @@ def test_serial_twins_equal_the_parallel_entry_points(case):
         for name in ["ndcg@3", "dcg@3", "map", "map@2", "p@2", "recall@2", "rprec", "mrr",
                      "err@3", "kendall_tau"]:
             for ties in ("pessimistic", "optimistic", "expected"):
-                bound = dfrank.api.bind_metric(data, name)
+                bound = dfrank.driver.api.bind_metric(data, name)
                 if not bound.metric.supports_ties(ties):
                     continue
-                bound = dfrank.api.bind_metric(data, name, ties)
+                bound = dfrank.driver.api.bind_metric(data, name, ties)
                 values = []
                 for parallel in (True, False):
                     _drivers.entry_point = (

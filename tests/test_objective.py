@@ -134,7 +134,7 @@ def test_a_line_search_counts_its_line_cost():
 
 
 def test_line_search_cost_is_measured_in_single_evaluations():
-    from dfrank.objective import line_search_cost
+    from dfrank.objectives.objective import line_search_cost
 
     obj = LinearObjective(planted(), "ndcg@10")
     cost = line_search_cost(obj, repeats=5)
@@ -272,7 +272,7 @@ def test_function_objective():
 
 
 def test_coordinate_lines_kept_within_the_cache_bound(monkeypatch):
-    import dfrank.objective as objective
+    import dfrank.objectives.objective as objective
 
     data = planted(nq=30, m=20, d=6)
     kept = dfrank.maximize(data, "ndcg@10", "ca", restarts=2, seed=4)

@@ -50,7 +50,7 @@ def test_per_query_differences(tmp_path):
 
 
 def test_comparison_seconds_on_a_log_axis_when_times_differ_by_orders(tmp_path):
-    from dfrank.compare import Comparison, Run
+    from dfrank.comparison import Comparison, Run
     from dfrank.plot import comparison, seconds_scale
 
     def run(strategy, seed, secs):

@@ -71,7 +71,7 @@ import hashlib, sys
 import numpy as np
 import dfrank
 from dfrank._jit.background import in_process
-from dfrank.objective import LinearObjective
+from dfrank.objectives.objective import LinearObjective
 
 part, path, qrels, run, metrics = sys.argv[1:6]
 data = dfrank.load_svmlight(path)
@@ -103,7 +103,7 @@ def _same_values(tmp_path, part, metrics=("ndcg@10",)):
     that loads the kernels compiled at install (or by the test session's warm-up), in one
     with an empty cache, which compiles them anew, and in one that reads the shipped
     kernels copied into NUMBA_CACHE_DIR."""
-    from dfrank.datasets import make_letor_like
+    from dfrank.data.datasets import make_letor_like
     from dfrank.io import save_svmlight
 
     data = make_letor_like(n_queries=12, docs_per_query=15, n_features=5, seed=2)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import dfrank
 from dfrank import cli
-from dfrank.objective import FunctionObjective, LinearObjective
+from dfrank.objectives.objective import FunctionObjective, LinearObjective
 from dfrank.problems import EPSILONS, BudgetExhausted, Problem, Suite, first_hits, targets_of
 from dfrank.problems import references as refs
 from dfrank.problems import bench, read_runs
@@ -545,7 +545,7 @@ def test_workers_run_one_numba_thread_and_this_process_keeps_its_own():
     import numba
     from joblib import Parallel, delayed, parallel_config
 
-    from dfrank.parallel import one_thread_each
+    from dfrank.driver.parallel import one_thread_each
 
     mine = numba.get_num_threads()
     with one_thread_each():
@@ -864,7 +864,7 @@ def test_pycma_runs_a_one_dimensional_problem_in_two(name):
     """pycma needs two dimensions ("not yet initialized (dimension needed)" on 3 of 9
     one-dimensional runs): its adapters add a coordinate the objective never reads."""
     pytest.importorskip("cma")
-    from dfrank.objective import FunctionObjective
+    from dfrank.objectives.objective import FunctionObjective
     from dfrank.spaces import Box
 
     for f in (lambda x: -(x[0] - 0.3) ** 2, lambda x: float(x[0] > 0.7)):

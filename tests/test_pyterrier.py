@@ -197,7 +197,7 @@ def test_a_collection_is_indexed_once_and_pickles_refer_to_it(coll, tmp_path, mo
     pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(a)).transform(
         topics_df.iloc[:5]), first)
     lost = pickle.loads(pickle.dumps(a))
-    monkeypatch.setattr(dpt, "_INDEXES", {})
+    monkeypatch.setattr(dpt.retriever, "_INDEXES", {})
     with pytest.raises(ValueError, match="unpickled without its collection.*attach"):
         lost.transform(topics_df.iloc[:5])
     pd.testing.assert_frame_equal(lost.attach(docs).transform(topics_df.iloc[:5]), first)
@@ -207,7 +207,7 @@ def test_gridsearch_terms_and_returns(coll):
     docs, topics, qrels, topics_df, qrels_df = coll
     bm25 = dpt.Retriever(docs, "bm25", num_results=100)
     grid = {bm25: {"k1": [0.3, 0.6, 1.2, 2.4], "b": [0.0, 0.5, 1.0]}}
-    _, space = dpt._space(grid)
+    _, space = dpt.gridsearch._space(grid)
     assert space["p0_k1"] == (0.3, 2.4, "log") and space["p1_b"] == (0.0, 1.0)
     kw = dict(budget=8, seed=0)
     pipe = dpt.tune(bm25, grid, topics_df, qrels_df, "map", 1, "joblib", False, None,
@@ -270,7 +270,7 @@ def test_a_fusion_keeps_equal_weights_when_learned_ones_lose(coll, monkeypatch):
     assert fusion.weights == (fusion.result.weights if learned >= equal
                               else {"bm25": 0.5, "ql": 0.5})
     # learned weights that lose on validation: the equal weights are kept and said
-    monkeypatch.setattr(dfrank.pyterrier, "fusion_values",
+    monkeypatch.setattr(dfrank.pyterrier.fused, "fusion_values",
                         lambda q, r, w, *a: {"1": 0.1 if w != {"bm25": 0.5, "ql": 0.5}
                                              else 0.2})
     fusion.fit(train, qrels_df, valid, qrels_df)
@@ -383,9 +383,9 @@ def test_the_tune_cache_knows_a_pipeline_by_what_it_computes(coll, tmp_path):
     bm25 = dpt.Retriever(docs, "bm25")
     grid = {bm25: {"k1": [0.3, 1.2, 2.0], "b": [0.25, 0.75]}}
     pipe = bm25 >> Keep()
-    described = dpt._described(pipe, grid)
+    described = dpt.gridsearch._described(pipe, grid)
     other = dpt.Retriever(docs, "bm25", k1=2.0)      # another process's, or tuned before
-    assert " at 0x" not in described and described == dpt._described(
+    assert " at 0x" not in described and described == dpt.gridsearch._described(
         other >> Keep(), {other: grid[bm25]})
     cache = tmp_path / "cache"
     first = dpt.tune(pipe, grid, topics_df, qrels_df, "map", budget=6, seed=0, cache=cache,

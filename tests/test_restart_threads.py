@@ -1,4 +1,4 @@
-"""A serial run's restarts side by side in threads of this process (dfrank.parallel.
+"""A serial run's restarts side by side in threads of this process (dfrank.driver.parallel.
 run_in_threads): the same result as one after another, Ctrl-C and errors reach the
 caller, and the cases that must stay one after another do."""
 
@@ -13,9 +13,9 @@ import pytest
 
 import dfrank
 from dfrank import testing
-from dfrank.api import _restart_threads
-from dfrank.objective import LinearObjective
-from dfrank.parallel import run_in_threads
+from dfrank.driver.api import _restart_threads
+from dfrank.objectives.objective import LinearObjective
+from dfrank.driver.parallel import run_in_threads
 from dfrank.registry import Strategy, resolve
 
 needs_two = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
@@ -150,7 +150,7 @@ def test_the_threads_dfrank_starts_set_their_own_numba_count_only():
     """Library code setting numba's thread count would override a user's (STYLE rule 7):
     only the threads dfrank starts set theirs (numba keeps the count per thread), and the
     calling thread's count, here one the user set, is left as it was."""
-    from dfrank.parallel import run_in_threads
+    from dfrank.driver.parallel import run_in_threads
 
     before = numba.get_num_threads()
     numba.set_num_threads(1)   # the user's own setting

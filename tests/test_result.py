@@ -8,7 +8,7 @@ import pytest
 import dfrank
 from dfrank import RankingData, cli
 from dfrank.io.svmlight import save_svmlight
-from dfrank.result import LinearRanker
+from dfrank.driver.result import LinearRanker
 from tests.inputs import letor_data
 
 

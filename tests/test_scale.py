@@ -20,7 +20,7 @@ from dfrank.io import save_svmlight
 
 @pytest.fixture(scope="module")
 def data():
-    return dfrank.datasets.make_letor_like(n_queries=25, docs_per_query=(5, 30), n_features=7,
+    return dfrank.data.datasets.make_letor_like(n_queries=25, docs_per_query=(5, 30), n_features=7,
                                            seed=3, duplicate_rate=0.1)
 
 
@@ -177,7 +177,7 @@ def test_callback_stop_then_resume_equals_uninterrupted(strategy, opts, tmp_path
                            checkpoint_every=0, **opts)
     assert part.status == "stopped"
     saved = json.loads(ckpt.read_text())
-    assert saved["format"] == "dfrank.checkpoint" and 1 <= len(saved["restarts"]) < 5
+    assert saved["format"] == "dfrank.driver.checkpoint" and 1 <= len(saved["restarts"]) < 5
     resumed = dfrank.maximize(data, "ndcg@10", strategy, seed=4, budget=600, resume=ckpt,
                               **opts)
     same_result(resumed, full)
@@ -240,7 +240,7 @@ def test_foreign_or_corrupted_checkpoint_is_refused(tmp_path):
         dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=2, resume=ckpt)
     model = tmp_path / "model.json"
     dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=1).ranker.save(model)
-    with pytest.raises(DataFormatError, match="not a dfrank.checkpoint file"):
+    with pytest.raises(DataFormatError, match="not a dfrank.driver.checkpoint file"):
         dfrank.maximize(data, "ndcg@10", "ca", seed=1, restarts=2, resume=model)
     bad = json.loads(text)
     bad["restarts"][0]["index"] = 7
@@ -321,7 +321,7 @@ def test_a_checkpoint_path_holding_another_file_is_refused_and_left_byte_identic
     data = testing.planted_data()
     if kind == "tune cache":
         path = tmp_path / "c.json"
-        from dfrank.checkpoint import write_record
+        from dfrank.driver.checkpoint import write_record
 
         write_record(path, {"kind": "tune"}, points=[])
         before = path.read_bytes()

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 import dfrank
 from dfrank import testing
-from dfrank.smoothed import SmoothedMetric, feature_scale, ridge_start
+from dfrank.objectives.surrogates import SmoothedMetric, feature_scale, ridge_start
 
 from . import reference as ref
 

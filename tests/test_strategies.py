@@ -5,7 +5,7 @@ import pytest
 
 import dfrank
 from dfrank import strategies, testing
-from dfrank.objective import LinearObjective
+from dfrank.objectives.objective import LinearObjective
 from tests.inputs import letor_data
 
 
@@ -134,7 +134,7 @@ def test_es_smoothing_returns_its_best_smoothed_centre(data):
 
 
 def test_es_average_ensemble_is_the_mean_unit_standardized_direction(data):
-    from dfrank.smoothed import feature_scale
+    from dfrank.objectives.surrogates import feature_scale
 
     valid = testing.planted_data(seed=1)
     r = dfrank.maximize(data, "ndcg@10", "es", evals=300, restarts=3, seed=2,
@@ -241,7 +241,7 @@ def test_result_repr_json_and_model_round_trip(data, tmp_path):
     r.save(tmp_path / "result.json")
     import json
     d = json.loads((tmp_path / "result.json").read_text())
-    assert d["format"] == "dfrank.result" and d["version"] == 1
+    assert d["format"] == "dfrank.driver.result" and d["version"] == 1
     r.ranker.save(tmp_path / "model.json")
     m = dfrank.LinearRanker.load(tmp_path / "model.json")
     np.testing.assert_array_equal(m.weights, r.weights)
@@ -299,7 +299,7 @@ def test_registry_and_plugins():
 
 
 def test_ready_made_callbacks(data, capsys):
-    from dfrank.callbacks import EarlyStopping, Logger, chain
+    from dfrank.driver.callbacks import EarlyStopping, Logger, chain
 
     stop = EarlyStopping(patience=40)
     r = dfrank.maximize(data, "ndcg@10", "random", callback=chain(stop, Logger(every=0)),
@@ -311,7 +311,7 @@ def test_ready_made_callbacks(data, capsys):
 
 
 def test_restart_seeds_made_on_demand_equal_spawned_ones():
-    from dfrank.parallel import child, seed_sequence
+    from dfrank.driver.parallel import child, seed_sequence
 
     for seed in (0, 12345, None):
         root = seed_sequence(seed)
@@ -358,7 +358,7 @@ def test_progress_bar_shows_the_best_value_of_all_restarts(data, monkeypatch):
 
 
 def _many_queries(nq, seed=0):
-    return dfrank.datasets.make_letor_like(n_queries=nq, docs_per_query=(3, 6), n_features=4,
+    return dfrank.data.datasets.make_letor_like(n_queries=nq, docs_per_query=(3, 6), n_features=4,
                                            seed=seed)
 
 
@@ -404,8 +404,8 @@ def test_every_strategy_evaluates_its_start_within_no_time(strategy):
 def test_the_registries_names_say_which_registry():
     """dfrank.registry and dfrank.metrics.registry both exported get, available and
     register, and readers and tools confused them (issue #65): the modules' names now say
-    which (get_strategy, get_metric, ...); the former ones work one more release with a
-    warning naming the new one; the packages keep the short names, which say which."""
+    which (get_strategy, get_metric, ...), the former names of the unreleased version are
+    gone; the packages keep the short names, which say which."""
     import dfrank.metrics
     import dfrank.strategies
     from dfrank import registry
@@ -414,11 +414,9 @@ def test_the_registries_names_say_which_registry():
     assert registry.get_strategy("ca") is dfrank.strategies.get("ca")
     assert metric_registry.get_metric("map").label == dfrank.metrics.get("map").label
     assert "ca" in registry.strategy_names() and "map" in metric_registry.metric_names()
-    for module, old, new in ((registry, "get", "get_strategy"),
-                             (registry, "register", "register_strategy"),
-                             (metric_registry, "available", "metric_names")):
-        with pytest.warns(DeprecationWarning, match=f"is now .*{new}"):
-            assert getattr(module, old) is getattr(module, new)
+    for module, old in ((registry, "get"), (registry, "register"),
+                        (metric_registry, "available")):
+        assert not hasattr(module, old)
 
 
 def test_the_progress_bar_of_a_coordinate_ascent_says_its_sweep_and_line(monkeypatch):

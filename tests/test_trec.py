@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import dfrank
 from dfrank import DataFormatError, cli
-from dfrank.metrics.trec_eval import evaluate_run, parse_measures
+from dfrank.metrics.trec_measures import evaluate_run, parse_measures
 from tests.inputs import trec_files
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -381,7 +381,7 @@ def test_scores_are_compared_as_trec_eval_reads_them(tmp_path):
     ours = dfrank.evaluate_run(q, r, ["recip_rank"])
     assert ours.per_query["1"]["recip_rank"] == theirs["1"]["recip_rank"] == 1.0
     # tune scores an engine's run as trec_eval reads its file
-    from dfrank.tuning import RunEvaluator
+    from dfrank.tuning.tuner import RunEvaluator
 
     ev = RunEvaluator(lambda p: run, qrels, "mrr")
     assert ev({}).tolist() == [1.0, 1.0]

@@ -13,9 +13,9 @@ import pytest
 
 import dfrank
 from dfrank import DataFormatError, TuneError, cli, ir
-from dfrank.engine_command import CommandRun
+from dfrank.tuning.command import CommandRun
 from dfrank.errors import UsageError
-from dfrank.tuning import space_of, tune
+from dfrank.tuning.tuner import space_of, tune
 from tests.inputs import (ENGINE, QRELS, EngineRun, small_collection, wait_gone,
                           write_file)
 
@@ -154,7 +154,7 @@ def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
     path = tmp_path / "c.json"
     first = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
     [d] = _written(path)   # checkpoint's format: a fingerprint, the points
-    assert d["format"] == "dfrank.checkpoint" and d["fingerprint"]["kind"] == "tune"
+    assert d["format"] == "dfrank.driver.checkpoint" and d["fingerprint"]["kind"] == "tune"
     assert len(d["points"]) == first.n_runs
     again = tune((engine, "bm25"), SPACE, metric="map", budget=12, seed=0, cache=path)
     assert first.n_runs > 0 and again.n_runs == 0 and again.n_cached == first.n_runs
@@ -168,7 +168,7 @@ def test_cache_resumes_and_refuses_another_tune(engine, tmp_path):
              cache=path)
     # a maximize checkpoint is not a tune cache
     other = tmp_path / "ckpt.json"
-    dfrank.maximize(dfrank.datasets.make_letor_like(n_queries=6, seed=0), "ndcg@10", "ca",
+    dfrank.maximize(dfrank.data.datasets.make_letor_like(n_queries=6, seed=0), "ndcg@10", "ca",
                     restarts=1, checkpoint=other)
     with pytest.raises(DataFormatError, match="not a dfrank tune cache"):
         tune((engine, "bm25"), SPACE, metric="map", budget=5, cache=other)

@@ -11,11 +11,11 @@ import pytest
 
 import dfrank
 from dfrank import _optional, cli
-from dfrank.compare import Comparison
+from dfrank.comparison import Comparison
 from dfrank.fusion import FusionResult
-from dfrank.result import QueryResult
-from dfrank.result import Result
-from dfrank.tuning import TuneResult
+from dfrank.driver.result import QueryResult
+from dfrank.driver.result import Result
+from dfrank.tuning.tuner import TuneResult
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 

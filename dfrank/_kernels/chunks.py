@@ -28,7 +28,7 @@ PRANGE_ONLY = {"prange": True, "comprehension": False, "numpy": False, "reductio
 def one_at_a_time(threads=None):
     """numba's chunk size 1 for the parallel loops started in this block (this thread).
     Nothing is set where the caller knows this thread's loops run on one thread
-    (``threads=1``, a restart's thread in :func:`~dfrank.parallel.run_in_threads`): that
+    (``threads=1``, a restart's thread in :func:`~dfrank.driver.parallel.run_in_threads`): that
     thread takes every piece either way, and each setting is a call into numba's library
     that lets go of Python's lock."""
     if threads == 1:

@@ -22,7 +22,7 @@ COMMANDS = {
     "compare": ("compare", "compare optimizers on one objective with one budget"),
     "bench": ("bench", "optimizers x rank-metric problems: runtime-to-target profiles"),
     "trec-eval": ("trec_eval", "trec_eval's measures of a TREC run, trec_eval's output"),
-    "grid": ("grid", "metric surface over a few features (Metzler's Figure 1)"),
+    "grid": ("surface", "metric surface over a few features (Metzler's Figure 1)"),
     "info": ("info", "summarize a LETOR/SVMlight file"),
     "metrics": ("metrics", "list the metrics and formulas"),
     "strategies": ("strategies", "list the optimizers"),

@@ -50,7 +50,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..compare import compare
+    from ..comparison import compare
 
     names = o.name_list(args.strategies, "--strategies", "strategy name")
     o.require_allowance(args, "strategy")
@@ -61,7 +61,7 @@ def run(args):
     train, valid, test = o.load_sets(args)
     o.prepare(args, metric, None, args.ties)
     if args.line_cost == "measured":
-        from ..objective import LinearObjective, line_search_cost
+        from ..objectives.objective import LinearObjective, line_search_cost
 
         worth = line_search_cost(LinearObjective(train, metric, ties=args.ties))
         line_cost = math.ceil(worth)

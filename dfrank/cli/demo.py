@@ -20,8 +20,8 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..api import maximize
-    from ..datasets import load_demo
+    from ..driver.api import maximize
+    from ..data.datasets import load_demo
     from ..metrics.registry import DEFAULT_METRIC
     from ..registry import resolve
 

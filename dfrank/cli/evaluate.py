@@ -34,10 +34,10 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..api import evaluate
+    from ..driver.api import evaluate
     from ..errors import DataFormatError
     from ..io.svmlight import MAX_FEATURES
-    from ..result import LinearRanker
+    from ..driver.result import LinearRanker
 
     o.outputs_writable(args, "json", inputs=[args.model, args.data])
     model = LinearRanker.load(args.model)
@@ -65,7 +65,7 @@ def run(args):
 
 def _on_cluster(model, data, names, args):
     """The model's metrics on data held by a cluster's workers."""
-    from ..api import evaluate_linear
+    from ..driver.api import evaluate_linear
 
     if args.letor_tool:
         raise o.UsageError("--letor-tool reads the data in this process; drop --scheduler")

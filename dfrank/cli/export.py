@@ -3,7 +3,7 @@
 import os
 import sys
 
-from ..export import RANKER_TARGETS
+from ..formats import RANKER_TARGETS
 from . import options as o
 
 DESCRIPTION = ("Write MODEL (JSON from 'dfrank fit') in the format of the system that applies "
@@ -67,9 +67,9 @@ def _names_arg(args):
 
 
 def run(args):
-    from ..export import ExportError
+    from ..formats import ExportError
     from ..files import write_text_atomic
-    from ..result import LinearRanker
+    from ..driver.result import LinearRanker
 
     o.outputs_writable(args, "output", inputs=[args.model, args.names, args.names_file])
     model = LinearRanker.load(args.model)

@@ -59,7 +59,7 @@ def add_arguments(p):
 
 def _normalization(kind, train, path):
     """The normalization ``--normalize KIND`` fits on TRAIN (None without the option)."""
-    from .. import normalization
+    from ..data import normalization
 
     if kind is None:
         return None
@@ -75,7 +75,7 @@ def _normalization(kind, train, path):
 
 
 def run(args):
-    from ..api import evaluate, maximize
+    from ..driver.api import evaluate, maximize
 
     # the metric and the strategy are resolved once, here, and passed down as objects
     metric = o.metric_of(args)
@@ -88,7 +88,7 @@ def run(args):
     train, valid, test = o.load_sets(args)
     norm = _normalization(args.normalize, train, args.train)
     if norm is not None:
-        from .. import normalization
+        from ..data import normalization
 
         train, valid, test = (normalization.apply(d, norm) if d is not None else None
                               for d in (train, valid, test))

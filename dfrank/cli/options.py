@@ -426,14 +426,14 @@ def show_progress(args):
 def prepare(args, metric=None, strategy=None, ties=DEFAULT_TIES):
     """The command's one call to the compile service: its messages as ``--quiet`` says,
     and, for a run on ``metric`` (of ``strategy``, an instance after :func:`chosen`), the
-    kernels that run calls loaded or compiled now (:func:`dfrank.api.kernels_for`), so that
+    kernels that run calls loaded or compiled now (:func:`dfrank.driver.api.kernels_for`), so that
     the run's time holds no compiling. Returns a :class:`CompileClock` started now."""
     from .. import _jit
 
     _jit.quiet(getattr(args, "quiet", False))
     before = _jit.compile_seconds()
     if metric is not None:
-        from ..api import kernels_for
+        from ..driver.api import kernels_for
 
         _jit.load(kernels_for(metric, strategy, ties))
     return CompileClock(_jit.compile_seconds() - before)
@@ -477,7 +477,7 @@ def chosen(strategy, data, metric, ties):
     if not strategy.chooses:
         return strategy
     if hasattr(data, "X"):
-        from ..objective import LinearObjective
+        from ..objectives.objective import LinearObjective
 
         return strategy.pick(LinearObjective(data, metric, ties=ties))
     from ..spaces import Simplex   # data on a cluster: auto picks by its size

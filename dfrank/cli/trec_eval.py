@@ -42,7 +42,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..metrics.trec_eval import evaluate_run
+    from ..metrics.trec_measures import evaluate_run
 
     if args.qrels == "-" and args.run == "-":
         raise o.UsageError("only one of QRELS and RUN can be standard input (-)")

@@ -5,7 +5,7 @@ import argparse
 from ..metrics.registry import RUN_METRIC
 from ..registry import BOX_STRATEGY
 from ..text import counted
-from ..tuning import DEFAULT_BUDGET
+from ..tuning.tuner import DEFAULT_BUDGET
 from . import options as o
 
 DESCRIPTION = ("Search the parameters of a retrieval system for the highest metric, with "
@@ -110,7 +110,7 @@ def _param_specs(args, model):
 
 
 def run(args):
-    from ..tuning import tune
+    from ..tuning.tuner import tune
 
     command = list(args.command or [])
     if command[:1] == ["--"]:
@@ -119,7 +119,7 @@ def run(args):
                        inputs=[args.qrels, args.collection, args.topics])
     options = o.strategy_options(args.option, [args.strategy])[args.strategy]
     if command:
-        from ..engine_command import CommandRun
+        from ..tuning.command import CommandRun
 
         if args.collection:
             raise o.UsageError("give --collection (the built-in engine) or a command after "

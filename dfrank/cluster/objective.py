@@ -1,5 +1,5 @@
 """The objective of a linear ranker on data held by a Dask cluster (:class:`ClusterObjective`):
-the same values, lines and points as :class:`~dfrank.objective.LinearObjective` on the
+the same values, lines and points as :class:`~dfrank.objectives.objective.LinearObjective` on the
 same data in one process, bit for bit, with the features never leaving their workers.
 
 Per evaluation the workers send their queries' values; per exact line search their
@@ -21,7 +21,7 @@ from ..linesearch.split import line_join, search_parts
 from ..metrics.bound import query_mean
 from ..metrics.evaluation import each_metric
 from ..metrics.registry import DEFAULT_METRIC, DEFAULT_TIES, get_metric, with_options
-from ..objective import Objective, SimplexLines
+from ..objectives.objective import Objective, SimplexLines
 from ..spaces import Simplex
 from . import tasks
 
@@ -61,7 +61,7 @@ CHECKPOINT_STEPS = 16
 
 class ClusterObjective(SimplexLines, Objective):
     """Mean metric of the linear ranker ``w = Simplex.to_weights(lambda)`` on
-    :class:`~dfrank.cluster.ClusterData`: :class:`~dfrank.objective.LinearObjective`'s
+    :class:`~dfrank.cluster.ClusterData`: :class:`~dfrank.objectives.objective.LinearObjective`'s
     interface (values, batches, scores, exact lines along any direction), its restarts
     run one after another, each line search split over the workers. ``traffic`` counts
     the line searches of every restart: lines, bytes and breakpoint rows sent to the

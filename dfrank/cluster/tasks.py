@@ -14,11 +14,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..data import RankingData
+from ..data.ranking import RankingData
 from ..errors import DataFormatError
 from ..linesearch.split import rows_of_line
-from ..objective import LinearObjective, moved_scores
-from .._threads import numba_threads_within
+from ..objectives.objective import LinearObjective, moved_scores
+from .._kernels.threads import numba_threads_within
 
 __all__ = ["read_part", "summary", "bind", "group_scores", "group_line", "group_moved",
            "per_query", "flat", "predict", "values_of_scores", "step_state"]
@@ -57,7 +57,7 @@ def _transposed_on_disk(data):
     keeps it until the part is gone)."""
     import tempfile
 
-    from .._datafile import write_transposed
+    from ..data.npy_cache import write_transposed
 
     if data.derived.XT is not None:   # mapped from a binary cache already
         return data
@@ -123,8 +123,8 @@ def _read(source, index, n_features):
 def summary(data):
     """What the driver needs of a part: its query ids, sizes, feature ids, largest label
     and a digest of its content (for checkpoints)."""
-    from ..data import content_digest
-    from ..normalization import within_queries
+    from ..data.ranking import content_digest
+    from ..data.normalization import within_queries
 
     return {"qids": data.qids, "n_docs": data.n_docs, "n_features": data.n_features,
             "feature_ids": data.feature_ids, "max_label": float(data.y.max()),
@@ -134,7 +134,7 @@ def summary(data):
 
 @_worker_threads
 def bind(data, metric, ties, options, share=1.0):
-    """The part's :class:`~dfrank.objective.LinearObjective` (its features transposed,
+    """The part's :class:`~dfrank.objectives.objective.LinearObjective` (its features transposed,
     the metric bound to its queries, its line caches: ``share`` of one process's, the
     part's share of the documents; ``last_line``: what its last line search's u depends
     on, and that u, for moving its scores by that line's step, :func:`_moved`)."""

@@ -30,14 +30,14 @@ The package, a module per concern:
 * :mod:`.build` -- runs and qrels made into the data searched, and the values of weights;
 * :mod:`.baselines` -- each run alone, CombSUM and RRF, with the paired tests;
 * :mod:`.learn` -- :func:`fuse` (the search, through :func:`dfrank.maximize`, and the
-  cross-validation of :mod:`dfrank.crossval`) and :func:`fusion_values`;
+  cross-validation of :mod:`dfrank.driver.crossval`) and :func:`fusion_values`;
 * :mod:`.result` -- :class:`FusionResult` and its file;
 
 the fused run itself, as arrays and as a TREC run file, is :mod:`dfrank.io.fused_run`.
 """
 
 from ..io.fused_run import FusedRun
-from .build import fusion_data
+from .features import fusion_data
 from .learn import FUSE_OPTIONS, FUSE_STRATEGY, fuse, fusion_values
 from .normalize import NORMS, normalize
 from .result import FUSION_FORMAT, FusionResult

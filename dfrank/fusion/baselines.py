@@ -4,9 +4,9 @@ trec_eval values the run it makes, with a paired test of the learned fusion agai
 
 import numpy as np
 
-from ..data import RankingData
+from ..data.ranking import RankingData
 from ..stats import significance as paired_test
-from .build import mean_of, unranked_rows, values_of
+from .features import mean_of, unranked_rows, values_of
 from .normalize import group_starts
 
 __all__ = ["baselines", "combsum", "run_alone", "rrf"]

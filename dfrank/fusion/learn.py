@@ -5,18 +5,18 @@ import time
 
 import numpy as np
 
-from ..api import maximize
-from ..crossval import check_folds, cross_validate
+from ..driver.api import maximize
+from ..driver.crossval import check_folds, cross_validate
 from ..io.forms import as_qrels
 from ..metrics.registry import RUN_METRIC, RUN_TIES
 from ..metrics.registry import get_metric
-from ..objective import LinearObjective
-from ..parallel import child, seed_sequence
+from ..objectives.objective import LinearObjective
+from ..driver.parallel import child, seed_sequence
 from ..registry import get_strategy, resolve, strategy_class
-from ..result import overall_status
+from ..driver.result import overall_status
 from ..stats import significance as paired_test
 from .baselines import baselines
-from .build import build, fused_run, mean_of, read_runs, values_of
+from .features import build, fused_run, mean_of, read_runs, values_of
 from .normalize import check_missing
 from .result import FusionResult
 
@@ -75,7 +75,7 @@ def fuse(qrels, runs, metric=RUN_METRIC, *, norm="minmax", missing="zero", signe
     folds : int, optional
         Cross-validate by query (seeded): each fold's fusion is learned on the other
         folds; the run assembled from the held-out folds is reported next to the training
-        value (``cv``: :class:`~dfrank.crossval.CrossValidation`).
+        value (``cv``: :class:`~dfrank.driver.crossval.CrossValidation`).
     complete : bool
         Judged queries no run retrieved count as 0 in every mean (trec_eval -c); by
         default they are left out, as trec_eval does.

@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..crossval import CrossValidation
+from ..driver.crossval import CrossValidation
 from ..errors import DataFormatError
 from ..files import jsonable, read_json, write_json_atomic
 from ..io.fused_run import FusedRun, write_fused_run
-from ..result import QueryResult
-from .build import build, fused_run, read_runs
+from ..driver.result import QueryResult
+from .features import build, fused_run, read_runs
 from .normalize import check_missing
 
 __all__ = ["FusionResult", "FUSION_FORMAT", "FUSION_VERSION"]
@@ -206,7 +206,7 @@ class FusionResult(QueryResult):
         ``fuse``), ``"opensearch"`` (a normalization-processor search pipeline),
         ``"elasticsearch"`` (a ``linear`` retriever). A normalization, a missing-document
         rule or a negative weight the target cannot express is refused with the reason."""
-        from ..export import fusion_export
+        from ..formats import fusion_export
 
         return fusion_export(self, format)
 

@@ -1,7 +1,7 @@
 """RankingData's binary cache as functions beside the text readers: :func:`save_data` and
-:func:`load_data` (see :meth:`dfrank.data.RankingData.save`)."""
+:func:`load_data` (see :meth:`dfrank.data.ranking.RankingData.save`)."""
 
-from ..data import RankingData
+from ..data.ranking import RankingData
 
 __all__ = ["save_data", "load_data"]
 

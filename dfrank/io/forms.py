@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from ..data import RankingData
+from ..data.ranking import RankingData
 from ..errors import DataFormatError
 from .trec import Qrels, Run
 

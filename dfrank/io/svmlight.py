@@ -15,7 +15,7 @@ import zlib
 
 import numpy as np
 
-from ..data import RankingData, group_runs
+from ..data.ranking import RankingData, group_runs
 from ..errors import DataFormatError, DataWarning
 from . import _svmlight_kernel
 from ._write_kernel import format_rows

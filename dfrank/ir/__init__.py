@@ -14,7 +14,7 @@ window and unordered window features, w_t, w_o, w_u). :func:`dfrank.tune` tunes 
 from .engine import MODELS, Engine, Index
 from .readers import (load_cisi, load_cranfield, read_collection, read_smart,
                       read_topics)
-from .text import tokenize
+from .tokens import tokenize
 
 __all__ = ["Engine", "Index", "MODELS", "load_cranfield", "load_cisi", "read_collection",
            "read_topics", "read_smart", "tokenize"]

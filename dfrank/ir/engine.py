@@ -13,12 +13,12 @@ import json
 
 import numpy as np
 
-from ..data import RankingData
+from ..data.ranking import RankingData
 from ..io.forms import DocnoDesc
 from ..metrics.evaluation import bind_metric
 from ..metrics.registry import RUN_TIES
 from . import _kernels
-from .text import tokenize
+from .tokens import tokenize
 
 __all__ = ["Engine", "Index", "MODELS"]
 

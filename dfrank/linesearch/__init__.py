@@ -22,7 +22,7 @@ from .candidates import direction_kind, flat_within_queries
 from .choice import RULES, TOL, choose
 from .classes import LineClasses, unsupported
 from .profile import MIN_WIDTH, DeferredProfile, LineProfile, LineResult, safe_point
-from .search import (EPS, compile_sweep_ahead, line_profile, line_search, sort_within_queries,
+from .runner import (EPS, compile_sweep_ahead, line_profile, line_search, sort_within_queries,
                      versions)
 
 __all__ = ["LineResult", "LineProfile", "LineClasses", "line_profile", "line_search", "choose",

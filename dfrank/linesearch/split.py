@@ -11,7 +11,7 @@ bytes), not only the sums by bin and the rows of the bins chosen: the default
 ``"plateau"`` rule reads the whole profile (its median interval width, each interval's
 window), and sums by bin added part after part would depend on the partitioning. The
 one exception: a ``"best"`` line of more than
-:data:`~dfrank.linesearch.search.PART_CROSSINGS` crossings, which one process sweeps in
+:data:`~dfrank.linesearch.runner.PART_CROSSINGS` crossings, which one process sweeps in
 parts with finer bins, is chosen here from all its rows at once (the same interval, its
 value within rounding).
 """
@@ -26,7 +26,7 @@ from .assemble import BIN_SHIFT, N_BINS, bin_sums, packed_rows, runs_of_rows, su
 from .candidates import flat_within_queries
 from .choice import RULES, choose
 from .profile import DeferredProfile, LineProfile
-from .search import (assembled, Breakpoints, prepare_line, sweep_rows, averaged, best_found,
+from .runner import (assembled, Breakpoints, prepare_line, sweep_rows, averaged, best_found,
                      found_result)
 
 __all__ = ["LineJoin", "LineRows", "line_join", "rows_of_line", "search_parts"]

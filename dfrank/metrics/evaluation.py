@@ -4,7 +4,7 @@ metric bound to a dataset's labels and queries (kept with the data)."""
 import numpy as np
 
 from .._kernels.scoring import features_T
-from ..data import RankingData
+from ..data.ranking import RankingData
 from ..errors import DataFormatError
 from .bound import BoundMetric
 from .registry import DEFAULT_METRIC, DEFAULT_TIES

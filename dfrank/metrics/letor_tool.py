@@ -23,7 +23,7 @@ the scripts' rules.
 
 import numpy as np
 
-from ..data import RankingData
+from ..data.ranking import RankingData
 from .evaluation import check_scores
 
 __all__ = ["evaluate_letor", "MAX_CUTOFF"]

@@ -20,7 +20,7 @@ through ask/tell, runtime-to-target profiles, and IOHprofiler's file format.
 * :mod:`.ioh` -- IOHprofiler's format (IOHanalyzer reads it).
 """
 
-from ..objective import BudgetExhausted
+from ..objectives.objective import BudgetExhausted
 from .experiment import bench, read_runs
 from .problem import EPSILONS, Problem, first_hits, targets_of
 from .suite import SPECS, SUBSETS, Suite, spec_of

@@ -8,7 +8,7 @@ command line): a run it cut short is written marked ``interrupted`` and is run a
 the bench is continued.
 
 Parallel runs are processes (joblib), each with numba on one thread (joblib's inner thread
-limit, :func:`dfrank.parallel.one_thread_each`; dfrank sets no global thread state): with an
+limit, :func:`dfrank.driver.parallel.one_thread_each`; dfrank sets no global thread state): with an
 evaluation budget any number of them gives the same results; with a time budget keep at
 most one per core (the default, ``n_jobs=-1``) so that runs do not slow each other. With
 ``n_jobs=1`` the runs take turns in this process, on its threads.
@@ -24,8 +24,8 @@ import numpy as np
 
 from ..errors import DataFormatError
 from ..files import jsonable, read_json_lines, sole_writer
-from ..objective import BudgetExhausted, check_allowance
-from ..parallel import effective_n_jobs, gather, one_thread_each
+from ..objectives.objective import BudgetExhausted, check_allowance
+from ..driver.parallel import effective_n_jobs, gather, one_thread_each
 from .provenance import provenance
 from .references import describe, measure_line_costs
 from .solvers import Outcome, solver_of

@@ -9,7 +9,7 @@
 A problem is a maximization over the unit cube: ``p(z)`` maps z to the problem's own space
 (``Simplex.from_unit`` / ``Box.from_unit``) and evaluates it through a dfrank objective,
 which counts evaluations, keeps the best-so-far trace and stops at the budget
-(:class:`~dfrank.objective.BudgetExhausted`). dfrank's strategies search the same
+(:class:`~dfrank.objectives.objective.BudgetExhausted`). dfrank's strategies search the same
 objective in its own space (:attr:`Problem.objective`), where an exact line search counts
 :attr:`Problem.line_cost` evaluations.
 
@@ -23,7 +23,7 @@ otherwise).
 
 import numpy as np
 
-from ..objective import check_budget
+from ..objectives.objective import check_budget
 
 __all__ = ["Problem", "EPSILONS", "targets_of", "start_of", "first_hits"]
 

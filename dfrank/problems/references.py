@@ -8,7 +8,7 @@ suite's references ship in ``dfrank/resources/problem_references.json``; targets
 relative to them (:func:`dfrank.problems.problem.targets_of`).
 
 Each entry also holds the problem's line cost: how many single evaluations an exact line
-search is worth in time (:func:`dfrank.objective.line_search_cost`, rounded up), measured
+search is worth in time (:func:`dfrank.objectives.objective.line_search_cost`, rounded up), measured
 with the references, so that benches on any machine charge dfrank's line searches the
 same and repeat exactly; ``line_cost="measured"`` measures it on the machine instead.
 """
@@ -118,7 +118,7 @@ def measure_line_costs(root, instances):
     processes, numba on one thread each, one per core."""
     from joblib import Parallel, delayed
 
-    from ..parallel import one_thread_each
+    from ..driver.parallel import one_thread_each
 
     with one_thread_each():
         return Parallel(n_jobs=-1)(delayed(_line_cost)(spec, root, fold)
@@ -126,7 +126,7 @@ def measure_line_costs(root, instances):
 
 
 def _line_cost(spec, root, fold):
-    from ..objective import line_search_cost
+    from ..objectives.objective import line_search_cost
 
     objective = spec.objective(root, fold)
     if not getattr(objective, "exact_line", False):
@@ -160,7 +160,7 @@ def add_line_costs(refs, root, instances, *, command=""):
 def compute(root, instances, *, command="", n_jobs=1, progress=None):
     """The long run's best value of each ``(spec, fold)``: a references dict (JSON-ready)
     whose one run (``runs[0]``) records the command, date and seconds."""
-    from ..api import maximize
+    from ..driver.api import maximize
 
     values = {}
     t_all = time.perf_counter()

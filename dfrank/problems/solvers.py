@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..objective import BudgetExhausted
+from ..objectives.objective import BudgetExhausted
 from .provenance import seeds_of
 
 __all__ = ["Outcome", "solver_of", "ENTRY_POINTS"]
@@ -55,7 +55,7 @@ class DfrankSolver:
     def run(self, problem, seed):
         import copy
 
-        from ..api import maximize
+        from ..driver.api import maximize
 
         res = maximize(problem.objective, strategy=copy.deepcopy(self.strategy), seed=seed,
                        n_jobs=1)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.registry import RUN_TIES
-from ..objective import LinearObjective, Objective
+from ..objectives.objective import LinearObjective, Objective
 from ..spaces import Box
 from . import references as refs
 from .problem import Problem

@@ -8,24 +8,24 @@ import time
 import numpy as np
 
 from .checkpoint import Checkpoint, fingerprint
-from .data import RankingData
-from .errors import NoEvaluationError
-from .files import sole_writer
-from .cluster import ClusterObjective, as_cluster_data, is_cluster_input
-from .cluster.objective import evaluate as _evaluate_scores_on_cluster
-from .cluster.objective import evaluate_linear as _evaluate_on_cluster
-from .metrics.evaluation import bind_metric
-from .metrics.evaluation import evaluate as _evaluate
-from .metrics.evaluation import evaluate_linear as _evaluate_linear
-from .metrics.registry import DEFAULT_METRIC, DEFAULT_TIES
-from .normalization import of_data
-from .objective import BudgetExhausted, check_budget, make_objective
+from ..data.ranking import RankingData
+from ..errors import NoEvaluationError
+from ..files import sole_writer
+from ..cluster import ClusterObjective, as_cluster_data, is_cluster_input
+from ..cluster.objective import evaluate as _evaluate_scores_on_cluster
+from ..cluster.objective import evaluate_linear as _evaluate_on_cluster
+from ..metrics.evaluation import bind_metric
+from ..metrics.evaluation import evaluate as _evaluate
+from ..metrics.evaluation import evaluate_linear as _evaluate_linear
+from ..metrics.registry import DEFAULT_METRIC, DEFAULT_TIES
+from ..data.normalization import of_data
+from ..objectives.objective import BudgetExhausted, check_budget, make_objective
 from .parallel import (child, describe_seed, effective_n_jobs, run_in_threads, run_tasks,
                        seed_sequence)
-from .registry import BOX_STRATEGY, DEFAULT_STRATEGY, resolve
+from ..registry import BOX_STRATEGY, DEFAULT_STRATEGY, resolve
 from .observers import CallbackCaller, CheckpointWriter, ProgressBar, RunState
 from .result import RestartResult, Result, overall_status
-from .spaces import Box, Simplex
+from ..spaces import Box, Simplex
 
 __all__ = ["evaluate", "evaluate_linear", "maximize", "bind_metric", "kernels_for"]
 
@@ -60,16 +60,17 @@ def kernels_for(metric, strategy=None, ties=DEFAULT_TIES):
     strategy that makes line searches, the smoothed metrics' for one that climbs them. A
     command loads them in one call before its run (``dfrank._jit.load``), so that the run's
     time holds no compiling."""
-    from . import linesearch, metrics, smoothed, spaces
-    from ._kernels import scoring
-    from .metrics.registry import get_metric, tie_code
+    from .. import linesearch, metrics, spaces
+    from ..objectives import surrogates
+    from .._kernels import scoring
+    from ..metrics.registry import get_metric, tie_code
 
     m = get_metric(metric)
     found = metrics.versions(m, ties) + spaces.versions() + scoring.versions()
     if (strategy is None or strategy.makes_line_searches) and not m.is_custom:
         found += linesearch.versions(m.code, tie_code(ties))
     if strategy is not None and strategy.smoothed_kernels:
-        found += smoothed.versions(strategy.smoothed_kernels)
+        found += surrogates.versions(strategy.smoothed_kernels)
     return found
 
 
@@ -149,7 +150,7 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
     ----------
     data_or_objective : RankingData or Objective
         Training data (a linear ranker is learned over the simplex of its features), or
-        any :class:`~dfrank.objective.Objective` (e.g. a ScoringObjective over a Box).
+        any :class:`~dfrank.objectives.objective.Objective` (e.g. a ScoringObjective over a Box).
     metric : str, optional
         Metric name for data (default :data:`~dfrank.metrics.DEFAULT_METRIC`); an objective
         has its own.
@@ -186,7 +187,7 @@ def maximize(data_or_objective, metric=None, strategy=None, *, seed=0,
         Continue the run saved in this checkpoint: its finished restarts are read back,
         the others run, and the result equals that of an uninterrupted run with the same
         arguments. A checkpoint of any other run is refused. Keeps checkpointing to the
-        same file unless ``checkpoint`` names another. See :mod:`dfrank.checkpoint`.
+        same file unless ``checkpoint`` names another. See :mod:`dfrank.driver.checkpoint`.
     **options
         The strategy's hyperparameters (e.g. ``restarts=5``, ``rule="plateau"``).
 
@@ -342,7 +343,7 @@ def _final_result(state, interrupted, n_tasks, deadline, strat):
 
 def _restart_threads(objective, strat, n_tasks, n_jobs, followed):
     """``(workers, numba threads they share)`` when the restarts of a serial run (n_jobs = 1)
-    run side by side in threads of this process (:func:`~dfrank.parallel.run_in_threads`),
+    run side by side in threads of this process (:func:`~dfrank.driver.parallel.run_in_threads`),
     else None: two or more restarts, numba's cores for them, a strategy and an objective
     that allow it, no callback after each evaluation and no checkpoint (``followed``),
     and a threading layer that takes calls from several threads (not ``workqueue``).

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import RankingData
+from ..data.ranking import RankingData
 from ..errors import DataFormatError
 from ..io import docnos as dn
 from ..io.forms import as_qrels, as_run
 from ..io.fused_run import FusedRun
 from ..metrics.evaluation import bind_metric
 from ..metrics.registry import RUN_TIES
-from ..metrics.trec_eval import as_trec_eval_reads
+from ..metrics.trec_measures import as_trec_eval_reads
 from .normalize import borda_missing, check_missing, group_starts, normalize_groups
 
 __all__ = ["Fusion", "RunRows", "read_runs", "build", "fusion_data", "scores_of",

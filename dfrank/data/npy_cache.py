@@ -20,12 +20,12 @@ import tempfile
 
 import numpy as np
 
-from .errors import DataFormatError
+from ..errors import DataFormatError
 
 __all__ = ["write_arrays", "read_arrays", "write_transposed", "DATA_FORMAT", "DATA_VERSION",
            "ARRAYS"]
 
-DATA_FORMAT = "dfrank.data"
+DATA_FORMAT = "dfrank.data.ranking"
 DATA_VERSION = 2    # 2: the features also transposed (XT), as the kernels read them
 HEADER = "data.json"
 ARRAYS = ("X", "y", "qptr", "qids", "docids", "feature_ids", "XT")

@@ -22,9 +22,9 @@ import subprocess
 import tempfile
 import time
 
-from .errors import DataFormatError
-from .files import OWNER, certainly_dead, owner
-from .io.forms import read_run
+from ..errors import DataFormatError
+from ..files import OWNER, certainly_dead, owner
+from ..io.forms import read_run
 
 __all__ = ["CommandRun", "CommandError", "end_group", "sweep_stale_folders"]
 

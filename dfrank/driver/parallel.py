@@ -12,9 +12,9 @@ never changes numba's or numpy's global thread settings. Inside
 import numpy as np
 from joblib import Parallel, delayed
 
-from ._threads import numba_threads_here
-from .data import RankingData
-from .objective import Objective
+from .._kernels.threads import numba_threads_here
+from ..data.ranking import RankingData
+from ..objectives.objective import Objective
 
 __all__ = ["seed_sequence", "child", "run_tasks", "run_in_threads", "effective_n_jobs",
            "one_thread_each"]

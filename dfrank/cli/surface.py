@@ -31,7 +31,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..objective import LinearObjective
+    from ..objectives.objective import LinearObjective
     from ..spaces import Simplex
 
     try:

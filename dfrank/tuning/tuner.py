@@ -29,21 +29,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .api import maximize
-from .crossval import check_folds, cross_validate
-from .errors import DataFormatError, TuneError, UsageError
-from .io.forms import read_qrels, read_run, run_as_data
-from .metrics import registry as metric_registry
-from .metrics.registry import RUN_METRIC, RUN_TIES
-from .registry import BOX_STRATEGY
-from .metrics.evaluation import bind_metric
-from .metrics.trec_eval import as_trec_eval_reads
-from .objective import Objective
-from .parallel import effective_n_jobs, seed_sequence
-from .files import OWNER, VERSION, jsonable, write_json_atomic
-from .result import QueryResult
-from .spaces import Box
-from .stats import significance as paired_test
+from ..driver.api import maximize
+from ..driver.crossval import check_folds, cross_validate
+from ..errors import DataFormatError, TuneError, UsageError
+from ..io.forms import read_qrels, read_run, run_as_data
+from ..metrics import registry as metric_registry
+from ..metrics.registry import RUN_METRIC, RUN_TIES
+from ..registry import BOX_STRATEGY
+from ..metrics.evaluation import bind_metric
+from ..metrics.trec_measures import as_trec_eval_reads
+from ..objectives.objective import Objective
+from ..driver.parallel import effective_n_jobs, seed_sequence
+from ..files import OWNER, VERSION, jsonable, write_json_atomic
+from ..driver.result import QueryResult
+from ..spaces import Box
+from ..stats import significance as paired_test
 
 __all__ = ["tune", "TuneResult", "TuneError", "space_of",
            "DEFAULT_BUDGET"]
@@ -168,7 +168,7 @@ _DETERMINANTS = (("system", "system"), ("space", "space of parameters"),
 class _Cache:
     """Evaluated points, kept in a folder that several processes, hosts and users may share
     (a user running two seeds at once, a cluster's NFS): each process writes its own file
-    of checkpoint's format (:func:`~dfrank.checkpoint.write_record`), ``PATH/WRITER.json``
+    of checkpoint's format (:func:`~dfrank.driver.checkpoint.write_record`), ``PATH/WRITER.json``
     (WRITER: :func:`dfrank.files.owner` and a random part), and reads them all, so no
     writer ever rewrites another's points (appends and locks are not reliable on NFS). A
     file's fingerprint names what its points belong to (the space, metric, system and
@@ -206,7 +206,7 @@ class _Cache:
                                      "file of a dfrank tune cache; it is left as it is: give "
                                      "the cache a folder of its own (a new or an empty one)")
                 self._take(file, self._read_record(file))
-        from .files import check_writable, owner
+        from ..files import check_writable, owner
 
         os.makedirs(self.folder, exist_ok=True)
         self.path = os.path.join(self.folder, f"{owner()}-{os.urandom(4).hex()}.json")
@@ -247,7 +247,7 @@ class _Cache:
                     "the same settings")
 
     def _read_record(self, path):
-        from .checkpoint import read_record
+        from ..driver.checkpoint import read_record
 
         try:
             d = read_record(path)
@@ -262,7 +262,7 @@ class _Cache:
 
     def _read_lines(self, path, head):
         """The points of a cache of the former layout, its header checked."""
-        from .files import read_json_lines
+        from ..files import read_json_lines
 
         if not isinstance(head.get("version"), int) or head["version"] > VERSION:
             raise DataFormatError(f"tune cache version {head.get('version')!r}; this dfrank "
@@ -310,7 +310,7 @@ class _Cache:
         if self.path is None or not self._unwritten or \
                 (not force and time.monotonic() - self._last < self.every):
             return
-        from .checkpoint import write_record
+        from ..driver.checkpoint import write_record
 
         write_record(self.path, self.fingerprint, points=jsonable(self.points))
         self._last, self._unwritten = time.monotonic(), False
@@ -406,7 +406,7 @@ class TuneResult(QueryResult):
         The given default point and its values (None without ``default``;
         ``default_per_query`` a dict as ``per_query``).
     cv : CrossValidation or None
-        With ``folds`` (:class:`~dfrank.crossval.CrossValidation`): ``cv.value`` the mean
+        With ``folds`` (:class:`~dfrank.driver.crossval.CrossValidation`): ``cv.value`` the mean
         over all queries of the held-out values (each query scored by the parameters
         chosen without it; also ``cv_value``), ``cv.per_fold`` per fold the held-out
         queries, the parameters chosen on the other folds' queries (``params``), their
@@ -479,7 +479,7 @@ class TuneResult(QueryResult):
         return rows
 
     def summary(self):
-        from .text import format_table
+        from ..text import format_table
 
         head = (f"{self.strategy}: {self.n_runs} runs ({self.n_cached} from the cache, "
                 f"{self.n_failed} failed) in {self.seconds:.1f} s, {len(self.qids)} queries")

@@ -16,18 +16,18 @@ import time
 
 import numpy as np
 
-from ._kernels.chunks import one_at_a_time
-from ._kernels.scoring import (features_T, linear_scores, moved_scores_into, nonzero_rows,
+from .._kernels.chunks import one_at_a_time
+from .._kernels.scoring import (features_T, linear_scores, moved_scores_into, nonzero_rows,
                                widened_into)
-from .data import RankingData
-from .hyperparams import Count, Real
-from ._kernels.scratch import PerThread
-from .linesearch import (LineClasses, LineResult, compile_sweep_ahead, direction_kind,
+from ..data.ranking import RankingData
+from ..hyperparams import Count, Real
+from .._kernels.scratch import PerThread
+from ..linesearch import (LineClasses, LineResult, compile_sweep_ahead, direction_kind,
                          flat_within_queries, line_search, sort_within_queries,
                          unsupported)
-from .metrics.evaluation import bind_metric
-from .metrics.registry import DEFAULT_METRIC, DEFAULT_TIES
-from .spaces import Box, Simplex
+from ..metrics.evaluation import bind_metric
+from ..metrics.registry import DEFAULT_METRIC, DEFAULT_TIES
+from ..spaces import Box, Simplex
 
 __all__ = ["BudgetExhausted", "Objective", "LinearObjective", "ScoringObjective",
            "line_search_cost",

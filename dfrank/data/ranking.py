@@ -9,8 +9,8 @@ import os
 
 import numpy as np
 
-from ._datafile import ARRAYS, read_arrays, write_arrays
-from .errors import DataFormatError
+from .npy_cache import ARRAYS, read_arrays, write_arrays
+from ..errors import DataFormatError
 
 __all__ = ["RankingData", "content_digest"]
 
@@ -57,7 +57,7 @@ class Derived:
         for k, v in slots.items():
             setattr(self, k, v)
         if self.XT is not None:
-            from ._kernels.scoring import read_only
+            from .._kernels.scoring import read_only
 
             self.XT = read_only(self.XT)
 
@@ -211,7 +211,7 @@ class RankingData:
     # ------------------------------------------------------------------ binary cache
     def save(self, path):
         """Write a binary cache (a directory of ``.npy`` files with a versioned JSON
-        header, no pickle; see :mod:`dfrank._datafile`) that :meth:`load` maps back in a
+        header, no pickle; see :mod:`dfrank.data.npy_cache`) that :meth:`load` maps back in a
         moment."""
         return write_arrays(path, {name: getattr(self, name) for name in ARRAYS
                                    if name != "XT"},   # written from X
@@ -260,7 +260,7 @@ class RankingData:
     def scores(self, weights):
         """The scores of the linear ranker ``weights`` (one per column, in the columns'
         order) for every document: what dfrank's kernels score a model with."""
-        from ._kernels.scoring import features_T, linear_scores
+        from .._kernels.scoring import features_T, linear_scores
 
         return linear_scores(features_T(self), np.asarray(weights, dtype=np.float64))
 

@@ -115,9 +115,10 @@ class ProgressBar(Observer):
 
 
 class CheckpointWriter(Observer):
-    """Writes the restarts that ended on their own to a :class:`~dfrank.checkpoint.Checkpoint`
-    as they finish (at most every few seconds) and at the end; a resumable strategy's
-    mid-restart states go through :meth:`progress`."""
+    """Writes the restarts that ended on their own to a
+    :class:`~dfrank.driver.checkpoint.Checkpoint` as they finish (at most every few
+    seconds) and at the end; a resumable strategy's mid-restart states go through
+    :meth:`progress`."""
 
     def __init__(self, saver):
         self.saver = saver

@@ -14,7 +14,7 @@ not a dfrank checkpoint is refused with the reason.
 
 Granularity: finished restarts always; inside a restart, strategies that can resume
 (``resumable = True``: the particle swarm, the grid) save their state between steps through
-:meth:`dfrank.objective.Objective.save_progress` when the run is in this process
+:meth:`dfrank.objectives.objective.Objective.save_progress` when the run is in this process
 (n_jobs = 1), and continue from it. A restart of any other strategy, or one running in a
 worker, runs again from its start.
 """
@@ -24,15 +24,15 @@ import time
 
 import numpy as np
 
-from .data import content_digest
-from .errors import DataFormatError, UsageError
-from .files import jsonable, read_json, write_json_atomic
+from ..data.ranking import content_digest
+from ..errors import DataFormatError, UsageError
+from ..files import jsonable, read_json, write_json_atomic
 from .result import RestartResult
 
 __all__ = ["CHECKPOINT_FORMAT", "fingerprint", "Checkpoint", "write_record", "read_record",
            "differing"]
 
-CHECKPOINT_FORMAT = "dfrank.checkpoint"
+CHECKPOINT_FORMAT = "dfrank.driver.checkpoint"
 # 2: the traces of finished restarts hold each improvement at its own evaluation number;
 # 1: at the number of its batch's best point
 CHECKPOINT_VERSION = 2
@@ -59,7 +59,7 @@ def fingerprint(objective, strategy, root, budget, n_restarts):
 def write_record(path, fingerprint, **body):
     """Write a file in the checkpoint format, atomically: the format tag and version, the
     ``fingerprint`` of the work it belongs to, when it was written, and ``body`` (a
-    maximize run's restarts; a tune's evaluated points, :mod:`dfrank.tuning`)."""
+    maximize run's restarts; a tune's evaluated points, :mod:`dfrank.tuning.tuner`)."""
     write_json_atomic(path, {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
                              "fingerprint": fingerprint,
                              "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **body})

@@ -18,10 +18,10 @@ gradient with respect to the weights of ``scores = X w`` (the kernels are in
 
 import numpy as np
 
-from ._kernels.scoring import features_T, linear_scores
-from .data import RankingData
-from .metrics import _smoothed
-from .metrics.evaluation import bind_metric
+from .._kernels.scoring import features_T, linear_scores
+from ..data.ranking import RankingData
+from ..metrics import _smoothed
+from ..metrics.evaluation import bind_metric
 
 __all__ = ["SmoothedMetric", "KINDS", "feature_scale", "ridge_start", "mean_direction",
            "versions"]

@@ -44,7 +44,7 @@ import re
 
 import numpy as np
 
-from .normalization import affine, has_constants
+from .data.normalization import affine, has_constants
 
 __all__ = ["fusion_export", "FUSION_TARGETS", "ranker_export", "read_ranklib",
            "RANKER_TARGETS", "ExportError"]

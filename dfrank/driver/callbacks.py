@@ -53,7 +53,7 @@ class Logger:
         now = time.perf_counter()
         if self._last is None or now - self._last >= self.every:
             self._last = now
-            print(f"[{result.elapsed:8.2f} s] {result.n_evals:8d} evals  best "
+            print(f"[{result.seconds:8.2f} s] {result.n_evals:8d} evals  best "
                   f"{result.metric or 'value'} {result.value:.6f}",
                   file=self.file or sys.stderr, flush=True)
 

@@ -4,18 +4,19 @@
 model of the features plus noise, with LETOR-like quirks: features normalized per query to
 [0, 1], a few constant features, and duplicated documents (ties). :func:`load_demo`
 returns the train / valid / test splits of such a set, generated once by
-``python -m dfrank.datasets`` and stored in the package (no download, ever).
+``python -m dfrank.data.datasets`` and stored in the package (no download, ever).
 """
 
 import os
 
 import numpy as np
 
-from .data import RankingData
+from .ranking import RankingData
 
 __all__ = ["make_letor_like", "load_demo", "DEMO_PATH"]
 
-DEMO_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources", "demo.npz")
+DEMO_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resources",
+                         "demo.npz")
 _DEMO_FORMAT = "dfrank.demo"
 
 

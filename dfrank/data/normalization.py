@@ -23,7 +23,7 @@ model scores (:func:`apply`), never refitted on test data.
 
 import numpy as np
 
-from .data import RankingData
+from .ranking import RankingData
 
 __all__ = ["KINDS", "check", "affine", "fit", "apply", "has_constants", "within_queries",
            "of_data"]

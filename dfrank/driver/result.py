@@ -11,20 +11,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._kernels.scoring import features_T, linear_scores, transpose_features
-from .data import RankingData
-from .errors import DataFormatError
-from .files import VERSION, jsonable, read_json, write_json_atomic, write_text_atomic
-from .metrics.evaluation import evaluate, evaluate_linear
-from .metrics.registry import DEFAULT_METRIC
-from .normalization import affine, has_constants
-from .normalization import check as normalization_check
+from .._kernels.scoring import features_T, linear_scores, transpose_features
+from ..data.ranking import RankingData
+from ..errors import DataFormatError
+from ..files import VERSION, jsonable, read_json, write_json_atomic, write_text_atomic
+from ..metrics.evaluation import evaluate, evaluate_linear
+from ..metrics.registry import DEFAULT_METRIC
+from ..data.normalization import affine, has_constants
+from ..data.normalization import check as normalization_check
 
 __all__ = ["Result", "RestartResult", "QueryResult", "LinearRanker", "write_json_atomic",
            "read_json"]
 
 RANKER_FORMAT = "dfrank.linear_ranker"
-RESULT_FORMAT = "dfrank.result"
+RESULT_FORMAT = "dfrank.driver.result"
 
 
 class LinearRanker:
@@ -162,8 +162,8 @@ class LinearRanker:
         given: ``"ranklib"`` (RankLib's Coordinate Ascent model), ``"es-ltr"`` /
         ``"opensearch-ltr"`` (the LTR plugin's ``model/linear``), ``"solr-ltr"``
         (``LinearModel``), ``"vespa"`` (a rank expression). ``names``: the engine's name of
-        each feature (a list, or a dict feature id -> name). See :mod:`dfrank.export`."""
-        from .export import ranker_export
+        each feature (a list, or a dict feature id -> name). See :mod:`dfrank.formats`."""
+        from ..formats import ranker_export
 
         text = ranker_export(self, format, names)
         if path is not None:
@@ -183,7 +183,7 @@ class LinearRanker:
         read (default 65,536)."""
         import warnings
 
-        from .export import read_ranklib
+        from ..formats import read_ranklib
 
         ids, weights, kind = read_ranklib(path, max_features=max_features)
         if not raw_features:
@@ -262,7 +262,7 @@ def overall_status(statuses):
 @dataclass(kw_only=True)
 class QueryResult:
     """What every result over queries holds, under the same names: a fusion's
-    (:class:`dfrank.fusion.FusionResult`) and a tune's (:class:`dfrank.tuning.TuneResult`).
+    (:class:`dfrank.fusion.FusionResult`) and a tune's (:class:`dfrank.tuning.tuner.TuneResult`).
 
     Attributes
     ----------
@@ -271,7 +271,7 @@ class QueryResult:
     per_query : dict
         qid -> that query's value.
     cv : CrossValidation or None
-        With ``folds``: the held-out block (:class:`dfrank.crossval.CrossValidation`:
+        With ``folds``: the held-out block (:class:`dfrank.driver.crossval.CrossValidation`:
         ``folds``, ``value``, ``per_query``, ``per_fold``).
     status : str
         Why the search ended (one of :data:`STATUSES`).
@@ -352,7 +352,7 @@ class Result:
         restart's last sweep (wide = robust).
     message : str
     normalization : dict or None
-        How the training features were normalized (see :mod:`dfrank.normalization`); the
+        How the training features were normalized (see :mod:`dfrank.data.normalization`); the
         ranker keeps it.
     """
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .api import maximize
-from .data import RankingData
+from .driver.api import maximize
+from .data.ranking import RankingData
 from .errors import NoEvaluationError
-from .objective import check_allowance, make_objective
-from .parallel import gather, run_tasks
+from .objectives.objective import check_allowance, make_objective
+from .driver.parallel import gather, run_tasks
 from .registry import resolve
 from .files import VERSION, jsonable, write_json_atomic
 from .stats import TESTS
@@ -263,7 +263,7 @@ def compare(objective_or_data, strategies=("coordinate_ascent", "pso", "random")
         The paired test of each strategy against the best on test.
     line_cost : int
         Evaluations an exact line search counts against ``budget``: 1, or what its time
-        is worth (:func:`dfrank.objective.line_search_cost`, rounded up), so that
+        is worth (:func:`dfrank.objectives.objective.line_search_cost`, rounded up), so that
         strategies with and without line searches get the same allowance.
 
     Returns
