@@ -1,4 +1,4 @@
-"""dfrank.pyterrier.tune beside pt.GridSearch, on the same pipeline and parameter map.
+"""dfrank.pyterrier.GridSearch beside pt.GridSearch, on the same pipeline and parameter map.
 
     python benchmarks/bench_pyterrier.py [--collection cranfield|cisi] [--seeds 5]
 
@@ -67,7 +67,7 @@ def main():
     for seed in range(args.seeds):
         tuned = dpt.Retriever(docs, "bm25", num_results=1000)
         with measure() as m:
-            _, res = dpt.tune(tuned, {tuned: {"k1": k1s, "b": bs}}, topics, qrels, "map",
+            _, res = dpt.GridSearch(tuned, {tuned: {"k1": k1s, "b": bs}}, topics, qrels, "map",
                               budget=121, seed=seed, return_type="tune_result")
         values = [np.mean(e["per_query"]) if e["status"] == "ok" else -1.0
                   for e in res.history]

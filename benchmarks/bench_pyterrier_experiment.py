@@ -16,7 +16,7 @@ PyTerrier baseline (``baseline=0``):
   learning_rate 0.1, 10 iterations), scikit-learn's LinearRegression, and
   ``dfrank.pyterrier.ltr(metric="nDCG@10")``; those taking validation topics get them;
 * tuning BM25's k1 and b on the training topics: ``pt.GridSearch`` over 6 x 5 values (the
-  baseline) and ``dfrank.pyterrier.tune`` with the same map and a budget of the same 30 runs;
+  baseline) and ``dfrank.pyterrier.GridSearch`` with the same map and a budget of the same 30 runs;
 * fusing BM25 and query likelihood: PyTerrier's ``bm25 + ql`` (the raw sum, the baseline),
   dfrank's ``Fusion`` with equal weights kept (min-max CombSUM) and learned (validated).
 """
@@ -101,7 +101,7 @@ def groups(name):
     seconds["pt.GridSearch (30 runs)"] = f"{time.perf_counter() - t:.1f} s"
     tuned = dpt.Retriever(docs, "bm25", num_results=1000)
     t = time.perf_counter()
-    dpt.tune(tuned, {tuned: GRID}, train, qrels, "map", budget=30, seed=0)
+    dpt.GridSearch(tuned, {tuned: GRID}, train, qrels, "map", budget=30, seed=0)
     seconds["dfrank tune (30 runs)"] = f"{time.perf_counter() - t:.1f} s"
     experiment("tuning BM25", [grid_bm25, tuned],
                ["pt.GridSearch (30 runs)", "dfrank tune (30 runs)"])

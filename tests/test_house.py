@@ -298,3 +298,27 @@ def test_no_docstring_or_comment_holds_measurements_or_history():
                 if m:
                     found.append(f"{os.path.relpath(path, ROOT)}:{line}: {m.group(0)!r}")
     assert not found, "\n".join(found)
+
+
+def test_no_two_public_names_of_the_documented_api_name_different_things():
+    """``dfrank.tune`` and ``dfrank.pyterrier.tune`` were different functions: the PyTerrier
+    drop-in is ``GridSearch``, as PyTerrier names it. Only the registries' short names of
+    ``dfrank.metrics`` and ``dfrank.strategies`` are one role in sibling packages."""
+    import importlib
+    import inspect
+
+    import pytest
+
+    pytest.importorskip("pyterrier")
+    seen = {}
+    for m in ("dfrank", "dfrank.estimator", "dfrank.pyterrier", "dfrank.cluster",
+              "dfrank.problems", "dfrank.fusion", "dfrank.metrics", "dfrank.strategies",
+              "dfrank.io", "dfrank.ir", "dfrank.tuning", "dfrank.data", "dfrank.driver"):
+        module = importlib.import_module(m)
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name, None)
+            if obj is not None and not inspect.ismodule(obj):
+                seen.setdefault(name, {})[id(obj)] = m
+    twice = {n: sorted(ms.values()) for n, ms in seen.items() if len(ms) > 1
+             and n not in ("get", "available", "register")}
+    assert not twice, twice

@@ -80,7 +80,7 @@ def test_tune_is_a_gridsearch_drop_in(coll):
     docs, topics, qrels, topics_df, qrels_df = coll
     bm25 = dpt.Retriever(docs, "bm25", num_results=10 ** 6)   # every candidate
     grid = {bm25: {"k1": [0.1, 0.6, 1.2, 2.0, 3.0], "b": [0.0, 0.5, 1.0]}}
-    best, setting = dpt.tune(bm25, grid, topics_df, qrels_df, "map", budget=12, seed=0,
+    best, setting = dpt.GridSearch(bm25, grid, topics_df, qrels_df, "map", budget=12, seed=0,
                              return_type="best_setting")
     assert (bm25.k1, bm25.b) == (1.2, 0.75)            # restored
     k1 = next(v for t, n, v in setting if n == "k1")
@@ -88,18 +88,18 @@ def test_tune_is_a_gridsearch_drop_in(coll):
     engine = ir.Engine(docs, topics, qrels)
     params = {n: v for _, n, v in setting}
     assert best == pytest.approx(engine.evaluate("bm25", params, "map"), abs=1e-12)
-    pipe, res = dpt.tune(bm25, grid, topics_df, qrels_df, "map", budget=12, seed=0,
+    pipe, res = dpt.GridSearch(bm25, grid, topics_df, qrels_df, "map", budget=12, seed=0,
                          folds=3, return_type="tune_result")
     assert pipe is bm25 and bm25.k1 == res.best_params[next(k for k in res.best_params
                                                              if k.endswith("k1"))]
     assert res.cv_value is not None
     # whole numbers stay whole
     bm25_depth = dpt.Retriever(docs, "bm25")
-    _, setting = dpt.tune(bm25_depth, {bm25_depth: {"num_results": [5, 50]}}, topics_df,
+    _, setting = dpt.GridSearch(bm25_depth, {bm25_depth: {"num_results": [5, 50]}}, topics_df,
                           qrels_df, budget=4, return_type="best_setting")
     assert isinstance(setting[0][2], int)
     with pytest.raises(ValueError, match="range of numbers or a choice"):
-        dpt.tune(bm25, {bm25: {"k1": ["0.5", 1.0]}}, topics_df, qrels_df)
+        dpt.GridSearch(bm25, {bm25: {"k1": ["0.5", 1.0]}}, topics_df, qrels_df)
 
 
 def test_fusion_of_pipelines_equals_fuse(coll):
@@ -210,25 +210,25 @@ def test_gridsearch_terms_and_returns(coll):
     _, space = dpt.gridsearch._space(grid)
     assert space["p0_k1"] == (0.3, 2.4, "log") and space["p1_b"] == (0.0, 1.0)
     kw = dict(budget=8, seed=0)
-    pipe = dpt.tune(bm25, grid, topics_df, qrels_df, "map", 1, "joblib", False, None,
+    pipe = dpt.GridSearch(bm25, grid, topics_df, qrels_df, "map", 1, "joblib", False, None,
                     "opt_pipeline", **kw)
     assert pipe is bm25 and (bm25.k1, bm25.b) != (1.2, 0.75)
     bm25.set_parameter("k1", 1.2)
     bm25.set_parameter("b", 0.75)
-    pipe, best, setting = dpt.tune(bm25, grid, topics_df, qrels_df, "map",
+    pipe, best, setting = dpt.GridSearch(bm25, grid, topics_df, qrels_df, "map",
                                    return_type="both", **kw)
     assert pipe is bm25 and bm25.k1 == dict((n, v) for _, n, v in setting)["k1"]
     assert isinstance(best, float) and 0 < best <= 1
-    pipe, res = dpt.tune(bm25, grid, topics_df, qrels_df, "map", return_type="tune_result",
+    pipe, res = dpt.GridSearch(bm25, grid, topics_df, qrels_df, "map", return_type="tune_result",
                          **kw)
     assert res.value == best and len(res.history) == 8
     # batches of topics give the same runs
-    _, batched, _ = dpt.tune(bm25, grid, topics_df, qrels_df, "map", batch_size=5,
+    _, batched, _ = dpt.GridSearch(bm25, grid, topics_df, qrels_df, "map", batch_size=5,
                              return_type="both", **kw)
     assert batched == best
     # strings are a choice among them
     model = dpt.Retriever(docs, "bm25", num_results=100)
-    _, setting = dpt.tune(model, {model: {"model": ["bm25", "ql"]}}, topics_df, qrels_df,
+    _, setting = dpt.GridSearch(model, {model: {"model": ["bm25", "ql"]}}, topics_df, qrels_df,
                           budget=4, return_type="best_setting")
     assert setting[0][2] in ("bm25", "ql") and model.model == "bm25"
     # KFoldGridSearch: the held-out topics' results and each fold's setting
@@ -247,9 +247,9 @@ def test_tune_scores_the_topics_given_only(coll):
     half = topics_df.iloc[:8]
     own = qrels_df[qrels_df["qid"].isin(half["qid"])]
     with pytest.warns(UserWarning, match="scores the 8 topics given; the qrels' .* other"):
-        full = dpt.tune(bm25, grid, half, qrels_df, "map", budget=6, seed=0,
+        full = dpt.GridSearch(bm25, grid, half, qrels_df, "map", budget=6, seed=0,
                         return_type="best_setting")
-    assert full == dpt.tune(bm25, grid, half, own, "map", budget=6, seed=0,
+    assert full == dpt.GridSearch(bm25, grid, half, own, "map", budget=6, seed=0,
                             return_type="best_setting")
 
 
@@ -363,9 +363,9 @@ def test_tune_runs_in_several_processes_with_a_collection_in_memory(coll):
     docs, topics, qrels, topics_df, qrels_df = coll
     bm25 = dpt.Retriever(docs, "bm25")
     grid = {bm25: {"k1": [0.3, 1.2, 2.0], "b": [0.25, 0.75]}}
-    one = dpt.tune(bm25, grid, topics_df, qrels_df, "map", budget=8, seed=0,
+    one = dpt.GridSearch(bm25, grid, topics_df, qrels_df, "map", budget=8, seed=0,
                    return_type="best_setting")
-    two = dpt.tune(bm25, grid, topics_df, qrels_df, "map", budget=8, seed=0, jobs=2,
+    two = dpt.GridSearch(bm25, grid, topics_df, qrels_df, "map", budget=8, seed=0, jobs=2,
                    return_type="best_setting")
     assert one == two
 
@@ -388,10 +388,10 @@ def test_the_tune_cache_knows_a_pipeline_by_what_it_computes(coll, tmp_path):
     assert " at 0x" not in described and described == dpt.gridsearch._described(
         other >> Keep(), {other: grid[bm25]})
     cache = tmp_path / "cache"
-    first = dpt.tune(pipe, grid, topics_df, qrels_df, "map", budget=6, seed=0, cache=cache,
+    first = dpt.GridSearch(pipe, grid, topics_df, qrels_df, "map", budget=6, seed=0, cache=cache,
                      return_type="tune_result")[1]
     assert (bm25.k1, bm25.b) != (1.2, 0.75) or first.n_runs > 0     # tuned: k1, b moved
-    again = dpt.tune(pipe, grid, topics_df, qrels_df, "map", budget=6, seed=0, cache=cache,
+    again = dpt.GridSearch(pipe, grid, topics_df, qrels_df, "map", budget=6, seed=0, cache=cache,
                      return_type="tune_result")[1]
     assert again.n_runs == 0 and again.value == first.value
 
@@ -409,7 +409,7 @@ def test_a_pipelines_tune_cache_answers_only_for_the_inputs_that_made_it(coll, t
 
     def tuned(docs=docs, topics_df=topics_df, qrels_df=qrels_df, grid=grid):
         bm25 = dpt.Retriever(docs, "bm25")
-        return dpt.tune(bm25, {bm25: {"k1": grid, "b": [0.75]}}, topics_df, qrels_df, "map",
+        return dpt.GridSearch(bm25, {bm25: {"k1": grid, "b": [0.75]}}, topics_df, qrels_df, "map",
                         exact=True, cache=tmp_path / "c", return_type="tune_result")[1]
 
     first = tuned()
@@ -435,15 +435,15 @@ def test_a_one_value_list_fixes_its_parameter_as_gridsearch_reads_it(coll):
     setting returned too, and the search is the one over k1 with b set."""
     docs, topics, qrels, topics_df, qrels_df = coll
     r = dpt.Retriever(docs, "bm25", b=0.3)
-    value, setting = dpt.tune(r, {r: {"k1": [1.0, 1.4], "b": [0.75]}}, topics_df, qrels_df,
+    value, setting = dpt.GridSearch(r, {r: {"k1": [1.0, 1.4], "b": [0.75]}}, topics_df, qrels_df,
                               "map", budget=6, seed=0, return_type="best_setting")
     assert [(name, v) for _, name, v in setting][1] == ("b", 0.75) and r.b == 0.3
     alone = dpt.Retriever(docs, "bm25", b=0.75)
-    want = dpt.tune(alone, {alone: {"k1": [1.0, 1.4]}}, topics_df, qrels_df, "map", budget=6,
+    want = dpt.GridSearch(alone, {alone: {"k1": [1.0, 1.4]}}, topics_df, qrels_df, "map", budget=6,
                     seed=0, return_type="best_setting")
     assert value == want[0] and setting[0][2] == want[1][0][2]
     with pytest.raises(ValueError, match="nothing to search"):
-        dpt.tune(r, {r: {"k1": [1.2], "b": [0.75]}}, topics_df, qrels_df, "map")
+        dpt.GridSearch(r, {r: {"k1": [1.2], "b": [0.75]}}, topics_df, qrels_df, "map")
 
 
 def test_pyterriers_measure_strings_mean_what_they_mean_there(coll):
@@ -459,9 +459,9 @@ def test_pyterriers_measure_strings_mean_what_they_mean_there(coll):
     for trec, measure in (("ndcg_cut_10", "nDCG@10"), ("P_10", "P@10"),
                           ("recip_rank", "RR"), ("map_cut_10", "AP@10")):
         assert ir_measures.parse_trec_measure(trec) == [ir_measures.parse_measure(measure)]
-        ours = dpt.tune(bm25, grid, topics_df, qrels_df, trec, budget=6, seed=0,
+        ours = dpt.GridSearch(bm25, grid, topics_df, qrels_df, trec, budget=6, seed=0,
                         return_type="best_setting")
-        assert ours == dpt.tune(bm25, grid, topics_df, qrels_df, measure, budget=6, seed=0,
+        assert ours == dpt.GridSearch(bm25, grid, topics_df, qrels_df, measure, budget=6, seed=0,
                                 return_type="best_setting"), trec
     features = dpt.Retriever(docs, "bm25", num_results=30) >> (
         dpt.Retriever(docs, "bm25") ** dpt.Retriever(docs, "ql"))
@@ -470,7 +470,7 @@ def test_pyterriers_measure_strings_mean_what_they_mean_there(coll):
     assert dfrank.metrics.get(stage.ranker.metric).label == "P@10"
     for name in ("bpref", "infAP"):
         with pytest.raises(ValueError, match="not one dfrank's kernels compute exactly"):
-            dpt.tune(bm25, grid, topics_df, qrels_df, name, budget=4)
+            dpt.GridSearch(bm25, grid, topics_df, qrels_df, name, budget=4)
         with pytest.raises(ValueError, match="not one dfrank's kernels compute exactly"):
             dpt.Fusion({"a": bm25, "b": dpt.Retriever(docs, "ql")}, name)
 
@@ -484,7 +484,7 @@ def test_tune_shows_pt_gridsearchs_mean_beside_its_own(coll):
     bm25 = dpt.Retriever(docs, "bm25")
     grid = {bm25: {"k1": [0.3, 1.2, 2.0], "b": [0.25, 0.75]}}
     with pytest.warns(UserWarning, match="qrels_value is its mean"):
-        _, res = dpt.tune(bm25, grid, half, qrels_df, "map", budget=6, seed=0,
+        _, res = dpt.GridSearch(bm25, grid, half, qrels_df, "map", budget=6, seed=0,
                           return_type="tune_result")
     every = qrels_df["qid"].astype(str).nunique()
     assert res.qrels_value == pytest.approx(res.value * len(res.per_query) / every)

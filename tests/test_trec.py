@@ -398,7 +398,7 @@ SPELLINGS_RUN = {"1": {"a": 0.5, "b": 0.9, "c": 0.1, "d": 0.1},
 
 def test_evaluate_run_takes_every_spelling_each_with_its_own_meaning():
     """``evaluate_run(qrels, run, ["ndcg_cut_10"])`` refused the name that
-    ``dfrank.pyterrier.tune`` and ``KFoldGridSearch`` take: trec_eval's printed names
+    ``dfrank.pyterrier.GridSearch`` and ``KFoldGridSearch`` take: trec_eval's printed names
     (``ndcg_cut_10``, ``P_10``), its specs (``ndcg_cut.10``), ir_measures' (``nDCG@10``) and
     dfrank's (``ndcg@10``, with 2^l - 1 gains) are all taken, each meaning what it means."""
     pytest.importorskip("ir_measures")

@@ -9,7 +9,7 @@ module per concern.
   a result frame with a ``features`` column, grouped by ``qid``, the validation topics
   choosing among restarts as dfrank uses them. :func:`ltr` makes one, and refuses
   PyTerrier's ``form="regression"``, which would pass no query groups.
-* :func:`tune` -- a drop-in for ``pt.GridSearch``: the same pipeline, parameter map,
+* :func:`GridSearch` -- a drop-in for ``pt.GridSearch``: the same pipeline, parameter map,
   topics, qrels and measure, searched by dfrank's strategies (:func:`dfrank.tune`: budget,
   seed, parallel runs, a cache, cross-validation).
 * :class:`Fusion` -- the linear fusion of several pipelines' results, learned by
@@ -24,9 +24,9 @@ from .._optional import need
 need("pyterrier", "dfrank.pyterrier")
 
 from .fused import FUSION_STAGE_FORMAT, Fusion  # noqa: E402
-from .gridsearch import KFoldGridSearch, tune  # noqa: E402
+from .gridsearch import GridSearch, KFoldGridSearch  # noqa: E402
 from .retriever import Retriever, index_of  # noqa: E402
 from .stage import STAGE_FORMAT, LearnedStage, ltr  # noqa: E402
 
-__all__ = ["Retriever", "LearnedStage", "ltr", "tune", "KFoldGridSearch", "Fusion",
+__all__ = ["Retriever", "LearnedStage", "ltr", "GridSearch", "KFoldGridSearch", "Fusion",
            "index_of", "STAGE_FORMAT", "FUSION_STAGE_FORMAT"]

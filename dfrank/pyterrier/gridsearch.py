@@ -1,5 +1,5 @@
 """``pt.GridSearch`` and ``pt.KFoldGridSearch`` searched by dfrank's strategies
-(:func:`tune`, :func:`KFoldGridSearch`)."""
+(:func:`GridSearch`, :func:`KFoldGridSearch`)."""
 
 import math
 
@@ -16,14 +16,14 @@ from ..tuning.tuner import tune as tune_system  # noqa: E402
 from .frames import need_columns, topics_qrels  # noqa: E402
 from .retriever import WithIndexes  # noqa: E402
 
-__all__ = ["tune", "KFoldGridSearch", "RETURN_TYPES"]
+__all__ = ["GridSearch", "KFoldGridSearch", "RETURN_TYPES"]
 
 
 # ------------------------------------------------------------------ tuning
 RETURN_TYPES = ("opt_pipeline", "best_setting", "both", "tune_result")
 
 
-def tune(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="joblib",
+def GridSearch(pipeline, params, topics, qrels, metric=RUN_METRIC, jobs=1, backend="joblib",
          verbose=False, batch_size=None, return_type="opt_pipeline", *,
          strategy=BOX_STRATEGY, budget=DEFAULT_BUDGET, seed=0, cache=None, folds=None,
          exact=False, **options):
@@ -152,7 +152,7 @@ def KFoldGridSearch(pipeline, params, topics_list, qrels, metric=RUN_METRIC, job
                 cache = options.get("cache")
                 fold_options = dict(options, cache=None if cache is None else
                                     os.path.join(os.fspath(cache), f"fold-{k + 1}"))
-                _, _, setting = tune(pipeline, params, train, qrels_of(k), metric, jobs,
+                _, _, setting = GridSearch(pipeline, params, train, qrels_of(k), metric, jobs,
                                      backend, verbose, batch_size, "both", **fold_options)
             results.append(_transform(pipeline, held_out, batch_size))
             settings.append(setting)
@@ -174,7 +174,7 @@ def _exact_folds(pipeline, params, topics_list, qrels, metric, jobs, backend, ve
     every = pd.concat(list(topics_list))
     with warnings.catch_warnings():   # the folds score their own topics below
         warnings.filterwarnings("ignore", message=".*other topics are left out")
-        _, res = tune(pipeline, params, every, qrels, metric, jobs, backend, verbose,
+        _, res = GridSearch(pipeline, params, every, qrels, metric, jobs, backend, verbose,
                       batch_size, "tune_result", **options)
     qids = [str(q) for q in res.qids]
     runs = {int(round(h["params"]["setting"])): np.asarray(h["per_query"], np.float64)
