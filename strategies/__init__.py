@@ -14,7 +14,7 @@ from dfrank.registry import (FunctionStrategy, Strategy, get_strategy, register_
 
 from .coordinate_ascent import CoordinateAscent
 from .evolution import IPOPCMAES, SmoothedES
-from .grid import GridSearch
+from .grid import Grid
 from .pattern import PatternSearch
 from .pso import ParticleSwarm
 from .random_search import RandomSearch
@@ -29,5 +29,5 @@ get, available, register = get_strategy, strategy_names, register_strategy
 __all__ = ["Strategy", "FunctionStrategy", "register", "get", "available", "resolve",
            "get_strategy", "strategy_names", "register_strategy",
            "CoordinateAscent", "SteepestAscent", "ParticleSwarm", "RandomSearch",
-           "GridSearch", "PatternSearch", "IPOPCMAES", "SmoothedES", "ApproxNDCG", "ApproxAP",
+           "Grid", "PatternSearch", "IPOPCMAES", "SmoothedES", "ApproxNDCG", "ApproxAP",
            "SmoothNDCG", "SmoothAP", "Auto"]

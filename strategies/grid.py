@@ -18,7 +18,7 @@ from ._common import check_int, is_box
 
 
 @register_strategy("grid", aliases=("grid_search",))
-class GridSearch(Strategy):
+class Grid(Strategy):
     """Exhaustive grid.
 
     Parameters
