@@ -319,3 +319,16 @@ def test_user_metric_works_like_builtin():
         metrics.unregister("top1_rel")
     with pytest.raises(TypeError, match="njit"):
         metrics.register("plain", lambda labels, k: 0.0)
+
+
+def test_evaluate_takes_trec_evals_and_ir_measures_names_each_with_its_meaning():
+    """``evaluate`` takes dfrank's names (``ndcg@10``: 2^l - 1 gains), ir_measures'
+    (``nDCG@10``: linear gains) and trec_eval's as PyTerrier passes them (``ndcg_cut_10``,
+    read as ir_measures reads it), as every entry point that takes a measure does."""
+    pytest.importorskip("ir_measures")
+    data = dfrank.data.datasets.make_letor_like(n_queries=6, seed=2)
+    scores = np.random.default_rng(0).normal(size=data.n_docs)
+    got = dfrank.evaluate(scores, data, ["nDCG@10", "ndcg@10", "P@5"])
+    assert dfrank.evaluate(scores, data, "ndcg_cut_10") == got["nDCG@10"]
+    assert dfrank.evaluate(scores, data, "P_5") == got["P@5"]
+    assert got["ndcg@10"] != got["nDCG@10"]   # the gains differ (labels 0-4)

@@ -173,8 +173,8 @@ def _summaries(client, parts, sources, poll=1.0, patience=3):
             pending = [src for src, f in zip(sources, futures) if not f.done()]
             held = stuck[0]["metrics"]["memory"]
             raise UsageError(_short_of_memory(
-                f"a Dask worker ({stuck[0]['name']}) is paused, holding {_mib(held)} of its "
-                f"memory limit of {_mib(stuck[0]['memory_limit'])}", pending))
+                f"a Dask worker ({stuck[0]['name']}) is paused at its memory limit of "
+                f"{_mib(stuck[0]['memory_limit'])}", pending, held))
     try:
         return client.gather(futures)
     except KilledWorker:
@@ -183,20 +183,23 @@ def _summaries(client, parts, sources, poll=1.0, patience=3):
         pending = [src for src, f in zip(sources, futures) if f.status != "finished"]
         raise UsageError(_short_of_memory(
             "a Dask worker died while reading (its memory limit: "
-            f"{', '.join(_mib(x) for x in sorted(limits))})", pending)) from None
+            f"{', '.join(_mib(x) for x in sorted(limits))})", pending,
+            max(limits) if limits else None)) from None
 
 
 def _mib(n):
     return "no limit" if not n else f"{n / 2 ** 20:,.0f} MiB"
 
 
-def _short_of_memory(what, pending):
-    """What a part needs, for a worker that ran out of memory reading ``pending``."""
+def _short_of_memory(what, pending, held=None):
+    """What a part needs, for a worker that ran out of memory reading ``pending`` (``held``:
+    the bytes it held then, which the part needs more than)."""
+    more = f"more than {_mib(held)}, " if held else ""
     return (f"{what} while reading {', '.join(map(str, pending[:3]))}"
-            f"{', ...' if len(pending) > 3 else ''}: a worker needs about twice its part's "
-            "features (rows x features x 8 bytes, while they are read) above what a worker "
-            "holds idle: give each worker more memory (memory_limit) or cut the data into "
-            "more parts")
+            f"{', ...' if len(pending) > 3 else ''}: a worker reading its part needs "
+            f"{more}about twice the part's features (rows x features x 8 bytes, while they "
+            "are read) above what a worker holds idle: give each worker more memory "
+            "(memory_limit) or cut the data into more parts")
 
 
 def from_shards(paths, *, client=None, scheduler=None, connect_timeout=CONNECT_TIMEOUT):
